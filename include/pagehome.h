@@ -1,0 +1,216 @@
+/*
+ * pagehome.h -- the one public header of libpagehome.
+ *
+ * pagehome decides and corrects the NUMA home of every page of a program's
+ * shared data: it places arrays (first-touch, interleave, cyclic, block,
+ * block matched to schedule(static), random, single node; 4 KiB or 2 MiB
+ * pages), reports where pages live, and moves them.  The same calls run on
+ * the real machine (Linux, move_pages(2)/mbind(2)) and on a simulated
+ * machine described by a synthetic topology (PAGEHOME_TOPOLOGY).
+ *
+ * ERROR CONVENTION (the only one in this API)
+ *   - Calls returning int return a value >= 0 on success and -1 on failure,
+ *     with errno set.  Calls returning a pointer return NULL on failure, with
+ *     errno set.  ph_last_error() then gives a one-line message naming what
+ *     was wrong (thread-local, valid until the thread's next failing call).
+ *   - Batch calls (one entry per page) take a caller-provided `int status[]`
+ *     with one slot per page.  On return each slot holds the node the page
+ *     is on (>= 0), or a negative errno value for that page (e.g. -ENOENT:
+ *     not yet touched; -ENOMEM: target node full; -EBUSY: page busy).  The
+ *     call returns the number of pages that did not reach the requested
+ *     state (0 = all did), or -1 with errno when nothing was attempted.
+ *   - Nodes are the operating system's node numbers (as numactl shows them).
+ *     Sizes are in bytes unless the name says otherwise.
+ *
+ * Every entry point initialises the library on first use; ph_init() only
+ * makes that moment explicit.  All calls are thread-safe unless noted.
+ */
+#ifndef PAGEHOME_H
+#define PAGEHOME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PH_API __attribute__((visibility("default")))
+#else
+#define PH_API
+#endif
+
+#define PAGEHOME_VERSION_MAJOR 0
+#define PAGEHOME_VERSION_MINOR 1
+#define PAGEHOME_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ */
+/* Library                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Initialise (read the environment, open the machine).  Idempotent. */
+PH_API int ph_init(void);
+/* "MAJOR.MINOR.PATCH" */
+PH_API const char *ph_version(void);
+/* Message for the calling thread's last failure ("" if none). */
+PH_API const char *ph_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Tunables: every one is listed by `pagehome --print-config`, can be    */
+/* set by its PAGEHOME_<NAME> environment variable, or here.            */
+/* ------------------------------------------------------------------ */
+
+/* Set tunable `name` (e.g. "move_retries") from text.  A bad value fails
+ * with EINVAL and leaves the current value in place. */
+PH_API int ph_config_set(const char *name, const char *value);
+/* Current value of `name` as text into buf (truncated to len). */
+PH_API int ph_config_get(const char *name, char *buf, size_t len);
+/* Write every tunable, its value and its source to file descriptor fd. */
+PH_API int ph_config_print(int fd);
+
+/* ------------------------------------------------------------------ */
+/* Topology: the real machine's or a synthetic one                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct ph_topology ph_topology_t;
+
+/* The topology of the machine pagehome runs on (real, or simulated when
+ * PAGEHOME_TOPOLOGY is set).  Owned by the library: do not destroy. */
+PH_API const ph_topology_t *ph_machine_topology(void);
+/* Load a topology: NULL or "" = the real machine (hwloc); otherwise a
+ * synthetic spec ("nodes=4,cpus_per_node=2,dist=10:20/20:10...") or the
+ * path of a JSON file as written by `pagehome topo --json`. */
+PH_API ph_topology_t *ph_topology_load(const char *spec);
+PH_API void ph_topology_destroy(ph_topology_t *topo);
+
+PH_API int ph_topology_is_synthetic(const ph_topology_t *topo);
+/* Number of NUMA nodes, and the OS node number of the idx-th one. */
+PH_API int ph_topology_nnodes(const ph_topology_t *topo);
+PH_API int ph_topology_node(const ph_topology_t *topo, int idx);
+/* Number of CPUs, the idx-th CPU's OS number, and the node of an OS CPU. */
+PH_API int ph_topology_ncpus(const ph_topology_t *topo);
+PH_API int ph_topology_cpu(const ph_topology_t *topo, int idx);
+PH_API int ph_topology_cpu_node(const ph_topology_t *topo, int cpu);
+/* CPUs of a node: writes up to max OS cpu numbers, returns how many the
+ * node has (may exceed max). */
+PH_API int ph_topology_node_cpus(const ph_topology_t *topo, int node,
+                                 int *cpus, int max);
+/* Memory of a node in bytes (free is a snapshot; 0 when unknown). */
+PH_API int ph_topology_node_memory(const ph_topology_t *topo, int node,
+                                   uint64_t *total_bytes,
+                                   uint64_t *free_bytes);
+/* ACPI SLIT distance (10 = local). */
+PH_API int ph_topology_distance(const ph_topology_t *topo, int from_node,
+                                int to_node);
+/* Latency model: load latency from a CPU of from_node to memory on
+ * to_node, in ns (measured values when loaded, else local * dist / 10). */
+PH_API double ph_topology_latency_ns(const ph_topology_t *topo,
+                                     int from_node, int to_node);
+/* Cost of migrating one page of page_bytes (4096 or 2 MiB) between two
+ * nodes, in ns (measured values when loaded, else the model's). */
+PH_API double ph_topology_migrate_ns(const ph_topology_t *topo, int from_node,
+                                     int to_node, size_t page_bytes);
+
+/* Node of the calling thread (virtual node on the simulated machine). */
+PH_API int ph_current_node(void);
+/* Simulated machine: bind the calling thread to a virtual node (node < 0
+ * returns to the default rule).  On Linux: fails with ENOTSUP (use
+ * sched_setaffinity / OMP_PLACES). */
+PH_API int ph_thread_set_node(int node);
+
+/* ------------------------------------------------------------------ */
+/* Placement                                                           */
+/* ------------------------------------------------------------------ */
+
+typedef enum ph_policy {
+    PH_POLICY_FIRST_TOUCH = 0, /* the OS default: where first touched     */
+    PH_POLICY_INTERLEAVE = 1,  /* page by page round-robin over nodes     */
+    PH_POLICY_CYCLIC = 2,      /* round-robin in blocks of block_pages    */
+    PH_POLICY_BLOCK = 3,       /* equal contiguous chunks, one per node   */
+    PH_POLICY_BLOCK_STATIC = 4,/* chunks matching schedule(static) rows   */
+    PH_POLICY_RANDOM = 5,      /* uniformly random node, seeded           */
+    PH_POLICY_SINGLE_NODE = 6  /* every page on `node`                    */
+} ph_policy_t;
+
+/* How OpenMP splits `schedule(static)` without a chunk over T threads. */
+typedef enum ph_static_split {
+    PH_SPLIT_BALANCED = 0, /* libgomp: first N%T threads get one more     */
+    PH_SPLIT_GREEDY = 1    /* libomp:  every thread gets ceil(N/T)        */
+} ph_static_split_t;
+
+/* A placement request.  Start from ph_placement_init() (or
+ * ph_placement_parse()), then set the fields the policy uses. */
+typedef struct ph_placement {
+    ph_policy_t policy;
+    size_t page_bytes;      /* 0 = tunable `pagesize`; 4096 or 2097152   */
+    const int *nodes;       /* nodes to spread over, in order; NULL = all */
+    int nnodes;             /* entries in nodes (ignored when NULL)       */
+    int node;               /* SINGLE_NODE: the node                      */
+    size_t block_pages;     /* CYCLIC: pages per block (>= 1)             */
+    uint64_t seed;          /* RANDOM: seed (same seed, same placement)   */
+    /* BLOCK_STATIC: the array holds `elems` elements of `elem_bytes`,
+     * iterated by `schedule(static[, chunk])` over nthreads threads, thread
+     * t running on node thread_node[t].  A page goes to the node whose
+     * threads touch most of its bytes. */
+    size_t elems;
+    size_t elem_bytes;
+    int nthreads;           /* 0 = the machine's CPU count               */
+    size_t chunk;           /* 0 = no chunk (one block per thread)        */
+    ph_static_split_t split;
+    const int *thread_node; /* NULL = the machine's binding rule          */
+} ph_placement_t;
+
+/* Fill *pl with `policy` and defaults for every other field. */
+PH_API int ph_placement_init(ph_placement_t *pl, ph_policy_t policy);
+/* Parse "first-touch", "interleave", "cyclic:K", "block", "block-static",
+ * "random[:SEED]", "node:N" (also "single-node:N"); an optional
+ * "@2M"/"@4K" suffix sets the page size. */
+PH_API int ph_placement_parse(ph_placement_t *pl, const char *text);
+/* Canonical name of a policy ("interleave", ...), or NULL. */
+PH_API const char *ph_policy_name(ph_policy_t policy);
+
+/* Map `bytes` of zeroed memory placed by `pl` (NULL = tunable `placement`).
+ * Pages the OS can place lazily are bound for their first touch; policies
+ * the OS cannot express per range (cyclic, random, block-static) are
+ * placed when allocated.  2 MiB pages come from THP or the hugetlbfs pool
+ * (tunable `huge_source`); an empty pool fails with ENOMEM. */
+PH_API void *ph_alloc(size_t bytes, const ph_placement_t *pl);
+/* Release memory from ph_alloc.  A pointer not from ph_alloc, or freed
+ * twice, fails with EINVAL and changes nothing. */
+PH_API int ph_free(void *ptr);
+/* Size requested for a ph_alloc block, and its page size (0 on error). */
+PH_API size_t ph_alloc_size(const void *ptr);
+PH_API size_t ph_alloc_page_bytes(const void *ptr);
+
+/* Apply `pl` to memory the program already has (static arrays, COMMON
+ * blocks, heap): resident pages are moved, untouched ones bound.  The
+ * range is widened to whole pages.  status: NULL or one slot per page of
+ * the placement's page size.  Batch convention. */
+PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl,
+                    int *status);
+
+/* Where each 4 KiB page of [addr, addr+bytes) is: status per page.
+ * Batch convention (untouched pages report -ENOENT and count as not
+ * reaching the state). */
+PH_API int ph_query(const void *addr, size_t bytes, int *status);
+/* Count resident 4 KiB pages per node: pages_per_node[i] for the i-th
+ * node of the machine topology (max entries); returns pages counted. */
+PH_API long ph_node_histogram(const void *addr, size_t bytes,
+                              size_t *pages_per_node, int max);
+/* Move `count` pages (any address inside each page) to nodes[i].
+ * Batch convention.  Pages inside a 2 MiB page move with it. */
+PH_API int ph_move(size_t count, void *const *pages, const int *nodes,
+                   int *status);
+
+/* Affinity: the element range [*begin, *end) of an array whose pages are
+ * on `node` (-1 = the calling thread's node): the chunk for a block
+ * placement, else the longest run of local elements.  ENOENT if none. */
+PH_API int ph_affinity_range(const void *base, size_t elem_bytes,
+                             size_t elems, int node, size_t *begin,
+                             size_t *end);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PAGEHOME_H */

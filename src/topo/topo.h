@@ -1,0 +1,128 @@
+/*
+ * topo.h -- the machine's shape: nodes, CPUs, memory, distances, latency.
+ *
+ * A ph_topology is built once, from one of three sources, and is read-only
+ * afterwards (so it is shared between threads without locks):
+ *   - the real machine, through hwloc (topo_hwloc.c): nodes, CPUs, memory
+ *     and the ACPI SLIT distance matrix; huge page pools from sysfs;
+ *   - a synthetic spec string (topo_synth.c), e.g.
+ *       nodes=4,cpus_per_node=2,mem_per_node=4G,dist=10:12:32:32/12:10:32:32/...
+ *   - a JSON file in the format `pagehome topo --json` writes (topo_json.c).
+ * Synthetic topologies drive the simulated machine; everywhere a real
+ * topology is accepted, a synthetic one is too.
+ *
+ * Indexing: nodes are kept in arrays by *index* 0..nnodes-1; node_id[idx]
+ * is the OS node number.  CPUs likewise.  cpu_node[] maps an OS CPU number
+ * directly to a node *index* and is a flat array, so a signal handler can
+ * read it (no locks, no allocation, bounds-checked against cpu_node_len).
+ *
+ * Latency model (latency.c): latency_ns[i][j] is the load latency from a
+ * CPU of node index i to memory of node index j.  Unless measured values
+ * were loaded, it is local_latency_ns * distance[i][j] / 10.  Migration
+ * cost per page likewise comes from measurements or the model tunables.
+ */
+#ifndef PH_TOPO_TOPO_H
+#define PH_TOPO_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PH_MAX_NODES 64
+#define PH_MAX_CPUS 4096
+
+typedef struct ph_hugepool {
+    uint64_t page_bytes;   /* 2 MiB or 1 GiB */
+    uint64_t total, free, surplus; /* pages; from sysfs (0 for synthetic) */
+} ph_hugepool;
+
+typedef struct ph_node_info {
+    int id;                /* OS node number */
+    int ncpus;
+    int *cpus;             /* OS cpu numbers, ncpus entries */
+    uint64_t mem_total_bytes;
+    uint64_t mem_free_bytes;
+    int npools;
+    ph_hugepool pools[2];  /* 2 MiB, 1 GiB when present */
+} ph_node_info;
+
+struct ph_topology {
+    int synthetic;         /* 1: from a spec or JSON, 0: the real machine */
+    char source[256];      /* "hwloc", "spec", or the JSON path */
+    int nnodes;
+    ph_node_info nodes[PH_MAX_NODES];
+    int ncpus;             /* all CPUs, ascending OS numbers */
+    int *cpus;
+    int cpu_node_len;      /* = max OS cpu number + 1 */
+    int *cpu_node;         /* OS cpu -> node index, -1 if none */
+    int *distance;         /* nnodes*nnodes, row = from index */
+    double *latency_ns;    /* nnodes*nnodes */
+    double *migrate_ns_4k; /* nnodes*nnodes, per page */
+    double *migrate_ns_2m; /* nnodes*nnodes, per page */
+    double migrate_ns_call;/* fixed cost of one move call */
+    int measured;          /* latencies/migration costs came from a file */
+};
+
+typedef struct ph_topology ph_topology;
+
+/* Build from the real machine (hwloc). -1/errno with a message. */
+ph_topology *ph_topo_from_hwloc(void);
+/* Parse a synthetic spec string. -1/EINVAL with a message naming the bad
+ * key or value. */
+ph_topology *ph_topo_from_spec(const char *spec);
+/* Read a JSON topology (as written by ph_topo_write_json). */
+ph_topology *ph_topo_from_json_file(const char *path);
+ph_topology *ph_topo_from_json_text(const char *text, size_t len,
+                                    const char *name);
+/* spec NULL/"" -> hwloc; starts with '{' or names an existing file ->
+ * JSON; else synthetic spec. */
+ph_topology *ph_topo_load(const char *spec);
+void ph_topo_free(ph_topology *t);
+
+/* Allocate an empty topology with n nodes (every array sized), for the
+ * builders above.  Distances default 10 local / 20 remote. */
+ph_topology *ph_topo_alloc(int nnodes);
+/* After nodes and CPUs are filled in: build cpus[], cpu_node[], the
+ * latency model; validate (symmetric-enough distances, local = minimum,
+ * unique ids).  -1/EINVAL with a message. */
+int ph_topo_finish(ph_topology *t);
+
+/* Node index of an OS node id, or -1.  O(nnodes). */
+int ph_topo_index(const ph_topology *t, int node_id);
+/* Node index of an OS cpu, or -1.  Async-signal-safe. */
+static inline int ph_topo_cpu_index(const ph_topology *t, int cpu)
+{
+    return (cpu >= 0 && cpu < t->cpu_node_len) ? t->cpu_node[cpu] : -1;
+}
+static inline int ph_topo_dist(const ph_topology *t, int i, int j)
+{
+    return t->distance[i * t->nnodes + j];
+}
+static inline double ph_topo_lat(const ph_topology *t, int i, int j)
+{
+    return t->latency_ns[i * t->nnodes + j];
+}
+
+/* Latency model (latency.c): fill latency and migration matrices from
+ * distances and the model tunables. */
+void ph_topo_model_latency(ph_topology *t);
+/* Load measured values (JSON from topo --measure) into t; nodes must
+ * match.  -1/errno with a message. */
+int ph_topo_load_measured(ph_topology *t, const char *path);
+
+/* JSON output (the --json of `pagehome topo`, and the file format read
+ * back by ph_topo_from_json_*). Returns 0 or -1. */
+int ph_topo_write_json(const ph_topology *t, int fd);
+
+/* Measurement (measure.c): pointer-chase latency and move_pages cost for
+ * every node pair on the real machine; writes results into t and, when
+ * path is non-NULL, saves them as JSON.  progress may be NULL. */
+typedef struct ph_measure_opts {
+    uint64_t chase_bytes;
+    int pages_4k;
+    int pages_2m;
+    int quiet;
+} ph_measure_opts;
+int ph_topo_measure(ph_topology *t, const ph_measure_opts *o,
+                    const char *save_path);
+
+#endif
