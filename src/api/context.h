@@ -21,5 +21,8 @@ typedef struct ph_context {
 
 /* The context, initialising it if needed; NULL/errno if it cannot be. */
 ph_context *ph_ctx(void);
+/* Tests only: destroy the context so the next ph_ctx() builds a new one
+ * from the current tunables.  No other thread may be using pagehome. */
+void ph_ctx_reset(void);
 
 #endif

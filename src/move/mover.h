@@ -4,19 +4,26 @@
  * os->ops->move makes one attempt.  The mover turns a request of any size
  * into that and owns everything around it:
  *   - batching: move_batch_pages pages per call, never one call per page;
+ *     each batch is queried first (one query call), so pages already on
+ *     their target cost no move; the pages to move are sent sorted by
+ *     target so the kernel migrates each node's pages in one go;
  *   - huge pages: 4 KiB requests that fall in one 2 MiB page become one
- *     entry (the head), moved to the node most of its subpages asked for;
- *     every subpage's status reports where the huge page went;
- *   - -EBUSY / -EAGAIN: retried on later calls, at most move_retries times;
+ *     entry (the head), moved to the node most of its subpages asked for
+ *     (a tie goes to the target asked for first); every subpage's status
+ *     reports where the huge page went.  The same 4 KiB page asked for
+ *     twice is one entry as well;
+ *   - -EBUSY / -EAGAIN: retried on later calls, at most move_retries times
+ *     (after the first pass, in rounds with a short growing pause);
  *   - -ENOMEM: the target node is marked full for node_full_backoff_ms and
- *     further pages to it are skipped (-ENOMEM) without a call;
+ *     further pages to it are skipped (-ENOMEM) without a move call;
  *   - -ENOENT (not yet faulted): the page is bound to its target instead
  *     (runs of consecutive pages to one node become one bind), and counts
  *     as placed; its status stays -ENOENT;
  *   - whole-call refusal (EPERM/ENOSYS): one clear message, then the mover
  *     stays in placement-only mode (moves fail fast with EPERM; binding
  *     still works).
- * Statistics are kept per mover and returned per call.
+ * Statistics are kept per mover and returned per call.  Every call is
+ * thread-safe; no lock is held across a system call.
  */
 #ifndef PH_MOVE_MOVER_H
 #define PH_MOVE_MOVER_H
@@ -26,16 +33,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every requested page is counted once in exactly one of: already,
+ * moved, bound, outvoted, failed_*.  So they add up to requested. */
 typedef struct ph_move_stats {
     uint64_t requested;    /* 4 KiB pages asked for */
     uint64_t already;      /* already on target */
     uint64_t moved;        /* moved by this call */
     uint64_t bound;        /* not faulted: bound to target instead */
+    uint64_t outvoted;     /* in a 2 MiB page that went to another target */
     uint64_t huge_units;   /* 2 MiB pages moved as a unit */
     uint64_t calls;        /* os move calls made */
-    uint64_t retried;      /* pages retried after EBUSY/EAGAIN */
+    uint64_t retried;      /* page attempts repeated after EBUSY/EAGAIN (a
+                              page retried twice counts twice) */
     uint64_t failed_busy, failed_nomem, failed_access, failed_fault,
-        failed_other;      /* by final reason */
+        failed_other;      /* by final reason; access: -EACCES and moves
+                              refused (EPERM/ENOSYS); other: bad target,
+                              failed bind, anything else */
     uint64_t elapsed_ns;
 } ph_move_stats;
 
@@ -44,8 +57,12 @@ typedef struct ph_mover ph_mover;
 ph_mover *ph_mover_new(ph_os *os);
 void ph_mover_free(ph_mover *m);
 
-/* Move count 4 KiB pages to nodes[i] (batch convention of pagehome.h).
- * stats may be NULL; it is overwritten with this call's figures. */
+/* Move count 4 KiB pages (any address inside each) to nodes[i] (batch
+ * convention of pagehome.h).  status may be NULL.  stats may be NULL; it
+ * is overwritten with this call's figures.  Returns the number of pages
+ * not on their target (bound pages count as placed), or -1 with errno:
+ * EINVAL for bad arguments, EPERM/ENOSYS when moves are refused (status
+ * is filled all the same). */
 long ph_mover_move(ph_mover *m, size_t count, void *const *pages,
                    const int *nodes, int *status, ph_move_stats *stats);
 /* Totals since the mover was created. */

@@ -15,26 +15,50 @@
  *    Nodes are OS node numbers of the topology the ph_os was opened with.
  *  - Batch operations fill status[i] for every i < count: the node the
  *    page is on after the call (>= 0), or a negative errno for that page:
- *      -ENOENT  page not yet faulted (no home yet)
+ *      -ENOENT  page not yet faulted (no home yet).  A page that was only
+ *               read (mapped to the shared zero page) is not faulted.
  *      -EFAULT  address not mapped
- *      -EBUSY, -EAGAIN  transiently busy: a later call may succeed
+ *      -EBUSY, -EAGAIN  transiently busy: a later call may succeed.
+ *               -EAGAIN also marks a page the call did not get to (the
+ *               kernel stops a call at the first run of pages it cannot
+ *               migrate as a whole, e.g. a full target node).
  *      -ENOMEM  target node has no free memory
  *      -EACCES  page shared with another process, not movable
- *      -EINVAL  bad target node
+ *      -EINVAL  bad target node (not a node of the topology, or one the
+ *               kernel refuses: no memory, outside the cpuset)
  *    and return 0 (query) or the number of pages not on their target
  *    (move).  They return -1 with errno only when the call as a whole could
  *    not be made (EPERM / ENOSYS: moving refused by the kernel or a
- *    seccomp filter; EINVAL: bad arguments).
+ *    seccomp filter; EINVAL: bad arguments; EFAULT: bad arrays).
  *  - move() makes exactly one attempt: no retries, no fallbacks, no
  *    splitting into batches.  Those live in the mover (src/move/).
+ *    (The Linux implementation may follow the one move_pages(2) call with
+ *    one query of the pages whose outcome the kernel left unreported.)
+ *  - A 2 MiB page moves as a whole, whichever of its 4 KiB pages is named.
+ *    Each status says where the page was when the call handled that entry:
+ *    when a later entry of the same call moves the same 2 MiB page again,
+ *    an earlier entry's status is stale.  The mover never sends two
+ *    entries of one 2 MiB page.
  *  - bind() sets where *not yet faulted* pages of a range land; resident
  *    pages are not moved.  It may split kernel VMAs: callers bind few,
- *    large ranges.
+ *    large ranges.  PREFERRED uses nodes[0].  INTERLEAVE takes nodes in
+ *    ascending order, each once (the kernel keeps a node *mask*, so it
+ *    has no other order); anything else fails with EINVAL.  The page at
+ *    virtual page number v (address / page size of the range: 4 KiB, or
+ *    2 MiB for huge pages) lands on nodes[v % n].  Unmapped holes in the
+ *    range: -1/EFAULT.
  *  - populate_on() faults in every page of a range so that new pages come
- *    from `node` (already resident pages stay).  It never raises SIGBUS:
- *    an exhausted pool returns -1/ENOMEM.
+ *    from `node` (already resident pages stay; data is never changed).  A
+ *    range's own bind() policy overrides `node`, as in the kernel.  It
+ *    never raises SIGBUS: an exhausted hugetlbfs pool returns -1/ENOMEM.
+ *    When `node` runs out of 4 KiB memory, Linux falls back to other nodes
+ *    (a preferred policy: no OOM killer), while the simulator with a node
+ *    capacity returns -1/ENOMEM and changes nothing.  Check with query()
+ *    when it matters.
+ *  - huge_state() never fails for holes: unmapped pages report 0.
  *  - current_cpu() and current_node() are async-signal-safe: no locks, no
- *    allocation; they may be called from a SIGSEGV handler.
+ *    allocation, errno untouched; they may be called from a SIGSEGV
+ *    handler.  They return -1 when they cannot tell.
  *  - Every operation is thread-safe.
  */
 #ifndef PH_OS_OS_H
@@ -45,6 +69,9 @@
 
 struct ph_topology;
 typedef struct ph_os ph_os;
+
+#define PH_PAGE_4K ((size_t)4096)
+#define PH_PAGE_2M ((size_t)2 << 20)
 
 enum ph_bind_kind {
     PH_BIND_DEFAULT = 0,    /* forget any binding: first touch */
@@ -78,7 +105,9 @@ typedef struct ph_os_ops {
     int (*populate_on)(ph_os *os, void *addr, size_t len, int node);
 
     /* Memory: map zeroed anonymous memory aligned to `align` (a power of
-     * two >= 4096) with ph_map_flags; unmap what map returned. */
+     * two >= 4096) with ph_map_flags; unmap what map returned (len as
+     * given to map).  Huge mappings are rounded up to 2 MiB.  An empty
+     * hugetlbfs pool fails with ENOMEM. */
     void *(*map)(ph_os *os, size_t len, size_t align, unsigned flags);
     int (*unmap)(ph_os *os, void *addr, size_t len);
     /* THP on/off for a range (MADV_HUGEPAGE / MADV_NOHUGEPAGE). */
@@ -90,7 +119,8 @@ typedef struct ph_os_ops {
 
     int (*current_cpu)(ph_os *os);
     int (*current_node)(ph_os *os);
-    /* Virtual binding of the calling thread (sim); ENOTSUP on Linux. */
+    /* Virtual binding of the calling thread (sim); ENOTSUP on Linux.
+     * node < 0 returns the thread to the default rule. */
     int (*set_thread_node)(ph_os *os, int node);
 
     int (*probe)(ph_os *os, ph_os_probe *out);
@@ -106,24 +136,48 @@ struct ph_os {
 /* Open an implementation over a topology (which must outlive it). */
 ph_os *ph_os_linux_open(const struct ph_topology *topo);
 ph_os *ph_os_sim_open(const struct ph_topology *topo);
-/* Close any ph_os. */
+/* Close any ph_os (NULL is ignored). */
 void ph_os_close(ph_os *os);
+
+/* ---- Linux extras (os_linux.c) ---- */
+
+/* How huge_state() finds huge pages.  AUTO tries them in this order:
+ *   KPAGEFLAGS    /proc/self/pagemap + /proc/kpageflags (needs
+ *                 CAP_SYS_ADMIN): exact;
+ *   PAGEMAP_SCAN  the PAGEMAP_SCAN ioctl (Linux >= 6.7): exact;
+ *   SMAPS         /proc/self/smaps: an approximation per VMA.
+ * Forcing one is for tests; the setting is process-wide.  Returns the
+ * previous setting. */
+enum ph_linux_huge_method {
+    PH_HUGE_AUTO = 0,
+    PH_HUGE_KPAGEFLAGS = 1,
+    PH_HUGE_PAGEMAP_SCAN = 2,
+    PH_HUGE_SMAPS = 3
+};
+int ph_os_linux_huge_method(int method);
 
 /* ---- simulated machine extras (os_sim.c) ---- */
 
 /* Counters of everything the simulator was asked to do. */
 typedef struct ph_sim_counters {
     uint64_t query_calls, query_pages;
+    /* move_pages: entries passed; moved_pages: entries whose page changed
+     * node; move_failed_pages: entries not on their target afterwards */
     uint64_t move_calls, move_pages, moved_pages, move_failed_pages;
     uint64_t bind_calls, populate_calls, populated_pages;
     double migrate_cost_ns;  /* modeled time spent migrating */
 } ph_sim_counters;
+/* -1/EINVAL when os is not the simulator. */
 int ph_sim_counters_get(ph_os *os, ph_sim_counters *out);
 /* Simulated capacity of a node in 4 KiB pages (0 = unlimited): moves and
  * populates beyond it report -ENOMEM. */
 int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages);
-/* Record a first touch of [addr, addr+len) by `node` (pages with no home
- * yet get their home now, as the kernel's first-touch would). */
+/* 4 KiB pages whose virtual home is `node` (tests). */
+int64_t ph_sim_node_pages(ph_os *os, int node);
+/* Record a first touch of [addr, addr+len) by `node`: the memory is
+ * faulted for real (data unchanged) and pages with no home yet get their
+ * home now, as the kernel's first touch would (a bind() of the range
+ * wins; a full node falls back to the nearest with room). */
 int ph_sim_touch(ph_os *os, void *addr, size_t len, int node);
 
 /* ---- failure injection (os_faulty.c) ---- */
@@ -137,7 +191,51 @@ typedef struct ph_fault_plan {
     int fail_bind_errno;   /* != 0: bind() fails with it */
     int fail_map_errno;    /* != 0: map() fails with it */
 } ph_fault_plan;
-/* Wrap `inner` (which the wrapper owns and closes). */
+/* A plan that injects nothing (enomem_node = -1). */
+void ph_fault_plan_init(ph_fault_plan *plan);
+/* Wrap `inner` (which the wrapper owns and closes).  Injected page
+ * failures are decided before the inner call; those pages are not passed
+ * on, so they are not moved.  The pseudo-random sequence depends only on
+ * the seed and the order of pages across calls. */
 ph_os *ph_os_faulty_open(ph_os *inner, const ph_fault_plan *plan);
+/* Replace the plan of a faulty wrapper (the sequence restarts from the
+ * new seed).  -1/EINVAL when os is not a faulty wrapper. */
+int ph_os_faulty_set_plan(ph_os *os, const ph_fault_plan *plan);
+
+/* What a faulty wrapper saw and did. */
+typedef struct ph_fault_stats {
+    uint64_t move_calls;     /* move() calls received */
+    uint64_t move_pages;     /* entries received */
+    uint64_t inner_calls;    /* move() calls passed to the inner table */
+    uint64_t pages_to_node[64]; /* entries received per target node *index* */
+    uint64_t injected_busy, injected_again, injected_nomem;
+    uint64_t refused_moves, failed_binds, failed_maps;
+} ph_fault_stats;
+int ph_os_faulty_stats(ph_os *os, ph_fault_stats *out);
+/* The wrapped table. */
+ph_os *ph_os_faulty_inner(ph_os *os);
+
+/* ---- helpers shared by the implementations (src/os/ only) ---- */
+
+/* A new table with its ops, topology and state; NULL/ENOMEM. */
+ph_os *ph_os_new(const ph_os_ops *ops, const struct ph_topology *topo,
+                 void *impl);
+/* Anonymous private read-write memory of len bytes aligned to align (a
+ * power of two), by over-mapping and trimming; extra_flags are or-ed into
+ * the mmap flags.  NULL with errno on failure. */
+void *ph_os_mmap_aligned(size_t len, size_t align, int extra_flags);
+/* Fault in every page of [addr, addr+len) for writing without changing
+ * its data: MADV_POPULATE_WRITE, or (before Linux 5.14) an atomic
+ * read-modify-write that adds nothing to one byte of each page.  0, or
+ * -1 with errno (ENOMEM: out of memory; EFAULT: the kernel would have
+ * raised SIGBUS, e.g. an empty hugetlbfs pool; EINVAL: populate is not
+ * supported and try_touch was 0). */
+int ph_os_populate(void *addr, size_t len, int try_touch);
+/* Residency of one 4 KiB page: 1 resident, 0 not, -1 not mapped. */
+int ph_os_resident(const void *page);
+/* Read a small text file into buf (NUL-terminated).  Length or -1. */
+long ph_os_read_text(const char *path, char *buf, size_t len);
+/* Node index of an OS node number, or -1. */
+int ph_os_node_index(const struct ph_topology *topo, int node);
 
 #endif

@@ -1,11 +1,31 @@
 /*
  * policy.h -- placement policies as pure functions.
  *
- * Given a placement request and the machine's topology, ph_policy_plan()
- * says which node each page of a range belongs on, without touching
- * memory.  alloc.c and place.c then make it so through the OS table.
- * Keeping the decision pure lets unit tests check every policy page by
- * page, and the NUMA guest tests compare the kernel's answer with it.
+ * Given a placement request and the machine's topology, the plan says which
+ * node each page of a range belongs on, without touching memory.  alloc.c
+ * and place.c then make it so through the OS table.  Keeping the decision
+ * pure lets unit tests check every policy page by page, and the NUMA guest
+ * tests compare the kernel's answer with it.
+ *
+ * THE RULES (page = index of a page of p->page_bytes from the range start,
+ * n = p->nnodes):
+ *   FIRST_TOUCH   -1 for every page: the OS decides at first touch.
+ *   INTERLEAVE    nodes[vpn % n], vpn = (base / page_bytes) + page, the
+ *                 virtual page number.  This is the kernel's MPOL_INTERLEAVE
+ *                 rule for anonymous memory (huge page number for 2 MiB
+ *                 pages), so a lazy interleave binding and the plan agree.
+ *                 The allocator aligns its blocks so that vpn % n == 0 at
+ *                 the first page: page 0 of a ph_alloc block is on nodes[0].
+ *   CYCLIC        nodes[(page / block_pages) % n], relative to the range.
+ *   BLOCK         nodes[page * n / npages]: n contiguous chunks of equal
+ *                 size (+-1 page), in the order of nodes[].
+ *   BLOCK_STATIC  the node whose threads own most bytes of the page under
+ *                 schedule(static[, chunk]) (ties: the lower slot, i.e. the
+ *                 node with the lower topology index).  Pages past the last
+ *                 element follow the last element's thread.
+ *   RANDOM        nodes[h % n], h = splitmix64(splitmix64(seed) + page):
+ *                 reproducible and independent of the order of the calls.
+ *   SINGLE_NODE   node.
  */
 #ifndef PH_PLACE_POLICY_H
 #define PH_PLACE_POLICY_H
@@ -16,25 +36,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PH_PAGE_4K ((size_t)4096)
+#define PH_PAGE_2M ((size_t)2 << 20)
+
 /* A validated request: nodes resolved to OS ids, defaults filled in. */
 typedef struct ph_plan {
     ph_policy_t policy;
     size_t page_bytes;       /* 4096 or 2 MiB */
+    /* OS node ids to spread over, in order.  SINGLE_NODE: {node}.
+     * BLOCK_STATIC: the distinct nodes the threads run on, in ascending
+     * topology index (the order ties are broken in). */
     int nnodes;
-    int nodes[PH_MAX_NODES]; /* OS node ids to spread over, in order */
+    int nodes[PH_MAX_NODES];
     int node;                /* SINGLE_NODE */
-    size_t block_pages;
-    uint64_t seed;
+    size_t block_pages;      /* CYCLIC (>= 1) */
+    uint64_t seed;           /* RANDOM (a request's 0 took the tunable) */
+    /* BLOCK_STATIC */
     size_t elems, elem_bytes, chunk;
     int nthreads;
     ph_static_split_t split;
-    int *thread_node;        /* nthreads entries (owned copy) or NULL */
+    int *thread_slot;        /* nthreads entries: index into nodes[] of
+                              * thread t's node (owned), or NULL */
+    size_t data_offset;      /* bytes from the range start to element 0
+                              * (ph_place of an array that does not start
+                              * on a page boundary) */
 } ph_plan;
 
-/* Validate pl against topo into *out (NULL pl = the tunable default).
- * -1/EINVAL with a message naming the bad field. */
+/* Validate pl against topo into *out (NULL pl = the tunable `placement`).
+ * -1/EINVAL with a message naming the bad field (no "who:" prefix: callers
+ * add theirs).  On success *out may own memory: ph_plan_release it. */
 int ph_plan_make(ph_plan *out, const ph_placement_t *pl,
                  const ph_topology *topo);
+/* Same, for a range of range_bytes: a BLOCK_STATIC request with neither
+ * elems nor elem_bytes set (as "block-static" parses) describes the range
+ * as range_bytes one-byte elements. */
+int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
+                       const ph_topology *topo, size_t range_bytes);
+/* Deep copy (thread_slot).  0 or -1/ENOMEM. */
+int ph_plan_copy(ph_plan *dst, const ph_plan *src);
 void ph_plan_release(ph_plan *p);
 
 /* Node for page `page` of a range of `npages` pages (of p->page_bytes)
@@ -44,11 +83,24 @@ int ph_plan_node_of(const ph_plan *p, uintptr_t base, size_t page,
 /* Fill nodes[0..npages) with ph_plan_node_of for every page. */
 void ph_plan_nodes(const ph_plan *p, uintptr_t base, size_t npages,
                    int *nodes);
-/* 1 when the OS can hold the plan lazily with few bind() calls (first
- * touch, interleave, block, single node), 0 when it must be placed eagerly. */
+/* A run of pages with one node: pages [first, first + return) all go to
+ * *node.  Returns >= 1 for first < npages (0 otherwise).  Runs are long
+ * (whole chunks) for FIRST_TOUCH, SINGLE_NODE, BLOCK and CYCLIC; they are
+ * not guaranteed to be maximal. */
+size_t ph_plan_run(const ph_plan *p, uintptr_t base, size_t first,
+                   size_t npages, int *node);
+/* 1 when the OS can hold the plan lazily with few bind() calls: first
+ * touch, block, single node, and interleave over nodes in ascending order
+ * with 4 KiB pages (the kernel's mask is a set, walked in ascending order);
+ * 0 when it must be placed eagerly. */
 int ph_plan_is_lazy(const ph_plan *p);
+/* Slot (index into p->nodes) of an OS node, or -1. */
+int ph_plan_slot(const ph_plan *p, int node);
 
-/* Text for reports: "cyclic:4@4K" */
+/* Text for reports: "cyclic:4@4K", "interleave@2M nodes=3,1" */
 void ph_plan_describe(const ph_plan *p, char *buf, size_t len);
+
+/* The text of the node set of a topology for messages: "0-3", "0,2,4-5". */
+void ph_machine_nodes_text(const ph_topology *topo, char *buf, size_t len);
 
 #endif

@@ -59,31 +59,42 @@ struct ph_topology {
     double *migrate_ns_4k; /* nnodes*nnodes, per page */
     double *migrate_ns_2m; /* nnodes*nnodes, per page */
     double migrate_ns_call;/* fixed cost of one move call */
-    int measured;          /* latencies/migration costs came from a file */
+    int measured;          /* latencies/migration costs were measured */
+    double model_local_ns; /* local latency of the model; 0 = the tunable
+                              local_latency_ns (spec key local_ns=) */
 };
 
 typedef struct ph_topology ph_topology;
 
-/* Build from the real machine (hwloc). -1/errno with a message. */
+/* Build from the real machine (hwloc). NULL/errno with a message. */
 ph_topology *ph_topo_from_hwloc(void);
-/* Parse a synthetic spec string. -1/EINVAL with a message naming the bad
- * key or value. */
+/* Parse a synthetic spec string (grammar: topo_synth.c). NULL/EINVAL
+ * with a message naming the bad key and value. */
 ph_topology *ph_topo_from_spec(const char *spec);
-/* Read a JSON topology (as written by ph_topo_write_json). */
+/* Read a JSON topology (as written by ph_topo_write_json; format:
+ * topo_json.c).  The result is synthetic (a file describes a machine, it
+ * is not one); `name` (the path) becomes its source. */
 ph_topology *ph_topo_from_json_file(const char *path);
 ph_topology *ph_topo_from_json_text(const char *text, size_t len,
                                     const char *name);
 /* spec NULL/"" -> hwloc; starts with '{' or names an existing file ->
- * JSON; else synthetic spec. */
+ * JSON; text without '=' -> a JSON file that cannot be opened (error);
+ * else synthetic spec.  Then, when the tunable latency_file names an
+ * existing file, its measured values replace the model (a malformed or
+ * mismatched file warns and keeps the model). */
 ph_topology *ph_topo_load(const char *spec);
 void ph_topo_free(ph_topology *t);
 
 /* Allocate an empty topology with n nodes (every array sized), for the
  * builders above.  Distances default 10 local / 20 remote. */
 ph_topology *ph_topo_alloc(int nnodes);
-/* After nodes and CPUs are filled in: build cpus[], cpu_node[], the
- * latency model; validate (symmetric-enough distances, local = minimum,
- * unique ids).  -1/EINVAL with a message. */
+/* After nodes, CPUs and distances are filled in: validate, sort each
+ * node's cpus, build cpus[] and cpu_node[], and fill the latency model
+ * (measured = 0).  Rules: node ids unique and 0..1023; CPU ids unique
+ * across nodes and < PH_MAX_CPUS; at least one CPU in all (a node may have
+ * none: a memory-only node); distances 1..255, the diagonal >= 10 and the
+ * minimum of its row (asymmetry is allowed).  May be called again after a
+ * change.  -1/EINVAL with a message. */
 int ph_topo_finish(ph_topology *t);
 
 /* Node index of an OS node id, or -1.  O(nnodes). */
@@ -112,14 +123,28 @@ int ph_topo_load_measured(ph_topology *t, const char *path);
 /* JSON output (the --json of `pagehome topo`, and the file format read
  * back by ph_topo_from_json_*). Returns 0 or -1. */
 int ph_topo_write_json(const ph_topology *t, int fd);
+/* The same document into a writer (see base/json.h), e.g. to embed it. */
+struct ph_jw;
+void ph_topo_to_json(const ph_topology *t, struct ph_jw *w);
+
+/* 1 when a and b describe the same machine: nodes, CPUs, memory, pools,
+ * distances, latency and migration matrices, flags -- everything but
+ * `source` and `synthetic`.  (Tests, and the fuzzer's round trips.) */
+int ph_topo_same(const ph_topology *a, const ph_topology *b);
+/* 1 when distance[i][j] == distance[j][i] for every pair.  ph_topo_load()
+ * warns about an asymmetric matrix; the builders accept it silently. */
+int ph_topo_symmetric(const ph_topology *t);
 
 /* Measurement (measure.c): pointer-chase latency and move_pages cost for
- * every node pair on the real machine; writes results into t and, when
- * path is non-NULL, saves them as JSON.  progress may be NULL. */
+ * every node pair on the real machine; writes results into t (measured=1)
+ * and, when save_path is non-NULL, saves t as JSON (the topology format,
+ * which ph_topo_load_measured reads).  o may be NULL; a zero field takes
+ * the tunable (measure_bytes, measure_pages, measure_pages/64 but >= 2).
+ * Progress goes to stderr unless quiet. */
 typedef struct ph_measure_opts {
-    uint64_t chase_bytes;
-    int pages_4k;
-    int pages_2m;
+    uint64_t chase_bytes;  /* pointer-chase buffer per memory node */
+    int pages_4k;          /* 4 KiB pages moved per node pair */
+    int pages_2m;          /* 2 MiB pages moved per node pair */
     int quiet;
 } ph_measure_opts;
 int ph_topo_measure(ph_topology *t, const ph_measure_opts *o,

@@ -1,0 +1,589 @@
+/*
+ * mover.c -- batched, retried, huge-page-aware page moves (see mover.h).
+ *
+ * One request goes through these steps, all on local arrays:
+ *   1. refs: every valid request (page, index), sorted by address;
+ *   2. huge pages: huge_state() over each cluster of nearby 2 MiB chunks
+ *      (one call for a request that covers one array);
+ *   3. entries: one per unit (2 MiB page, or 4 KiB page) with the
+ *      majority target of its refs;
+ *   4. rounds: round 0 takes every entry, round r the entries that came
+ *      back -EBUSY/-EAGAIN; each round goes in batches of move_batch_pages
+ *      entries: query, skip what is placed, skip full nodes, one move;
+ *   5. entries that are not faulted are bound, run by run;
+ *   6. every ref's status comes from its entry.
+ * The mover's shared state (full-node deadlines, totals, placement-only)
+ * is behind one mutex or atomic; the system calls run without it.
+ */
+#include "move/mover.h"
+
+#include "base/error.h"
+#include "base/log.h"
+#include "config/options.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ph_mover {
+    ph_os *os;
+    pthread_mutex_t lock;
+    uint64_t full_until_ns[PH_MAX_NODES]; /* by node index */
+    ph_move_stats totals;
+    atomic_int placement_only;
+    atomic_int refused_errno;
+    atomic_int warned;
+};
+
+/* A request for one page. */
+typedef struct mv_ref {
+    uintptr_t page;
+    size_t idx;      /* in the caller's arrays */
+} mv_ref;
+
+/* One unit to move. */
+typedef struct mv_entry {
+    uintptr_t addr;   /* the 4 KiB page, or the 2 MiB head */
+    size_t first, n;  /* its refs: refs[first .. first + n) */
+    int target;       /* OS node */
+    int tidx;         /* node index */
+    int tries;        /* move calls it was part of */
+    int result;       /* final status */
+    uint8_t huge;
+    uint8_t was_there;/* on target at the first query */
+    uint8_t bound;    /* bind succeeded */
+} mv_entry;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pause_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+ph_mover *ph_mover_new(ph_os *os)
+{
+    if (!os)
+        return ph_fail_null(EINVAL, "mover: no machine");
+    ph_mover *m = calloc(1, sizeof *m);
+    if (!m)
+        return ph_fail_null(ENOMEM, "mover: out of memory");
+    m->os = os;
+    pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
+
+void ph_mover_free(ph_mover *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void ph_mover_totals(const ph_mover *m, ph_move_stats *out)
+{
+    if (!m || !out)
+        return;
+    ph_mover *mm = (ph_mover *)m;
+    pthread_mutex_lock(&mm->lock);
+    *out = mm->totals;
+    pthread_mutex_unlock(&mm->lock);
+}
+
+int ph_mover_placement_only(const ph_mover *m)
+{
+    return m ? atomic_load(&((ph_mover *)m)->placement_only) : 0;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const mv_ref *x = a, *y = b;
+    if (x->page != y->page)
+        return x->page < y->page ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Move lists are sorted by target, then address. */
+typedef struct mv_item {
+    int tidx;
+    uintptr_t addr;
+    size_t e;         /* entry */
+} mv_item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    const mv_item *x = a, *y = b;
+    if (x->tidx != y->tidx)
+        return x->tidx < y->tidx ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* ---- step 2: which refs are in 2 MiB pages ----------------------------------- */
+
+#define CHUNK(p) ((p) / PH_PAGE_2M)
+#define CLUSTER_GAP 8       /* chunks between two asked in one huge_state call */
+#define CLUSTER_SPAN 512    /* at most 1 GiB per call */
+
+/* huge_ref[k] = 1 when refs[k] is in a 2 MiB page.  0, or -1 (then
+ * nothing is treated as huge). */
+static int find_huge(ph_os *os, const mv_ref *refs, size_t n, uint8_t *huge_ref)
+{
+    memset(huge_ref, 0, n);
+    uint8_t *buf = malloc(CLUSTER_SPAN * (PH_PAGE_2M / PH_PAGE_4K));
+    if (!buf)
+        return -1;
+    int rc = 0;
+    size_t k = 0;
+    while (k < n) {
+        /* A cluster: refs whose chunks lie close together. */
+        uintptr_t c0 = CHUNK(refs[k].page), clast = c0;
+        size_t j = k + 1;
+        while (j < n) {
+            uintptr_t c = CHUNK(refs[j].page);
+            if (c - clast > CLUSTER_GAP || c - c0 >= CLUSTER_SPAN)
+                break;
+            clast = c;
+            j++;
+        }
+        /* Ask only from the first to the last page of the cluster. */
+        uintptr_t from = refs[k].page, to = refs[j - 1].page + PH_PAGE_4K;
+        size_t np = (to - from) / PH_PAGE_4K;
+        if (os->ops->huge_state(os, (void *)from, np, buf) != 0) {
+            rc = -1;
+            memset(huge_ref, 0, n);
+            break;
+        }
+        for (size_t q = k; q < j; q++)
+            huge_ref[q] = buf[(refs[q].page - from) / PH_PAGE_4K];
+        k = j;
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- step 3: entries ------------------------------------------------------- */
+
+/* Majority target of refs[first .. first+n); ties go to the one asked
+ * for first (smallest caller index). */
+static int majority(const mv_ref *refs, size_t first, size_t n, const int *tidx_of_ref,
+                    int *out_tidx)
+{
+    if (n == 1) {
+        *out_tidx = tidx_of_ref[first];
+        return 0;
+    }
+    unsigned votes[PH_MAX_NODES];
+    size_t earliest[PH_MAX_NODES];
+    memset(votes, 0, sizeof votes);
+    for (size_t k = first; k < first + n; k++) {
+        int t = tidx_of_ref[k];
+        if (votes[t] == 0 || refs[k].idx < earliest[t])
+            earliest[t] = refs[k].idx;
+        votes[t]++;
+    }
+    int best = -1;
+    for (int t = 0; t < PH_MAX_NODES; t++) {
+        if (!votes[t])
+            continue;
+        if (best < 0 || votes[t] > votes[best] ||
+            (votes[t] == votes[best] && earliest[t] < earliest[best]))
+            best = t;
+    }
+    *out_tidx = best;
+    return 0;
+}
+
+/* ---- the move ------------------------------------------------------------- */
+
+typedef struct mv_call {
+    ph_mover *m;
+    ph_os *os;
+    mv_entry *e;
+    size_t ne;
+    size_t batch;
+    int retries;
+    uint64_t backoff_ns;
+    ph_move_stats st;
+    int refused;        /* errno of a whole-call refusal, 0 if none */
+    /* scratch, batch sized */
+    void **qp;
+    int *qs;
+    mv_item *items;
+    void **mp;
+    int *mn;
+    int *ms;
+} mv_call;
+
+static void mark_full(ph_mover *m, int tidx, uint64_t until)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->full_until_ns[tidx] < until)
+        m->full_until_ns[tidx] = until;
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void enter_placement_only(mv_call *c, int err)
+{
+    ph_mover *m = c->m;
+    atomic_store(&m->refused_errno, err);
+    atomic_store(&m->placement_only, 1);
+    ph_warn_once(&m->warned,
+                 "move_pages(2) is not permitted here (%s): pagehome continues with "
+                 "placement only",
+                 err == ENOSYS ? "ENOSYS" : "EPERM");
+}
+
+/* One batch: entries pend[0..n).  Entries to retry are appended to
+ * next[*nnext]. */
+static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, size_t *nnext,
+                      int round)
+{
+    ph_os *os = c->os;
+    for (size_t k = 0; k < n; k++)
+        c->qp[k] = (void *)c->e[pend[k]].addr;
+    if (os->ops->query(os, n, c->qp, c->qs) != 0) {
+        int err = errno;
+        if (err == EPERM || err == ENOSYS) {
+            c->refused = err;
+            enter_placement_only(c, err);
+        }
+        for (size_t k = 0; k < n; k++)
+            c->e[pend[k]].result = -err;
+        return;
+    }
+
+    uint64_t full[PH_MAX_NODES];
+    pthread_mutex_lock(&c->m->lock);
+    memcpy(full, c->m->full_until_ns, sizeof full);
+    pthread_mutex_unlock(&c->m->lock);
+    uint64_t now = now_ns();
+
+    size_t nm = 0;
+    for (size_t k = 0; k < n; k++) {
+        mv_entry *e = &c->e[pend[k]];
+        int q = c->qs[k];
+        if (q == e->target) {
+            e->result = q;
+            if (round == 0)
+                e->was_there = 1;
+        } else if (q < 0) {
+            e->result = q; /* -ENOENT is bound later; others are final */
+        } else if (full[e->tidx] > now) {
+            e->result = -ENOMEM;
+        } else {
+            c->items[nm++] = (mv_item){e->tidx, e->addr, pend[k]};
+        }
+    }
+    if (nm == 0)
+        return;
+    qsort(c->items, nm, sizeof *c->items, cmp_item);
+    for (size_t k = 0; k < nm; k++) {
+        mv_entry *e = &c->e[c->items[k].e];
+        c->mp[k] = (void *)e->addr;
+        c->mn[k] = e->target;
+        e->tries++;
+    }
+    c->st.calls++;
+    long r = os->ops->move(os, nm, c->mp, c->mn, c->ms);
+    if (r < 0) {
+        int err = errno;
+        if (err == EPERM || err == ENOSYS) {
+            c->refused = err;
+            enter_placement_only(c, err);
+        }
+        for (size_t k = 0; k < nm; k++)
+            c->e[c->items[k].e].result = -err;
+        return;
+    }
+    for (size_t k = 0; k < nm; k++) {
+        mv_entry *e = &c->e[c->items[k].e];
+        int s = c->ms[k];
+        e->result = s;
+        if ((s == -EBUSY || s == -EAGAIN) && e->tries <= c->retries) {
+            next[(*nnext)++] = c->items[k].e;
+            c->st.retried += e->n;
+        } else if (s == -ENOMEM && c->backoff_ns > 0) {
+            mark_full(c->m, e->tidx, now_ns() + c->backoff_ns);
+        }
+    }
+}
+
+/* Bind the entries that were not faulted, one bind per run of adjacent
+ * units with one target. */
+static void bind_unfaulted(mv_call *c)
+{
+    size_t k = 0;
+    while (k < c->ne) {
+        mv_entry *e = &c->e[k];
+        if (e->result != -ENOENT) {
+            k++;
+            continue;
+        }
+        size_t unit = e->huge ? PH_PAGE_2M : PH_PAGE_4K;
+        uintptr_t end = e->addr + unit;
+        size_t j = k + 1;
+        while (j < c->ne && c->e[j].result == -ENOENT && c->e[j].target == e->target &&
+               c->e[j].addr == end) {
+            end += c->e[j].huge ? PH_PAGE_2M : PH_PAGE_4K;
+            j++;
+        }
+        int node = e->target;
+        if (c->os->ops->bind(c->os, (void *)e->addr, end - e->addr, PH_BIND_PREFERRED, &node,
+                             1) == 0)
+            for (size_t q = k; q < j; q++)
+                c->e[q].bound = 1;
+        k = j;
+    }
+}
+
+long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nodes,
+                   int *status, ph_move_stats *stats)
+{
+    uint64_t t0 = now_ns();
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!m)
+        return ph_fail(EINVAL, "ph_mover_move: no mover");
+    if (count == 0)
+        return 0;
+    if (!pages || !nodes)
+        return ph_fail(EINVAL, "ph_mover_move: pages and nodes must not be NULL");
+
+    ph_os *os = m->os;
+    const ph_topology *topo = os->topo;
+    mv_call c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.os = os;
+    c.st.requested = count;
+
+    int *own_status = NULL;
+    if (!status) {
+        own_status = malloc(count * sizeof *own_status);
+        if (!own_status)
+            return ph_fail(ENOMEM, "ph_mover_move: out of memory for %zu pages", count);
+        status = own_status;
+    }
+
+    if (atomic_load(&m->placement_only)) {
+        int err = atomic_load(&m->refused_errno);
+        for (size_t i = 0; i < count; i++)
+            status[i] = -err;
+        c.st.failed_access = count;
+        c.st.elapsed_ns = now_ns() - t0;
+        pthread_mutex_lock(&m->lock);
+        m->totals.requested += count;
+        m->totals.failed_access += count;
+        pthread_mutex_unlock(&m->lock);
+        if (stats)
+            *stats = c.st;
+        free(own_status);
+        return ph_fail(err, "move_pages(2) is not permitted here (%s): pagehome is in "
+                            "placement-only mode",
+                       err == ENOSYS ? "ENOSYS" : "EPERM");
+    }
+
+    c.batch = (size_t)ph_opt_int(PH_OPT_MOVE_BATCH_PAGES);
+    c.retries = (int)ph_opt_int(PH_OPT_MOVE_RETRIES);
+    c.backoff_ns = (uint64_t)ph_opt_int(PH_OPT_NODE_FULL_BACKOFF_MS) * 1000000ull;
+    if (c.batch < 1)
+        c.batch = 1;
+
+    /* 1. refs */
+    mv_ref *refs = malloc(count * sizeof *refs);
+    int *tidx_of_ref = malloc(count * sizeof *tidx_of_ref);
+    uint8_t *huge_ref = malloc(count);
+    mv_entry *ents = malloc(count * sizeof *ents);
+    size_t *pend = malloc(count * sizeof *pend);
+    size_t *next = malloc(count * sizeof *next);
+    size_t bsz = c.batch < count ? c.batch : count;
+    c.qp = malloc(bsz * sizeof *c.qp);
+    c.qs = malloc(bsz * sizeof *c.qs);
+    c.items = malloc(bsz * sizeof *c.items);
+    c.mp = malloc(bsz * sizeof *c.mp);
+    c.mn = malloc(bsz * sizeof *c.mn);
+    c.ms = malloc(bsz * sizeof *c.ms);
+    long ret = 0;
+    if (!refs || !tidx_of_ref || !huge_ref || !ents || !pend || !next || !c.qp || !c.qs ||
+        !c.items || !c.mp || !c.mn || !c.ms) {
+        ret = ph_fail(ENOMEM, "ph_mover_move: out of memory for %zu pages", count);
+        goto out;
+    }
+    size_t nref = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (ph_os_node_index(topo, nodes[i]) < 0) {
+            status[i] = -EINVAL;
+            c.st.failed_other++;
+            continue;
+        }
+        refs[nref].page = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
+        refs[nref++].idx = i;
+    }
+    qsort(refs, nref, sizeof *refs, cmp_ref);
+    for (size_t k = 0; k < nref; k++)
+        tidx_of_ref[k] = ph_os_node_index(topo, nodes[refs[k].idx]);
+
+    /* 2. huge pages */
+    if (nref > 0 && find_huge(os, refs, nref, huge_ref) != 0)
+        ph_info("mover: huge page state unknown (%s): moving 4 KiB pages", ph_error_message());
+
+    /* 3. entries */
+    size_t ne = 0;
+    for (size_t k = 0; k < nref;) {
+        uintptr_t unit = huge_ref[k] ? PH_PAGE_2M : PH_PAGE_4K;
+        uintptr_t head = refs[k].page & ~(unit - 1);
+        size_t j = k + 1;
+        while (j < nref && (refs[j].page & ~(unit - 1)) == head &&
+               (unit == PH_PAGE_4K || huge_ref[j]))
+            j++;
+        mv_entry *e = &ents[ne++];
+        memset(e, 0, sizeof *e);
+        e->addr = head;
+        e->first = k;
+        e->n = j - k;
+        e->huge = unit == PH_PAGE_2M;
+        majority(refs, k, e->n, tidx_of_ref, &e->tidx);
+        e->target = topo->nodes[e->tidx].id;
+        e->result = -EAGAIN;
+        k = j;
+    }
+    c.e = ents;
+    c.ne = ne;
+
+    /* 4. rounds of batches */
+    size_t npend = ne;
+    for (size_t k = 0; k < ne; k++)
+        pend[k] = k;
+    for (int round = 0; npend > 0 && !c.refused; round++) {
+        if (round > 0) {
+            long us = 100L << (round - 1 < 6 ? round - 1 : 6);
+            pause_us(us);
+        }
+        size_t nnext = 0;
+        for (size_t off = 0; off < npend && !c.refused; off += c.batch) {
+            size_t n = npend - off < c.batch ? npend - off : c.batch;
+            run_batch(&c, pend + off, n, next, &nnext, round);
+        }
+        if (c.refused) {
+            /* Whatever was still waiting will not be tried. */
+            for (size_t k = 0; k < nnext; k++)
+                ents[next[k]].result = -c.refused;
+            for (size_t k = 0; k < ne; k++)
+                if (ents[k].result == -EAGAIN && ents[k].tries == 0)
+                    ents[k].result = -c.refused;
+            break;
+        }
+        memcpy(pend, next, nnext * sizeof *pend);
+        npend = nnext;
+    }
+
+    /* 5. not faulted: bind */
+    bind_unfaulted(&c);
+
+    /* 6. statuses and figures */
+    long missed = (long)c.st.failed_other; /* bad targets */
+    for (size_t q = 0; q < ne; q++) {
+        mv_entry *e = &ents[q];
+        int placed_here = e->result == e->target;
+        if (placed_here && e->huge && !e->was_there)
+            c.st.huge_units++;
+        for (size_t k = e->first; k < e->first + e->n; k++) {
+            size_t i = refs[k].idx;
+            status[i] = e->result;
+            if (placed_here) {
+                if (nodes[i] != e->target) {
+                    c.st.outvoted++;
+                    missed++;
+                } else if (e->was_there) {
+                    c.st.already++;
+                } else {
+                    c.st.moved++;
+                }
+                continue;
+            }
+            if (e->result == -ENOENT && e->bound) {
+                c.st.bound++;
+                continue;
+            }
+            missed++;
+            switch (e->result) {
+            case -EBUSY:
+            case -EAGAIN:
+                c.st.failed_busy++;
+                break;
+            case -ENOMEM:
+                c.st.failed_nomem++;
+                break;
+            case -EACCES:
+            case -EPERM:
+            case -ENOSYS:
+                c.st.failed_access++;
+                break;
+            case -EFAULT:
+                c.st.failed_fault++;
+                break;
+            default:
+                c.st.failed_other++;
+                break;
+            }
+        }
+    }
+    ret = missed;
+    if (c.refused) {
+        ret = ph_fail(c.refused, "move_pages(2) is not permitted here (%s): pagehome "
+                                 "continues with placement only",
+                      c.refused == ENOSYS ? "ENOSYS" : "EPERM");
+    }
+
+out:
+    c.st.elapsed_ns = now_ns() - t0;
+    if (ret >= 0 || c.refused) {
+        pthread_mutex_lock(&m->lock);
+        ph_move_stats *t = &m->totals;
+        t->requested += c.st.requested;
+        t->already += c.st.already;
+        t->moved += c.st.moved;
+        t->bound += c.st.bound;
+        t->outvoted += c.st.outvoted;
+        t->huge_units += c.st.huge_units;
+        t->calls += c.st.calls;
+        t->retried += c.st.retried;
+        t->failed_busy += c.st.failed_busy;
+        t->failed_nomem += c.st.failed_nomem;
+        t->failed_access += c.st.failed_access;
+        t->failed_fault += c.st.failed_fault;
+        t->failed_other += c.st.failed_other;
+        t->elapsed_ns += c.st.elapsed_ns;
+        pthread_mutex_unlock(&m->lock);
+    }
+    if (stats)
+        *stats = c.st;
+    int saved = errno;
+    free(refs);
+    free(tidx_of_ref);
+    free(huge_ref);
+    free(ents);
+    free(pend);
+    free(next);
+    free(c.qp);
+    free(c.qs);
+    free(c.items);
+    free(c.mp);
+    free(c.mn);
+    free(c.ms);
+    free(own_status);
+    errno = saved;
+    return ret;
+}

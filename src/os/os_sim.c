@@ -1,0 +1,1014 @@
+/*
+ * os_sim.c -- the simulated machine (see os.h for the contract it shares
+ * with Linux).
+ *
+ * Memory is real (programs run on it) but homes are virtual.  The
+ * simulator keeps a registry of tracked ranges, sorted by address and
+ * never overlapping:
+ *   - ranges mapped by map() ("owned"), with the page size the flags
+ *     asked for (PH_MAP_HUGE_* record 2 MiB pages; the real memory is
+ *     whatever the kernel gives);
+ *   - "foreign" ranges, created on first sight of memory the simulator did
+ *     not map (static arrays, heap): the 2 MiB-aligned chunk around the
+ *     page, clipped to its neighbours, with 4 KiB pages.
+ * Per 4 KiB page it keeps the home (node index, -1 = none yet) and the
+ * node bind() chose for it (-1 = none).  A 2 MiB page keeps one home for
+ * its 512 entries and moves as a whole.
+ *
+ * First touch is approximated.  The simulator cannot see which thread
+ * faulted a page, so a page that is resident for real (mincore) but has no
+ * home yet gets one when the simulator first looks at it: the node bind()
+ * chose, or else the virtual node of the thread that is asking (which is
+ * the toucher when a program touches and queries its own data).  A page
+ * that was only read maps the kernel's shared zero page: mincore calls it
+ * resident, but like Linux the simulator does not count it as faulted
+ * (pagemap: present but not exclusively mapped).  A page shared with a
+ * child process after fork() looks the same, and is not counted either.
+ * ph_sim_touch() and populate_on() name the node exactly.  A 4 KiB page
+ * that has a home but is no longer resident (MADV_DONTNEED, munmap and a
+ * new mapping at the same place) loses its home.
+ *
+ * Threads: a thread bound with set_thread_node() is on that node; any
+ * other runs on the node of the binding rule (tunable sim_binding) for its
+ * OpenMP thread number t of T: block t*N/T, cyclic t%N.  Without OpenMP
+ * (or outside a parallel region) t = 0, T = 1: the first node.  The
+ * virtual CPU is CPU (t mod k) of that node's k CPUs.  current_cpu() and
+ * current_node() read only thread-locals, the read-only topology and
+ * atomics, so they are async-signal-safe.
+ *
+ * Costs: every move call costs migrate_ns_call, every page moved
+ * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
+ * One mutex guards the registry and counters.
+ */
+#include "os/os.h"
+
+#include "base/error.h"
+#include "base/log.h"
+#include "config/options.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* OpenMP, when the program has it. */
+extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_get_num_threads(void) __attribute__((weak));
+
+#define SIM_UNIT_PAGES ((size_t)(PH_PAGE_2M / PH_PAGE_4K))
+
+typedef struct sim_range {
+    uintptr_t start, end;   /* 4 KiB aligned; 2 MiB aligned when huge */
+    size_t page_bytes;      /* 4096 or 2 MiB */
+    int owned;              /* mapped by map() */
+    unsigned map_flags;
+    int16_t *home;          /* per 4 KiB page: node index or -1 */
+    int16_t *bound;         /* per 4 KiB page: node index or -1 */
+} sim_range;
+
+typedef struct sim_state {
+    pthread_mutex_t lock;
+    uint64_t id;            /* tells thread bindings of instances apart */
+    sim_range **r;          /* sorted by start */
+    size_t nr, capr;
+    uint64_t used[PH_MAX_NODES];     /* 4 KiB pages homed per node index */
+    uint64_t capacity[PH_MAX_NODES]; /* 0 = unlimited */
+    ph_sim_counters c;
+    int pagemap_fd;         /* /proc/self/pagemap, -1 if unreadable */
+} sim_state;
+
+static atomic_uint_fast64_t sim_next_id = 1;
+
+/* The calling thread's virtual binding: valid for the instance whose id
+ * it names.  initial-exec TLS: no allocation on first access, so a signal
+ * handler may read it. */
+static _Thread_local uint64_t tl_bound_id __attribute__((tls_model("initial-exec")));
+static _Thread_local int tl_bound_node __attribute__((tls_model("initial-exec")));
+
+static const ph_os_ops sim_ops;
+
+static sim_state *sim_of(ph_os *os)
+{
+    return (os && os->ops == &sim_ops) ? os->impl : NULL;
+}
+
+static size_t npages_of(const sim_range *r)
+{
+    return (r->end - r->start) / PH_PAGE_4K;
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+static void omp_position(int *t, int *n)
+{
+    *t = 0;
+    *n = 1;
+    if (omp_get_thread_num && omp_get_num_threads) {
+        *t = omp_get_thread_num();
+        *n = omp_get_num_threads();
+        if (*n < 1 || *t < 0 || *t >= *n) {
+            *t = 0;
+            *n = 1;
+        }
+    }
+}
+
+/* Node index of the calling thread.  Async-signal-safe. */
+static int thread_node_index(const sim_state *s, const ph_topology *topo, int *tnum)
+{
+    int t, n;
+    omp_position(&t, &n);
+    if (tnum)
+        *tnum = t;
+    if (tl_bound_id == s->id)
+        return tl_bound_node;
+    int nn = topo->nnodes;
+    if (ph_opt_int(PH_OPT_SIM_BINDING) == 1) /* cyclic */
+        return t % nn;
+    return (int)((int64_t)t * nn / n);
+}
+
+static int sim_current_node(ph_os *os)
+{
+    sim_state *s = os->impl;
+    int idx = thread_node_index(s, os->topo, NULL);
+    return (idx >= 0 && idx < os->topo->nnodes) ? os->topo->nodes[idx].id : -1;
+}
+
+static int sim_current_cpu(ph_os *os)
+{
+    sim_state *s = os->impl;
+    int t;
+    int idx = thread_node_index(s, os->topo, &t);
+    if (idx < 0 || idx >= os->topo->nnodes)
+        return -1;
+    const ph_node_info *nd = &os->topo->nodes[idx];
+    if (nd->ncpus < 1 || !nd->cpus)
+        return -1;
+    return nd->cpus[t % nd->ncpus];
+}
+
+static int sim_set_thread_node(ph_os *os, int node)
+{
+    sim_state *s = os->impl;
+    if (node < 0) {
+        tl_bound_id = 0;
+        return 0;
+    }
+    int idx = ph_os_node_index(os->topo, node);
+    if (idx < 0)
+        return ph_fail(EINVAL, "set_thread_node: node %d is not a node of the simulated machine",
+                       node);
+    tl_bound_node = idx;
+    tl_bound_id = s->id;
+    return 0;
+}
+
+/* ---- residency ----------------------------------------------------------- */
+
+/* res[i] = ph_os_resident(pages[i]), with one mincore call per run of
+ * consecutive pages. */
+static void residency(void *const *pages, size_t count, int8_t *res)
+{
+    enum { CH = 4096 };
+    unsigned char vec[CH];
+    size_t i = 0;
+    while (i < count) {
+        uintptr_t p0 = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
+        size_t j = i + 1;
+        while (j < count && j - i < CH &&
+               ((uintptr_t)pages[j] & ~(uintptr_t)(PH_PAGE_4K - 1)) ==
+                   p0 + (j - i) * PH_PAGE_4K)
+            j++;
+        if (mincore((void *)p0, (j - i) * PH_PAGE_4K, vec) == 0) {
+            for (size_t k = i; k < j; k++)
+                res[k] = (int8_t)(vec[k - i] & 1);
+        } else {
+            for (size_t k = i; k < j; k++)
+                res[k] = (int8_t)ph_os_resident(pages[k]);
+        }
+        i = j;
+    }
+}
+
+/* Residency of npages consecutive pages from a.  0, or -1 when any page
+ * is not mapped. */
+static int residency_range(uintptr_t a, size_t npages, int8_t *res)
+{
+    enum { CH = 4096 };
+    unsigned char vec[CH];
+    for (size_t off = 0; off < npages; off += CH) {
+        size_t c = npages - off < CH ? npages - off : CH;
+        if (mincore((void *)(a + off * PH_PAGE_4K), c * PH_PAGE_4K, vec) != 0)
+            return -1;
+        if (res)
+            for (size_t k = 0; k < c; k++)
+                res[off + k] = (int8_t)(vec[k] & 1);
+    }
+    return 0;
+}
+
+/* ---- the registry (lock held) ---------------------------------------------- */
+
+/* Index of the first range with start > addr. */
+static size_t upper(const sim_state *s, uintptr_t addr)
+{
+    size_t lo = 0, hi = s->nr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->r[mid]->start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static sim_range *find(const sim_state *s, uintptr_t addr)
+{
+    size_t at = upper(s, addr);
+    if (at == 0)
+        return NULL;
+    sim_range *r = s->r[at - 1];
+    return addr < r->end ? r : NULL;
+}
+
+static sim_range *range_new(uintptr_t start, uintptr_t end, size_t page_bytes)
+{
+    sim_range *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    size_t n = (end - start) / PH_PAGE_4K;
+    r->start = start;
+    r->end = end;
+    r->page_bytes = page_bytes;
+    r->home = malloc(n * sizeof *r->home);
+    r->bound = malloc(n * sizeof *r->bound);
+    if (!r->home || !r->bound) {
+        free(r->home);
+        free(r->bound);
+        free(r);
+        return NULL;
+    }
+    memset(r->home, 0xff, n * sizeof *r->home);   /* all -1 */
+    memset(r->bound, 0xff, n * sizeof *r->bound);
+    return r;
+}
+
+static void range_free(sim_range *r)
+{
+    if (r) {
+        free(r->home);
+        free(r->bound);
+        free(r);
+    }
+}
+
+static int insert(sim_state *s, sim_range *r)
+{
+    if (s->nr == s->capr) {
+        size_t cap = s->capr ? s->capr * 2 : 32;
+        sim_range **nr = realloc(s->r, cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        s->r = nr;
+        s->capr = cap;
+    }
+    size_t at = upper(s, r->start);
+    memmove(s->r + at + 1, s->r + at, (s->nr - at) * sizeof *s->r);
+    s->r[at] = r;
+    s->nr++;
+    return 0;
+}
+
+/* Give up the homes of pages [from, to) of r. */
+static void release_homes(sim_state *s, sim_range *r, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (r->home[i] >= 0) {
+            s->used[r->home[i]]--;
+            r->home[i] = -1;
+        }
+}
+
+/* A copy of pages [from, to) of r as a range of its own. */
+static sim_range *slice(const sim_range *r, size_t from, size_t to)
+{
+    sim_range *p = range_new(r->start + from * PH_PAGE_4K, r->start + to * PH_PAGE_4K,
+                             r->page_bytes);
+    if (!p)
+        return NULL;
+    memcpy(p->home, r->home + from, (to - from) * sizeof *p->home);
+    memcpy(p->bound, r->bound + from, (to - from) * sizeof *p->bound);
+    p->owned = r->owned;
+    p->map_flags = r->map_flags;
+    return p;
+}
+
+/* Stop tracking [a, b): homes there are released, ranges reaching outside
+ * keep their outer parts.  0, or -1/ENOMEM (nothing changed then). */
+static int untrack(sim_state *s, uintptr_t a, uintptr_t b)
+{
+    for (;;) {
+        /* The first range overlapping [a, b), if any. */
+        size_t i = upper(s, a);
+        if (i > 0 && s->r[i - 1]->end > a)
+            i--;
+        if (i >= s->nr || s->r[i]->start >= b || s->r[i]->end <= a)
+            return 0;
+        sim_range *r = s->r[i];
+        size_t n = npages_of(r);
+        size_t from = a > r->start ? (a - r->start) / PH_PAGE_4K : 0;
+        size_t to = b < r->end ? (b - r->start) / PH_PAGE_4K : n;
+        sim_range *left = NULL, *right = NULL;
+        if (from > 0 && !(left = slice(r, 0, from)))
+            return -1;
+        if (to < n && !(right = slice(r, to, n))) {
+            range_free(left);
+            return -1;
+        }
+        /* Make room first, so nothing can fail after homes are released. */
+        if (s->nr + 2 > s->capr) {
+            size_t cap = s->capr * 2 + 2;
+            sim_range **nr = realloc(s->r, cap * sizeof *nr);
+            if (!nr) {
+                range_free(left);
+                range_free(right);
+                return -1;
+            }
+            s->r = nr;
+            s->capr = cap;
+        }
+        release_homes(s, r, from, to);
+        memmove(s->r + i, s->r + i + 1, (s->nr - i - 1) * sizeof *s->r);
+        s->nr--;
+        range_free(r);
+        /* The pieces lie outside [a, b): the loop does not see them again. */
+        if (left)
+            (void)insert(s, left);
+        if (right)
+            (void)insert(s, right);
+    }
+}
+
+/* The tracked range holding page p, creating a foreign range when the page
+ * is mapped but untracked.  NULL: not mapped (res < 0), or no memory. */
+static sim_range *find_or_track(sim_state *s, uintptr_t p, int res)
+{
+    sim_range *r = find(s, p);
+    if (r || res < 0)
+        return r;
+    uintptr_t lo = p & ~(uintptr_t)(PH_PAGE_2M - 1), hi = lo + PH_PAGE_2M;
+    size_t at = upper(s, p);
+    if (at > 0 && s->r[at - 1]->end > lo)
+        lo = s->r[at - 1]->end;
+    if (at < s->nr && s->r[at]->start < hi)
+        hi = s->r[at]->start;
+    r = range_new(lo, hi, PH_PAGE_4K);
+    if (!r)
+        return NULL;
+    if (insert(s, r) != 0) {
+        range_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* First page and page count of the unit (4 KiB or 2 MiB page) holding
+ * page index i of r. */
+static void unit_of(const sim_range *r, size_t i, size_t *first, size_t *n)
+{
+    if (r->page_bytes == PH_PAGE_4K) {
+        *first = i;
+        *n = 1;
+        return;
+    }
+    size_t f = i & ~(SIM_UNIT_PAGES - 1);
+    size_t total = npages_of(r);
+    *first = f;
+    *n = total - f < SIM_UNIT_PAGES ? total - f : SIM_UNIT_PAGES;
+}
+
+static int has_room(const sim_state *s, int idx, size_t pages)
+{
+    return s->capacity[idx] == 0 || s->used[idx] + pages <= s->capacity[idx];
+}
+
+/* Where a new page meant for node index want lands: want, or the nearest
+ * node with room (as the kernel's fallback zonelist would), or want
+ * anyway when every node is full. */
+static int pick_home(const sim_state *s, const ph_topology *t, int want, size_t pages)
+{
+    if (has_room(s, want, pages))
+        return want;
+    int best = -1, bestd = 0;
+    for (int j = 0; j < t->nnodes; j++) {
+        if (j == want || !has_room(s, j, pages))
+            continue;
+        int d = ph_topo_dist(t, want, j);
+        if (best < 0 || d < bestd) {
+            best = j;
+            bestd = d;
+        }
+    }
+    return best >= 0 ? best : want;
+}
+
+static void set_unit_home(sim_state *s, sim_range *r, size_t first, size_t n, int idx)
+{
+    for (size_t k = first; k < first + n; k++) {
+        if (r->home[k] >= 0)
+            s->used[r->home[k]]--;
+        r->home[k] = (int16_t)idx;
+        s->used[idx]++;
+    }
+}
+
+/* 1 when a resident page holds memory of its own (not the zero page). */
+static int written(const sim_state *s, uintptr_t p)
+{
+    uint64_t e;
+    if (s->pagemap_fd < 0 ||
+        pread(s->pagemap_fd, &e, sizeof e, (off_t)(p / PH_PAGE_4K * sizeof e)) != sizeof e)
+        return 1;
+    if (!((e >> 63) & 1))
+        return 0;
+    return ((e >> 56) & 1) || ((e >> 61) & 1); /* exclusive, or file/shared */
+}
+
+/* Bring page i of r up to date with the real residency res and return its
+ * home (node index) or -1 (not faulted). */
+static int settle(sim_state *s, ph_os *os, sim_range *r, size_t i, int res)
+{
+    size_t first, n;
+    unit_of(r, i, &first, &n);
+    int h = r->home[i];
+    if (r->page_bytes == PH_PAGE_4K && h >= 0 && res == 0) {
+        release_homes(s, r, i, i + 1); /* discarded behind our back */
+        h = -1;
+    }
+    if (h < 0 && res == 1 && written(s, r->start + i * PH_PAGE_4K)) {
+        int want = r->bound[first] >= 0 ? r->bound[first]
+                                          : thread_node_index(s, os->topo, NULL);
+        h = pick_home(s, os->topo, want, n);
+        set_unit_home(s, r, first, n, h);
+    }
+    return h;
+}
+
+/* ---- costs ---------------------------------------------------------------- */
+
+static double page_cost(const ph_topology *t, int from, int to, size_t page_bytes)
+{
+    const double *m = page_bytes == PH_PAGE_2M ? t->migrate_ns_2m : t->migrate_ns_4k;
+    if (m)
+        return m[from * t->nnodes + to];
+    return ph_opt_double(page_bytes == PH_PAGE_2M ? PH_OPT_MIGRATE_NS_2M
+                                                  : PH_OPT_MIGRATE_NS_4K);
+}
+
+static double call_cost(const ph_topology *t)
+{
+    return t->migrate_ns_4k ? t->migrate_ns_call : ph_opt_double(PH_OPT_MIGRATE_NS_CALL);
+}
+
+/* ---- query / move --------------------------------------------------------- */
+
+static int8_t *residency_of(void *const *pages, size_t count)
+{
+    int8_t *res = malloc(count);
+    if (res)
+        residency(pages, count, res);
+    return res;
+}
+
+static int sim_query(ph_os *os, size_t count, void *const *pages, int *status)
+{
+    sim_state *s = os->impl;
+    if (count == 0)
+        return 0;
+    if (!pages || !status)
+        return ph_fail(EINVAL, "query: pages and status must not be NULL");
+    int8_t *res = residency_of(pages, count);
+    if (!res)
+        return ph_fail(ENOMEM, "query: out of memory for %zu pages", count);
+    pthread_mutex_lock(&s->lock);
+    s->c.query_calls++;
+    s->c.query_pages += count;
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t p = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
+        sim_range *r = find_or_track(s, p, res[i]);
+        if (!r) {
+            status[i] = res[i] < 0 ? -EFAULT : -ENOMEM;
+            continue;
+        }
+        size_t pi = (p - r->start) / PH_PAGE_4K;
+        if (res[i] < 0) {
+            if (r->page_bytes == PH_PAGE_4K)
+                release_homes(s, r, pi, pi + 1);
+            status[i] = -EFAULT;
+            continue;
+        }
+        int h = settle(s, os, r, pi, res[i]);
+        status[i] = h >= 0 ? os->topo->nodes[h].id : -ENOENT;
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(res);
+    return 0;
+}
+
+static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nodes,
+                     int *status)
+{
+    sim_state *s = os->impl;
+    const ph_topology *t = os->topo;
+    if (count == 0)
+        return 0;
+    if (!pages || !nodes || !status)
+        return ph_fail(EINVAL, "move: pages, nodes and status must not be NULL");
+    int8_t *res = residency_of(pages, count);
+    if (!res)
+        return ph_fail(ENOMEM, "move: out of memory for %zu pages", count);
+    long missed = 0;
+    pthread_mutex_lock(&s->lock);
+    s->c.move_calls++;
+    s->c.move_pages += count;
+    s->c.migrate_cost_ns += call_cost(t);
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t p = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
+        int to = ph_os_node_index(t, nodes[i]);
+        sim_range *r = NULL;
+        if (to < 0) {
+            status[i] = -EINVAL;
+        } else if (res[i] < 0) {
+            r = find(s, p);
+            if (r && r->page_bytes == PH_PAGE_4K) {
+                size_t pi = (p - r->start) / PH_PAGE_4K;
+                release_homes(s, r, pi, pi + 1);
+            }
+            status[i] = -EFAULT;
+        } else if (!(r = find_or_track(s, p, res[i]))) {
+            status[i] = -ENOMEM;
+        } else {
+            size_t pi = (p - r->start) / PH_PAGE_4K, first, n;
+            int h = settle(s, os, r, pi, res[i]);
+            unit_of(r, pi, &first, &n);
+            if (h < 0) {
+                status[i] = -ENOENT;
+            } else if (h == to) {
+                status[i] = nodes[i];
+            } else if (!has_room(s, to, n)) {
+                status[i] = -ENOMEM;
+            } else {
+                set_unit_home(s, r, first, n, to);
+                s->c.moved_pages++;
+                s->c.migrate_cost_ns += page_cost(t, h, to, r->page_bytes);
+                status[i] = nodes[i];
+            }
+        }
+        if (status[i] != nodes[i])
+            missed++;
+    }
+    s->c.move_failed_pages += (uint64_t)missed;
+    pthread_mutex_unlock(&s->lock);
+    free(res);
+    return missed;
+}
+
+/* ---- bind / populate ----------------------------------------------------- */
+
+static int check_bind_nodes(ph_os *os, enum ph_bind_kind kind, const int *nodes,
+                            int nnodes, int *idx)
+{
+    switch (kind) {
+    case PH_BIND_DEFAULT:
+        return 0;
+    case PH_BIND_PREFERRED:
+        if (!nodes || nnodes < 1 || (idx[0] = ph_os_node_index(os->topo, nodes[0])) < 0)
+            return ph_fail(EINVAL, "bind: preferred node %d is not a node of the machine",
+                           nodes && nnodes > 0 ? nodes[0] : -1);
+        return 0;
+    case PH_BIND_INTERLEAVE:
+        if (!nodes || nnodes < 1 || nnodes > PH_MAX_NODES)
+            return ph_fail(EINVAL, "bind: interleave needs 1 to %d nodes", PH_MAX_NODES);
+        for (int i = 0; i < nnodes; i++) {
+            if ((idx[i] = ph_os_node_index(os->topo, nodes[i])) < 0)
+                return ph_fail(EINVAL, "bind: interleave node %d is not a node of the machine",
+                               nodes[i]);
+            if (i > 0 && nodes[i] <= nodes[i - 1])
+                return ph_fail(EINVAL,
+                               "bind: interleave nodes must be ascending and distinct "
+                               "(the kernel keeps a node mask): %d after %d",
+                               nodes[i], nodes[i - 1]);
+        }
+        return 0;
+    }
+    return ph_fail(EINVAL, "bind: unknown kind %d", (int)kind);
+}
+
+/* Aligned extent of [addr, addr+len) in pages. */
+static void extent(const void *addr, size_t len, uintptr_t *a, size_t *npages)
+{
+    *a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
+    *npages = (len + ((uintptr_t)addr - *a) + PH_PAGE_4K - 1) / PH_PAGE_4K;
+}
+
+static int sim_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
+                    const int *nodes, int nnodes)
+{
+    sim_state *s = os->impl;
+    int idx[PH_MAX_NODES];
+    if (check_bind_nodes(os, kind, nodes, nnodes, idx) != 0)
+        return -1;
+    if (len == 0)
+        return 0;
+    uintptr_t a;
+    size_t n;
+    extent(addr, len, &a, &n);
+    if (residency_range(a, n, NULL) != 0)
+        return ph_fail(EFAULT, "bind: [%p, +%zu) is not entirely mapped", (void *)a,
+                       n * PH_PAGE_4K);
+    pthread_mutex_lock(&s->lock);
+    s->c.bind_calls++;
+    for (size_t k = 0; k < n; k++) {
+        uintptr_t p = a + k * PH_PAGE_4K;
+        sim_range *r = find_or_track(s, p, 1);
+        if (!r) {
+            pthread_mutex_unlock(&s->lock);
+            return ph_fail(ENOMEM, "bind: out of memory tracking %p", (void *)p);
+        }
+        size_t pi = (p - r->start) / PH_PAGE_4K;
+        int b = -1;
+        if (kind == PH_BIND_PREFERRED) {
+            b = idx[0];
+        } else if (kind == PH_BIND_INTERLEAVE) {
+            uintptr_t v = r->page_bytes == PH_PAGE_2M ? p / PH_PAGE_2M : p / PH_PAGE_4K;
+            b = idx[v % (uintptr_t)nnodes];
+        }
+        r->bound[pi] = (int16_t)b;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* Give homes to the pages of [a, a+n pages) that have none.  exact: the
+ * node must have room for all of them (else -1/ENOMEM, nothing changed);
+ * otherwise full nodes fall back to the nearest with room.  Pages resident
+ * without a home settle first (populate keeps resident pages where they
+ * are).  Then the memory is faulted for real.  Lock held. */
+static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8_t *res,
+                      int node_idx, int exact, const char *who)
+{
+    const ph_topology *t = os->topo;
+    uint64_t need[PH_MAX_NODES];
+    memset(need, 0, sizeof need);
+    /* Pass 1: track, settle, and count what the new homes need. */
+    for (size_t k = 0; k < n; k++) {
+        uintptr_t p = a + k * PH_PAGE_4K;
+        sim_range *r = find_or_track(s, p, 1);
+        if (!r)
+            return ph_fail(ENOMEM, "%s: out of memory tracking %p", who, (void *)p);
+        size_t pi = (p - r->start) / PH_PAGE_4K, first, un;
+        int h;
+        if (exact) {
+            h = settle(s, os, r, pi, res[k]);
+        } else {
+            h = r->home[pi];
+            if (h >= 0 && res[k] == 0 && r->page_bytes == PH_PAGE_4K) {
+                release_homes(s, r, pi, pi + 1); /* discarded: touched anew */
+                h = -1;
+            }
+        }
+        unit_of(r, pi, &first, &un);
+        if (h < 0 && (pi == first || k == 0)) {
+            int want = r->bound[first] >= 0 ? r->bound[first] : node_idx;
+            need[want] += un;
+        }
+    }
+    if (exact)
+        for (int j = 0; j < t->nnodes; j++)
+            if (need[j] && !has_room(s, j, need[j]))
+                return ph_fail(ENOMEM,
+                               "%s: node %d is full (%llu of %llu pages used, %llu more "
+                               "needed)",
+                               who, t->nodes[j].id, (unsigned long long)s->used[j],
+                               (unsigned long long)s->capacity[j],
+                               (unsigned long long)need[j]);
+    /* Pass 2: fault for real, then assign. */
+    if (ph_os_populate((void *)a, n * PH_PAGE_4K, 1) != 0) {
+        int e = errno;
+        return ph_fail(e == EFAULT ? ENOMEM : e, "%s: faulting %zu pages failed: %s", who,
+                       n, strerror(e));
+    }
+    for (size_t k = 0; k < n; k++) {
+        uintptr_t p = a + k * PH_PAGE_4K;
+        sim_range *r = find(s, p);
+        size_t pi = (p - r->start) / PH_PAGE_4K, first, un;
+        unit_of(r, pi, &first, &un);
+        if (r->home[first] >= 0)
+            continue;
+        int want = r->bound[first] >= 0 ? r->bound[first] : node_idx;
+        int h = exact ? want : pick_home(s, t, want, un);
+        set_unit_home(s, r, first, un, h);
+        s->c.populated_pages += un;
+    }
+    return 0;
+}
+
+static int populate_common(ph_os *os, void *addr, size_t len, int node, int exact,
+                           const char *who)
+{
+    sim_state *s = os->impl;
+    int idx = ph_os_node_index(os->topo, node);
+    if (idx < 0)
+        return ph_fail(EINVAL, "%s: node %d is not a node of the machine", who, node);
+    if (len == 0)
+        return 0;
+    uintptr_t a;
+    size_t n;
+    extent(addr, len, &a, &n);
+    int8_t *res = malloc(n);
+    if (!res)
+        return ph_fail(ENOMEM, "%s: out of memory for %zu pages", who, n);
+    if (residency_range(a, n, res) != 0) {
+        free(res);
+        return ph_fail(EFAULT, "%s: [%p, +%zu) is not entirely mapped", who, (void *)a,
+                       n * PH_PAGE_4K);
+    }
+    pthread_mutex_lock(&s->lock);
+    if (exact)
+        s->c.populate_calls++;
+    int rc = give_homes(s, os, a, n, res, idx, exact, who);
+    pthread_mutex_unlock(&s->lock);
+    free(res);
+    return rc;
+}
+
+static int sim_populate_on(ph_os *os, void *addr, size_t len, int node)
+{
+    return populate_common(os, addr, len, node, 1, "populate");
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+static void *sim_map(ph_os *os, size_t len, size_t align, unsigned flags)
+{
+    sim_state *s = os->impl;
+    if (len == 0)
+        return ph_fail_null(EINVAL, "map: length 0");
+    if (align < PH_PAGE_4K || (align & (align - 1)) != 0)
+        return ph_fail_null(EINVAL, "map: alignment %zu is not a power of two >= 4096",
+                            align);
+    if ((flags & PH_MAP_HUGE_THP) && (flags & PH_MAP_HUGE_TLBFS))
+        return ph_fail_null(EINVAL, "map: THP and hugetlbfs both requested");
+    int huge = (flags & (PH_MAP_HUGE_THP | PH_MAP_HUGE_TLBFS)) != 0;
+    size_t unit = huge ? PH_PAGE_2M : PH_PAGE_4K;
+    if (len > SIZE_MAX - unit)
+        return ph_fail_null(ENOMEM, "map: %zu bytes is too large", len);
+    size_t l = (len + unit - 1) & ~(unit - 1);
+    if (align < unit)
+        align = unit;
+    /* hugetlbfs is simulated: ordinary memory with 2 MiB pages recorded. */
+    void *p = ph_os_mmap_aligned(l, align, 0);
+    if (!p)
+        return ph_fail_null(ENOMEM, "map: mmap of %zu bytes failed: %s", l, strerror(errno));
+    if (huge)
+        (void)madvise(p, l, MADV_HUGEPAGE);
+    else if (flags & PH_MAP_NO_THP)
+        (void)madvise(p, l, MADV_NOHUGEPAGE);
+    sim_range *r = range_new((uintptr_t)p, (uintptr_t)p + l, unit);
+    if (!r) {
+        munmap(p, l);
+        return ph_fail_null(ENOMEM, "map: out of memory tracking %zu bytes", l);
+    }
+    r->owned = 1;
+    r->map_flags = flags;
+    pthread_mutex_lock(&s->lock);
+    /* The address may have held memory tracked before (freed behind our
+     * back): forget it. */
+    int rc = untrack(s, r->start, r->end);
+    if (rc == 0)
+        rc = insert(s, r);
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0) {
+        range_free(r);
+        munmap(p, l);
+        return ph_fail_null(ENOMEM, "map: out of memory tracking %zu bytes", l);
+    }
+    return p;
+}
+
+static int sim_unmap(ph_os *os, void *addr, size_t len)
+{
+    sim_state *s = os->impl;
+    if (!addr)
+        return ph_fail(EINVAL, "unmap: NULL address");
+    uintptr_t a = (uintptr_t)addr;
+    size_t l = (len + PH_PAGE_4K - 1) & ~(PH_PAGE_4K - 1);
+    pthread_mutex_lock(&s->lock);
+    sim_range *r = find(s, a);
+    if (r && r->owned && r->start == a && r->page_bytes == PH_PAGE_2M)
+        l = (len + PH_PAGE_2M - 1) & ~(PH_PAGE_2M - 1);
+    int rc = untrack(s, a, a + l);
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0)
+        return ph_fail(ENOMEM, "unmap: out of memory splitting a tracked range");
+    if (munmap(addr, l) != 0) {
+        int e = errno;
+        return ph_fail(e, "unmap: munmap(%p, %zu) failed: %s", addr, l, strerror(e));
+    }
+    return 0;
+}
+
+/* Real madvise; the recorded page size changes only when the range is
+ * exactly one tracked range (2 MiB-aligned to turn huge pages on).  When
+ * 4 KiB pages become one 2 MiB page, it is homed where its first homed
+ * page was (khugepaged would collapse it somewhere; this is a choice). */
+static int sim_advise_huge(ph_os *os, void *addr, size_t len, int on)
+{
+    sim_state *s = os->impl;
+    uintptr_t a;
+    size_t n;
+    extent(addr, len, &a, &n);
+    if (n == 0)
+        return 0;
+    if (madvise((void *)a, n * PH_PAGE_4K, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
+        int e = errno;
+        return ph_fail(e, "advise_huge: madvise failed: %s", strerror(e));
+    }
+    pthread_mutex_lock(&s->lock);
+    sim_range *r = find(s, a);
+    if (r && r->start == a && r->end == a + n * PH_PAGE_4K) {
+        if (!on) {
+            r->page_bytes = PH_PAGE_4K;
+        } else if (a % PH_PAGE_2M == 0 && n % SIM_UNIT_PAGES == 0) {
+            r->page_bytes = PH_PAGE_2M;
+            for (size_t f = 0; f < n; f += SIM_UNIT_PAGES) {
+                int h = -1;
+                for (size_t k = f; k < f + SIM_UNIT_PAGES && h < 0; k++)
+                    h = r->home[k];
+                if (h >= 0)
+                    set_unit_home(s, r, f, SIM_UNIT_PAGES, h);
+                int16_t b = r->bound[f];
+                for (size_t k = f; k < f + SIM_UNIT_PAGES; k++)
+                    r->bound[k] = b;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static int sim_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
+{
+    sim_state *s = os->impl;
+    if (n == 0)
+        return 0;
+    if (!huge)
+        return ph_fail(EINVAL, "huge_state: huge must not be NULL");
+    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
+    pthread_mutex_lock(&s->lock);
+    for (size_t k = 0; k < n;) {
+        uintptr_t p = a + k * PH_PAGE_4K;
+        sim_range *r = find(s, p);
+        if (!r) {
+            huge[k++] = 0;
+            continue;
+        }
+        uint8_t v = r->page_bytes == PH_PAGE_2M;
+        for (; k < n && a + k * PH_PAGE_4K < r->end; k++)
+            huge[k] = v;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* ---- probe / close ---------------------------------------------------------- */
+
+static int sim_probe(ph_os *os, ph_os_probe *out)
+{
+    (void)os;
+    if (!out)
+        return ph_fail(EINVAL, "probe: out must not be NULL");
+    memset(out, 0, sizeof *out);
+    out->move_permitted = 1;
+    out->numa_balancing = 0;
+    strcpy(out->thp_mode, "always");
+    out->huge_2m_hugetlbfs = 1;
+    return 0;
+}
+
+static void sim_close(ph_os *os)
+{
+    if (!os)
+        return;
+    sim_state *s = os->impl;
+    if (s) {
+        if (tl_bound_id == s->id)
+            tl_bound_id = 0;
+        for (size_t i = 0; i < s->nr; i++) {
+            sim_range *r = s->r[i];
+            /* Owned memory still mapped is the caller's leak; the real
+             * mapping is left alone (it may still be in use). */
+            range_free(r);
+        }
+        free(s->r);
+        if (s->pagemap_fd >= 0)
+            close(s->pagemap_fd);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+    }
+    free(os);
+}
+
+static const ph_os_ops sim_ops = {
+    .name = "sim",
+    .query = sim_query,
+    .move = sim_move,
+    .bind = sim_bind,
+    .populate_on = sim_populate_on,
+    .map = sim_map,
+    .unmap = sim_unmap,
+    .advise_huge = sim_advise_huge,
+    .huge_state = sim_huge_state,
+    .current_cpu = sim_current_cpu,
+    .current_node = sim_current_node,
+    .set_thread_node = sim_set_thread_node,
+    .probe = sim_probe,
+    .close = sim_close,
+};
+
+ph_os *ph_os_sim_open(const struct ph_topology *topo)
+{
+    if (!topo || topo->nnodes < 1 || topo->nnodes > PH_MAX_NODES)
+        return ph_fail_null(EINVAL, "simulated machine: no topology");
+    ph_options_init();
+    sim_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return ph_fail_null(ENOMEM, "simulated machine: out of memory");
+    pthread_mutex_init(&s->lock, NULL);
+    s->id = atomic_fetch_add(&sim_next_id, 1);
+    s->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    ph_os *os = ph_os_new(&sim_ops, topo, s);
+    if (!os) {
+        if (s->pagemap_fd >= 0)
+            close(s->pagemap_fd);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+    }
+    return os;
+}
+
+/* ---- extras ------------------------------------------------------------------ */
+
+int ph_sim_counters_get(ph_os *os, ph_sim_counters *out)
+{
+    sim_state *s = sim_of(os);
+    if (!s || !out)
+        return ph_fail(EINVAL, "ph_sim_counters_get: not the simulated machine");
+    pthread_mutex_lock(&s->lock);
+    *out = s->c;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages)
+{
+    sim_state *s = sim_of(os);
+    if (!s)
+        return ph_fail(EINVAL, "ph_sim_set_node_capacity: not the simulated machine");
+    int idx = ph_os_node_index(os->topo, node);
+    if (idx < 0)
+        return ph_fail(EINVAL, "ph_sim_set_node_capacity: node %d is not a node of the machine",
+                       node);
+    pthread_mutex_lock(&s->lock);
+    s->capacity[idx] = pages;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int64_t ph_sim_node_pages(ph_os *os, int node)
+{
+    sim_state *s = sim_of(os);
+    if (!s)
+        return ph_fail(EINVAL, "ph_sim_node_pages: not the simulated machine");
+    int idx = ph_os_node_index(os->topo, node);
+    if (idx < 0)
+        return ph_fail(EINVAL, "ph_sim_node_pages: node %d is not a node of the machine", node);
+    pthread_mutex_lock(&s->lock);
+    int64_t v = (int64_t)s->used[idx];
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+int ph_sim_touch(ph_os *os, void *addr, size_t len, int node)
+{
+    if (!sim_of(os))
+        return ph_fail(EINVAL, "ph_sim_touch: not the simulated machine");
+    return populate_common(os, addr, len, node, 0, "ph_sim_touch");
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test_cli.sh PAGEHOME -- the pagehome command as a user meets it.
+set -uo pipefail
+ph=${1:?usage: test_cli.sh PATH_TO_PAGEHOME}
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sim="nodes=4,cpus_per_node=2,sockets=2,local=10,remote=12,remote_socket=32"
+
+# expect STATUS PATTERN -- cmd...: exit status and a pattern in stdout+stderr
+expect() {
+    local want=$1 pattern=$2
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq "$want" ] && grep -Eq -- "$pattern" <<<"$out"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        printf 'FAILED: %s\n  want exit %s and /%s/, got exit %s:\n%s\n' "$*" "$want" \
+            "$pattern" "$rc" "$(head -20 <<<"$out")"
+    fi
+}
+
+expect 0 '^pagehome [0-9]+\.[0-9]+\.[0-9]+$' -- "$ph" --version
+expect 0 'commands:' -- "$ph" help
+expect 0 'usage: pagehome topo' -- "$ph" help topo
+expect 0 'usage: pagehome place' -- "$ph" help place
+expect 2 'usage:' -- "$ph"
+expect 2 "unknown command 'frobnicate'" -- "$ph" frobnicate
+expect 2 "unknown option '--frob'" -- "$ph" --frob topo
+expect 2 "help: no command 'nothing'" -- "$ph" help nothing
+
+# topo on this machine: nodes, distances, kernel state
+expect 0 'machine: +linux' -- "$ph" topo
+expect 0 'distances \(ACPI SLIT' -- "$ph" topo
+expect 0 'move_pages: ' -- "$ph" topo
+expect 0 'numa balancing: ' -- "$ph" topo
+expect 2 "topo: unknown option '--jsn'" -- "$ph" topo --jsn
+
+# topo on a synthetic machine, and the JSON round trip
+expect 0 'nodes: +4 +cpus: 8' -- "$ph" --topology "$sim" topo
+expect 0 '^ +0 +10 +12 +32 +32$' -- "$ph" --topology "$sim" topo
+"$ph" --topology "$sim" topo --json > "$tmp/t.json"
+expect 0 '"nodes"' -- cat "$tmp/t.json"
+expect 0 '^ +3 +32 +32 +12 +10$' -- "$ph" --topology "$tmp/t.json" topo
+expect 0 'machine: +sim' -- env PAGEHOME_TOPOLOGY="$tmp/t.json" "$ph" topo
+expect 1 'topology: .*nodes=0' -- "$ph" --topology "nodes=0" topo
+expect 1 "unknown key 'nodez'" -- "$ph" --topology "nodez=4" topo
+echo '{"nodes": [' > "$tmp/bad.json"
+expect 1 'bad.json' -- "$ph" --topology "$tmp/bad.json" topo
+expect 1 'measures the real machine' -- "$ph" --topology "$sim" topo --measure
+
+# tunables
+expect 0 'move_retries += 3 +\(default\)' -- "$ph" --print-config
+expect 0 'move_retries += 5 +\(env\)' -- env PAGEHOME_MOVE_RETRIES=5 "$ph" --print-config
+expect 0 'move_retries += 9 +\(api\)' -- "$ph" --set move_retries=9 --print-config
+expect 0 'PAGEHOME_MOVE_RETRIES="lots" is invalid \(expected an integer\); using 3' -- \
+    env PAGEHOME_MOVE_RETRIES=lots "$ph" --print-config
+expect 2 'move_retries="lots" is invalid' -- "$ph" --set move_retries=lots --print-config
+expect 2 'no tunable named "nope"' -- "$ph" --set nope=1 --print-config
+expect 2 '\-\-set needs NAME=VALUE' -- "$ph" --set novalue --print-config
+expect 0 '^\| `move_retries` \| `PAGEHOME_MOVE_RETRIES` \| int \| `3` \|' -- \
+    "$ph" --print-config --markdown
+expect 0 'machine sim, 4 node' -- "$ph" --verbose --topology "$sim" place --size 64K --policy block
+
+# placement on the simulated machine: every policy where its plan says
+expect 0 'interleave +256 +64 +64 +64 +64 +0 +100.0%' -- "$ph" --topology "$sim" place --size 1M
+expect 0 'block +256 +64 +64 +64 +64 +0 +100.0%' -- "$ph" --topology "$sim" place --size 1M
+expect 0 'node:3 +256 +0 +0 +0 +256 +0 +100.0%' -- "$ph" --topology "$sim" place --size 1M
+expect 0 'first-touch +256 +256 +0 +0 +0 +0 +100.0%' -- \
+    "$ph" --topology "$sim" place --size 1M --touch serial --policy first-touch
+expect 0 'interleave@2M +2048 +512 +512 +512 +512 +0 +100.0%' -- \
+    "$ph" --topology "$sim" place --size 8M --pagesize 2M --policy interleave
+expect 2 'unknown policy "cyclc"' -- "$ph" --topology "$sim" place --policy cyclc:4
+expect 1 '9 is not a node' -- "$ph" --topology "$sim" place --policy node:9
+expect 2 '\-\-size needs a size' -- "$ph" place --size lots
+expect 2 '\-\-size needs a size' -- "$ph" place --size 0
+expect 2 '\-\-pagesize must be 4K or 2M' -- "$ph" place --pagesize 1G
+expect 2 '\-\-touch must be serial or parallel' -- "$ph" place --touch sometimes
+# and on this machine, for real
+expect 0 'block +' -- "$ph" place --size 1M
+
+echo "test_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

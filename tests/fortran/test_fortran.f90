@@ -1,0 +1,70 @@
+! test_fortran.f90 -- the Fortran module on the simulated 4-node machine
+! (ctest sets PAGEHOME_TOPOLOGY=nodes=4,cpus_per_node=1): topology, a
+! block-placed ALLOCATABLE-style array, ph_place on a COMMON block, bad
+! input, and errors that come back as text.
+program test_fortran
+  use, intrinsic :: iso_c_binding
+  use pagehome
+  implicit none
+  integer :: passed = 0, failed = 0, rc, i
+  real(c_double), pointer :: a(:)
+  integer(c_size_t) :: n, counts(4), first, last
+  integer(c_long) :: total
+  type(c_ptr) :: topo
+  type(ph_placement_t) :: pl
+  real(c_double) :: grid(262144)
+  common /fields/ grid
+
+  call check(ph_init() == 0, "ph_init")
+  topo = ph_machine_topology()
+  call check(ph_topology_nnodes(topo) == 4, "four simulated nodes")
+  call check(ph_topology_distance(topo, 0, 0) == 10, "local distance 10")
+  call check(ph_topology_is_synthetic(topo) == 1, "synthetic topology")
+
+  ! A block-placed array: each quarter on its node.
+  n = 4 * 131072_c_size_t  ! 4 MiB of doubles = 1024 pages
+  call ph_f_alloc_real64(a, n, "block", rc)
+  call check(rc == 0 .and. associated(a), "allocate block: " // ph_f_last_error())
+  do i = 1, int(n)
+     a(i) = real(i, c_double)
+  end do
+  total = ph_node_histogram(c_loc(a(1)), n * 8_c_size_t, counts, 4_c_int)
+  call check(total == 1024, "1024 pages resident")
+  call check(all(counts == 256), "256 pages per node")
+  rc = ph_affinity_range(c_loc(a(1)), 8_c_size_t, n, 2_c_int, first, last)
+  call check(rc == 0 .and. first == n / 2 .and. last == 3 * n / 4, "affinity range of node 2")
+  call check(a(n) == real(n, c_double), "data intact")
+  call check(ph_f_free_real64(a) == 0, "free")
+
+  ! A COMMON block placed after the fact: all of it on node 3.
+  grid = 1.0_c_double
+  rc = ph_f_place(grid, "node:3")
+  call check(rc == 0, "place COMMON on node 3: " // ph_f_last_error())
+  total = ph_node_histogram(c_loc(grid(1)), size(grid, kind=c_size_t) * 8_c_size_t, &
+       counts, 4_c_int)
+  call check(counts(4) >= 511, "COMMON block on node 3")
+  call check(sum(grid) == 262144.0_c_double, "COMMON data intact")
+
+  ! Bad input comes back as -1 and a message.
+  pl = ph_f_placement("cyclc:4", rc)
+  call check(rc == -1, "unknown policy rejected")
+  call check(index(ph_f_last_error(), "cyclc") > 0, "message names it: " // ph_f_last_error())
+  rc = ph_f_place(grid, "node:9")
+  call check(rc == -1, "node 9 rejected")
+  call check(ph_free(c_loc(grid(1))) == -1, "foreign pointer rejected")
+  call check(ph_f_config_set("move_retries", "many") == -1, "bad tunable value rejected")
+
+  print '(a,i0,a,i0,a)', "test_fortran: ", passed, " passed, ", failed, " failed"
+  if (failed > 0) error stop 1
+contains
+  subroutine check(cond, what)
+    logical, intent(in) :: cond
+    character(len=*), intent(in) :: what
+    if (cond) then
+       passed = passed + 1
+    else
+       failed = failed + 1
+       print '(a,a)', "FAILED: ", what
+    end if
+  end subroutine
+end program test_fortran

@@ -1,0 +1,210 @@
+/*
+ * guest_mover.c -- the Linux mover and OS table on a real NUMA kernel (run
+ * inside the 4-node guest by numa-guest/suite.sh).
+ *
+ *   1. 2048 pages of 4 KiB (MADV_NOHUGEPAGE) moved to node i % N by the
+ *      mover: every status and a query agree, data unchanged, one move
+ *      call per batch;
+ *   2. the same request again costs no move call;
+ *   3. a raw os move with mixed targets, an untouched page, an unmapped
+ *      page and a node the machine lacks: the per-page statuses of the
+ *      contract;
+ *   4. what the contract promises of bind and populate_on, checked against
+ *      the kernel: interleave page v -> nodes[v % n], preferred, and
+ *      populate_on(node);
+ *   5. untouched pages in a mover request are bound, and land there.
+ * Exits 77 on a machine with fewer than 2 nodes.
+ */
+#include "../unit/check.h"
+
+#include "base/error.h"
+#include "config/options.h"
+#include "move/mover.h"
+#include "os/os.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define PG PH_PAGE_4K
+
+static uint64_t checksum(const unsigned char *p, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int query_matches(ph_os *os, size_t n, void **pages, const int *want)
+{
+    int *st = malloc(n * sizeof *st);
+    int ok = os->ops->query(os, n, pages, st) == 0;
+    size_t bad = 0;
+    for (size_t i = 0; ok && i < n; i++)
+        if (st[i] != want[i] && bad++ < 5)
+            fprintf(stderr, "  page %zu: on %d, expected %d\n", i, st[i], want[i]);
+    free(st);
+    return ok && bad == 0;
+}
+
+int main(void)
+{
+    ph_options_init();
+    ph_topology *t = ph_topo_from_hwloc();
+    if (!t) {
+        fprintf(stderr, "guest_mover: topology: %s\n", ph_error_message());
+        return 1;
+    }
+    int nn = t->nnodes;
+    if (nn < 2)
+        TEST_SKIP("guest_mover needs at least 2 NUMA nodes");
+    ph_os *os = ph_os_linux_open(t);
+    ph_os_probe pr;
+    if (!os || os->ops->probe(os, &pr) != 0 || pr.move_permitted != 1)
+        TEST_SKIP("move_pages(2) is not permitted here");
+    ph_mover *m = ph_mover_new(os);
+    int all[PH_MAX_NODES];
+    for (int i = 0; i < nn; i++)
+        all[i] = t->nodes[i].id;
+    printf("guest_mover: %d nodes, THP %s\n", nn, pr.thp_mode);
+
+    /* 1. the mover, 4 KiB pages */
+    enum { N = 2048 };
+    char *a = os->ops->map(os, N * PG, PG, PH_MAP_NO_THP);
+    CHECK(a != NULL);
+    if (!a)
+        return check_summary("guest_mover");
+    for (size_t i = 0; i < N * PG; i += 512)
+        a[i] = (char)(i * 2654435761u >> 11);
+    uint64_t sum = checksum((unsigned char *)a, N * PG);
+    static void *pages[N];
+    static int nodes[N], st[N];
+    for (int i = 0; i < N; i++) {
+        pages[i] = a + (size_t)i * PG;
+        nodes[i] = all[i % nn];
+    }
+    ph_move_stats s;
+    double t0 = now_s();
+    CHECK_EQ(ph_mover_move(m, N, pages, nodes, st, &s), 0);
+    double dt = now_s() - t0;
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        ok &= st[i] == nodes[i];
+    CHECK(ok);
+    CHECK(query_matches(os, N, pages, nodes));
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+    size_t batch = (size_t)ph_opt_int(PH_OPT_MOVE_BATCH_PAGES);
+    CHECK_EQ(s.calls, (N + batch - 1) / batch);
+    CHECK(s.moved + s.already == N);
+    printf("  mover: %d pages (%llu moved, %llu already there) in %llu calls, %.1f us/page\n",
+           N, (unsigned long long)s.moved, (unsigned long long)s.already,
+           (unsigned long long)s.calls, dt * 1e6 / N);
+
+    /* 2. again: nothing to do */
+    CHECK_EQ(ph_mover_move(m, N, pages, nodes, st, &s), 0);
+    CHECK_EQ(s.calls, 0);
+    CHECK_EQ(s.already, N);
+
+    /* 3. raw move: per-page statuses */
+    char *u = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    void *gap = os->ops->map(os, PG, PG, 0);
+    os->ops->unmap(os, gap, PG);
+    int missing = 0;
+    while (ph_os_node_index(t, missing) >= 0)
+        missing++;
+    void *rp[8] = {a, a + PG, a + 2 * PG, u, gap, a + 3 * PG, a + 4 * PG, a + 5 * PG};
+    int rn[8] = {all[1], all[1], all[0], all[0], all[0], missing, all[nn - 1], all[0]};
+    int want[8] = {all[1], all[1], all[0], -ENOENT, -EFAULT, -EINVAL, all[nn - 1], all[0]};
+    int rs[8];
+    for (int i = 0; i < 8; i++)
+        rs[i] = 0x5A5A5A5A;
+    CHECK_EQ(os->ops->move(os, 8, rp, rn, rs), 3);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(rs[i], want[i]);
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
+    /* 4. bind and populate_on, as the contract says */
+    enum { B = 64 };
+    char *b = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    void *bp[B];
+    int bw[B];
+    for (int i = 0; i < B; i++)
+        bp[i] = b + (size_t)i * PG;
+    CHECK_EQ(os->ops->bind(os, b, B * PG, PH_BIND_INTERLEAVE, all, nn), 0);
+    memset(b, 1, B * PG);
+    for (int i = 0; i < B; i++)
+        bw[i] = all[((uintptr_t)bp[i] / PG) % (uintptr_t)nn];
+    CHECK(query_matches(os, B, bp, bw));
+    if (nn >= 3) { /* interleave over a subset */
+        int sub[2] = {all[0], all[2]};
+        char *c = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+        CHECK_EQ(os->ops->bind(os, c, B * PG, PH_BIND_INTERLEAVE, sub, 2), 0);
+        memset(c, 1, B * PG);
+        void *cp[B];
+        for (int i = 0; i < B; i++) {
+            cp[i] = c + (size_t)i * PG;
+            bw[i] = sub[((uintptr_t)cp[i] / PG) % 2];
+        }
+        CHECK(query_matches(os, B, cp, bw));
+        os->ops->unmap(os, c, B * PG);
+    }
+    char *p = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    int last = all[nn - 1];
+    CHECK_EQ(os->ops->bind(os, p, B * PG, PH_BIND_PREFERRED, &last, 1), 0);
+    memset(p, 2, B * PG);
+    for (int i = 0; i < B; i++) {
+        bp[i] = p + (size_t)i * PG;
+        bw[i] = last;
+    }
+    CHECK(query_matches(os, B, bp, bw));
+    os->ops->unmap(os, p, B * PG);
+    p = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    memset(p, 3, 4 * PG); /* first touch: here */
+    int here[4];
+    for (int i = 0; i < 4; i++)
+        bp[i] = p + (size_t)i * PG;
+    CHECK_EQ(os->ops->query(os, 4, bp, here), 0);
+    uint64_t psum = checksum((unsigned char *)p, B * PG);
+    CHECK_EQ(os->ops->populate_on(os, p, B * PG, all[1]), 0);
+    CHECK(checksum((unsigned char *)p, B * PG) == psum);
+    for (int i = 0; i < B; i++) {
+        bp[i] = p + (size_t)i * PG;
+        bw[i] = i < 4 ? here[i] : all[1];
+    }
+    CHECK(query_matches(os, B, bp, bw));
+    os->ops->unmap(os, p, B * PG);
+    os->ops->unmap(os, b, B * PG);
+
+    /* 5. untouched pages are bound by the mover, and land there */
+    char *v = os->ops->map(os, 16 * PG, PG, PH_MAP_NO_THP);
+    void *vp[16];
+    int vn[16];
+    for (int i = 0; i < 16; i++) {
+        vp[i] = v + (size_t)i * PG;
+        vn[i] = all[(i / 4) % nn];
+    }
+    CHECK_EQ(ph_mover_move(m, 16, vp, vn, st, &s), 0);
+    CHECK_EQ(s.bound, 16);
+    CHECK_EQ(st[0], -ENOENT);
+    memset(v, 4, 16 * PG);
+    CHECK(query_matches(os, 16, vp, vn));
+    os->ops->unmap(os, v, 16 * PG);
+    os->ops->unmap(os, u, 4 * PG);
+
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+    os->ops->unmap(os, a, N * PG);
+    ph_mover_free(m);
+    ph_os_close(os);
+    ph_topo_free(t);
+    return check_summary("guest_mover");
+}

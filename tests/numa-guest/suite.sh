@@ -1,0 +1,37 @@
+#!/bin/sh
+# suite.sh BUILD_DIR -- every NUMA-guest test, run inside ONE guest boot.
+#
+# Booting costs ~15 s and code runs 10-50x slower in the guest, so the
+# guest tests are small programs run back to back here.  Each prints its
+# own "name: N passed, N failed" line; this script prints one line per
+# program and exits non-zero if any failed.  A program exiting 77 (cannot
+# run on this machine) counts as skipped, not passed.
+build=${1:?usage: suite.sh BUILD_DIR}
+pass=0 fail=0 skip=0
+run() {
+    name=$1
+    shift
+    echo "=== $name: $*"
+    "$@"
+    rc=$?
+    case $rc in
+        0) pass=$((pass + 1)); echo "=== $name: ok" ;;
+        77) skip=$((skip + 1)); echo "=== $name: skipped" ;;
+        *) fail=$((fail + 1)); echo "=== $name: FAILED (exit $rc)" ;;
+    esac
+}
+# The mover and the allocator must see the kernel's own placement only.
+echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null
+run topo "$build/tools/pagehome/pagehome" topo
+run topo-json "$build/tools/pagehome/pagehome" topo --json
+run place-4k "$build/tools/pagehome/pagehome" place --size 1M
+run place-serial "$build/tools/pagehome/pagehome" place --size 1M --touch serial
+run place-2m "$build/tools/pagehome/pagehome" place --size 16M --pagesize 2M \
+    --policy interleave,block,node:3
+run guest_place "$build/tests/guest/guest_place"
+run guest_mover "$build/tests/guest/guest_mover"
+run guest_thp "$build/tests/guest/guest_thp"
+run guest_enomem "$build/tests/guest/guest_enomem"
+run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
+echo "numa-guest suite: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# test_install.sh BUILD_DIR CC -- install pagehome into a fresh prefix and
+# build two consumers against it: one with pkg-config, one with CMake's
+# find_package(pagehome).  Both must run.
+set -euo pipefail
+build=${1:?}
+cc=${2:-cc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cat > "$tmp/consumer.c" <<'C'
+#include <pagehome.h>
+#include <stdio.h>
+int main(void)
+{
+    ph_placement_t pl;
+    if (ph_placement_parse(&pl, "interleave") != 0)
+        return 1;
+    double *a = ph_alloc(1 << 20, &pl);
+    if (!a)
+        return 2;
+    for (int i = 0; i < (1 << 20) / 8; i++)
+        a[i] = i;
+    size_t counts[64];
+    long pages = ph_node_histogram(a, 1 << 20, counts, 64);
+    printf("consumer: pagehome %s, %ld pages\n", ph_version(), pages);
+    return ph_free(a) == 0 && pages == 256 ? 0 : 3;
+}
+C
+libdir=$(find "$tmp/prefix" -name pagehome.pc -printf '%h\n' | head -1)
+export PKG_CONFIG_PATH=$libdir
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/with_pc" "$tmp/consumer.c" $(pkg-config --cflags --libs pagehome) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir pagehome)"
+"$tmp/with_pc"
+# static link through pkg-config --static
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/with_pc_static" "$tmp/consumer.c" \
+    $(pkg-config --static --cflags pagehome) "$(pkg-config --variable=libdir pagehome)/libpagehome.a" \
+    $(pkg-config --static --libs-only-l pagehome | sed 's/-lpagehome//')
+"$tmp/with_pc_static"
+mkdir "$tmp/cm"
+cat > "$tmp/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(pagehome 0.1 REQUIRED)
+add_executable(consumer ../consumer.c)
+target_link_libraries(consumer PRIVATE pagehome::pagehome)
+CM
+cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_C_COMPILER="$cc" >/dev/null
+cmake --build "$tmp/cm/build" >/dev/null
+"$tmp/cm/build/consumer"
+# Only the public API is exported from the shared library.
+so=$(find "$tmp/prefix" -name 'libpagehome.so.*.*' | head -1)
+bad=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^ph_' | grep -v '^PAGEHOME_' || true)
+internal=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -E '^ph_(fail|topo_|os_|mover_|plan_|registry_|opt_|ctx)' || true)
+if [ -n "$bad$internal" ]; then
+    echo "unexpected exported symbols: $bad $internal"
+    exit 1
+fi
+echo "test_install: 4 passed, 0 failed"

@@ -1,0 +1,565 @@
+/*
+ * test_os_contract.c -- the contract of os.h, checked against the
+ * simulator and against Linux with one suite.
+ *
+ * The suite only assumes what every implementation promises.  On this
+ * kind of host Linux usually has a single node, so "other node" checks use
+ * whatever nodes the topology has (moves to the page's own node still go
+ * through the kernel), and a node the topology does not have must give
+ * -EINVAL per page.  Then each implementation gets the checks only it can
+ * pass: capacities, counters and costs on the simulator; the zero page,
+ * hugetlbfs and the huge page methods on Linux.
+ *
+ * Every batch call starts from a status array filled with a sentinel and
+ * every slot must come back holding a legal value.
+ */
+#include "check.h"
+
+#include "base/error.h"
+#include "config/options.h"
+#include "os/os.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SENTINEL 0x5A5A5A5A
+#define PG PH_PAGE_4K
+
+static void fill(int *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        st[i] = SENTINEL;
+}
+
+/* A legal status: a node of the topology or one of the contract's errnos. */
+static int legal(const ph_os *os, int s)
+{
+    if (s >= 0)
+        return ph_os_node_index(os->topo, s) >= 0;
+    switch (-s) {
+    case ENOENT: case EFAULT: case EBUSY: case EAGAIN: case ENOMEM: case EACCES:
+    case EINVAL:
+        return 1;
+    }
+    return 0;
+}
+
+static int all_legal(const ph_os *os, const int *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (st[i] == SENTINEL || !legal(os, st[i])) {
+            fprintf(stderr, "  slot %zu holds %d\n", i, st[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static uint64_t checksum(const unsigned char *p, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void pages_of(void *base, size_t n, void **pages)
+{
+    for (size_t i = 0; i < n; i++)
+        pages[i] = (char *)base + i * PG;
+}
+
+static volatile sig_atomic_t sig_node = -2, sig_cpu = -2;
+static ph_os *sig_os;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    sig_node = sig_os->ops->current_node(sig_os);
+    sig_cpu = sig_os->ops->current_cpu(sig_os);
+}
+
+/* ---- the shared suite ----------------------------------------------------- */
+
+static void suite(ph_os *os, const char *label)
+{
+    const ph_topology *t = os->topo;
+    int nn = t->nnodes;
+    printf("-- contract suite: %s (%d node%s)\n", label, nn, nn == 1 ? "" : "s");
+    enum { N = 64 };
+    void *pages[N];
+    int st[N], nodes[N];
+
+    /* map: aligned, zeroed, untouched */
+    char *a = os->ops->map(os, N * PG, 65536, PH_MAP_NO_THP);
+    CHECK(a != NULL);
+    if (!a)
+        return;
+    CHECK_EQ((uintptr_t)a % 65536, 0);
+    pages_of(a, N, pages);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, N, pages, st), 0);
+    CHECK(all_legal(os, st, N));
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(st[i], -ENOENT);
+
+    /* touch the first half: faulted on a node of the topology */
+    for (int i = 0; i < N / 2; i++)
+        CHECK_EQ(a[i * PG + 7], 0);
+    for (int i = 0; i < N / 2; i++)
+        memset(a + i * PG, 0x40 + i, PG);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, N, pages, st), 0);
+    CHECK(all_legal(os, st, N));
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        ok &= i < N / 2 ? (st[i] >= 0) : (st[i] == -ENOENT);
+    CHECK(ok);
+
+    /* move the touched half to node i % nn: data unchanged */
+    uint64_t sum = checksum((unsigned char *)a, N * PG);
+    for (int i = 0; i < N / 2; i++)
+        nodes[i] = t->nodes[i % nn].id;
+    fill(st, N);
+    CHECK_EQ(os->ops->move(os, N / 2, pages, nodes, st), 0);
+    CHECK(all_legal(os, st, N / 2));
+    ok = 1;
+    for (int i = 0; i < N / 2; i++)
+        ok &= st[i] == nodes[i];
+    CHECK(ok);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, N / 2, pages, st), 0);
+    ok = 1;
+    for (int i = 0; i < N / 2; i++)
+        ok &= st[i] == nodes[i];
+    CHECK(ok);
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
+    /* moving again: every page is already there */
+    fill(st, N);
+    CHECK_EQ(os->ops->move(os, N / 2, pages, nodes, st), 0);
+    ok = 1;
+    for (int i = 0; i < N / 2; i++)
+        ok &= st[i] == nodes[i];
+    CHECK(ok);
+
+    /* a mixed batch: good, untouched, bad node, unmapped, good */
+    void *gap = os->ops->map(os, PG, PG, 0);
+    CHECK(gap != NULL);
+    CHECK_EQ(os->ops->unmap(os, gap, PG), 0);
+    void *mix[6] = {a, a + (N - 1) * PG, a + PG, gap, a + 2 * PG, a + 3 * PG};
+    int mixn[6] = {t->nodes[0].id, t->nodes[0].id, 1000, t->nodes[nn - 1].id,
+                   t->nodes[nn - 1].id, -3};
+    fill(st, 6);
+    CHECK_EQ(os->ops->move(os, 6, mix, mixn, st), 4);
+    CHECK(all_legal(os, st, 6));
+    CHECK_EQ(st[0], t->nodes[0].id);
+    CHECK_EQ(st[1], -ENOENT);
+    CHECK_EQ(st[2], -EINVAL);
+    CHECK_EQ(st[3], -EFAULT);
+    CHECK_EQ(st[4], t->nodes[nn - 1].id);
+    CHECK_EQ(st[5], -EINVAL);
+    fill(st, 6);
+    CHECK_EQ(os->ops->query(os, 6, mix, st), 0);
+    CHECK_EQ(st[3], -EFAULT);
+    CHECK_EQ(st[2], t->nodes[1 % nn].id); /* the bad target left it alone */
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
+    /* whole-call argument errors */
+    errno = 0;
+    CHECK_EQ(os->ops->move(os, 3, NULL, nodes, st), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(os->ops->query(os, 3, pages, NULL), -1);
+    CHECK_EQ(os->ops->query(os, 0, NULL, NULL), 0);
+    CHECK_EQ(os->ops->move(os, 0, NULL, NULL, NULL), 0);
+
+    /* bind preferred: untouched pages land on the node when touched */
+    int last = t->nodes[nn - 1].id;
+    char *untouched = a + (N / 2) * PG;
+    CHECK_EQ(os->ops->bind(os, untouched, 8 * PG, PH_BIND_PREFERRED, &last, 1), 0);
+    memset(untouched, 1, 8 * PG);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 8, pages + N / 2, st), 0);
+    ok = 1;
+    for (int i = 0; i < 8; i++)
+        ok &= st[i] == last;
+    CHECK(ok);
+
+    /* bind interleave over all nodes: page v -> nodes[v % n] */
+    int all[PH_MAX_NODES];
+    for (int i = 0; i < nn; i++)
+        all[i] = t->nodes[i].id;
+    char *il = untouched + 8 * PG;
+    CHECK_EQ(os->ops->bind(os, il, 16 * PG, PH_BIND_INTERLEAVE, all, nn), 0);
+    memset(il, 2, 16 * PG);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 16, pages + N / 2 + 8, st), 0);
+    ok = 1;
+    for (int i = 0; i < 16; i++) {
+        uintptr_t v = (uintptr_t)(il + i * PG) / PG;
+        ok &= st[i] == all[v % (uintptr_t)nn];
+    }
+    CHECK(ok);
+    if (nn > 1) {
+        int rev[2] = {all[1], all[0]};
+        CHECK_EQ(os->ops->bind(os, il, PG, PH_BIND_INTERLEAVE, rev, 2), -1);
+        CHECK_EQ(errno, EINVAL);
+        CHECK_CONTAINS(ph_error_message(), "ascending");
+    }
+    int badnode = 1000;
+    CHECK_EQ(os->ops->bind(os, il, PG, PH_BIND_PREFERRED, &badnode, 1), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(os->ops->bind(os, gap, PG, PH_BIND_PREFERRED, &last, 1), -1);
+    CHECK_EQ(errno, EFAULT);
+    CHECK_EQ(os->ops->bind(os, il, 16 * PG, PH_BIND_DEFAULT, NULL, 0), 0);
+
+    /* populate_on: untouched pages come from the node, written ones keep
+     * their data and their node */
+    char *b = os->ops->map(os, 32 * PG, PG, PH_MAP_NO_THP);
+    CHECK(b != NULL);
+    if (b) {
+        void *bp[32];
+        pages_of(b, 32, bp);
+        memset(b, 0x33, 4 * PG);
+        fill(st, 32);
+        CHECK_EQ(os->ops->query(os, 4, bp, st), 0);
+        int before[4];
+        memcpy(before, st, sizeof before);
+        uint64_t bsum = checksum((unsigned char *)b, 32 * PG);
+        CHECK_EQ(os->ops->populate_on(os, b, 32 * PG, last), 0);
+        CHECK(checksum((unsigned char *)b, 32 * PG) == bsum);
+        fill(st, 32);
+        CHECK_EQ(os->ops->query(os, 32, bp, st), 0);
+        CHECK(all_legal(os, st, 32));
+        ok = 1;
+        for (int i = 0; i < 32; i++)
+            ok &= i < 4 ? st[i] == before[i] : st[i] == last;
+        CHECK(ok);
+        CHECK_EQ(os->ops->populate_on(os, b, PG, 1000), -1);
+        CHECK_EQ(errno, EINVAL);
+        CHECK_EQ(os->ops->unmap(os, b, 32 * PG), 0);
+    }
+
+    /* huge mappings: 2 MiB aligned; a NO_THP range reports 4 KiB pages */
+    char *h = os->ops->map(os, 3 * PH_PAGE_2M + 5, PG, PH_MAP_HUGE_THP);
+    CHECK(h != NULL);
+    if (h) {
+        CHECK_EQ((uintptr_t)h % PH_PAGE_2M, 0);
+        memset(h, 5, 4 * PH_PAGE_2M); /* rounded up to whole 2 MiB pages */
+        CHECK_EQ(os->ops->unmap(os, h, 3 * PH_PAGE_2M + 5), 0);
+    }
+    uint8_t hs[N];
+    memset(hs, 7, sizeof hs);
+    CHECK_EQ(os->ops->huge_state(os, a, N, hs), 0);
+    ok = 1;
+    for (int i = 0; i < N; i++)
+        ok &= hs[i] == 0;
+    CHECK(ok);
+    memset(hs, 7, sizeof hs);
+    CHECK_EQ(os->ops->huge_state(os, gap, 4, hs), 0); /* holes: 0 */
+    CHECK(hs[0] == 0 && hs[3] == 0);
+
+    /* map arguments */
+    CHECK(os->ops->map(os, 0, PG, 0) == NULL);
+    CHECK_EQ(errno, EINVAL);
+    CHECK(os->ops->map(os, PG, 3000, 0) == NULL);
+    CHECK_EQ(errno, EINVAL);
+
+    /* threads: a node and a CPU of the topology, also in a signal handler */
+    int cn = os->ops->current_node(os);
+    int cc = os->ops->current_cpu(os);
+    CHECK(ph_os_node_index(t, cn) >= 0);
+    CHECK(cc >= 0);
+    sig_os = os;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    raise(SIGUSR1);
+    CHECK_EQ(sig_node, cn);
+    CHECK(sig_cpu >= 0);
+    signal(SIGUSR1, SIG_DFL);
+
+    /* probe */
+    ph_os_probe pr;
+    memset(&pr, 0x7f, sizeof pr);
+    CHECK_EQ(os->ops->probe(os, &pr), 0);
+    CHECK(pr.move_permitted >= -1 && pr.move_permitted <= 1);
+    CHECK(pr.numa_balancing >= -1);
+    CHECK(memchr(pr.thp_mode, '\0', sizeof pr.thp_mode) != NULL);
+
+    /* unmap: the pages are gone */
+    CHECK_EQ(os->ops->unmap(os, a, N * PG), 0);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 4, pages, st), 0);
+    CHECK(st[0] == -EFAULT && st[3] == -EFAULT);
+}
+
+/* ---- the simulator's own ----------------------------------------------------- */
+
+static void sim_only(ph_os *os)
+{
+    const ph_topology *t = os->topo;
+    printf("-- simulator: capacity, counters, costs, threads, huge pages\n");
+    CHECK_STR(os->ops->name, "sim");
+    enum { N = 16 };
+    void *pages[N];
+    int st[N], nodes[N];
+
+    /* thread binding */
+    CHECK_EQ(os->ops->current_node(os), 0); /* no OpenMP: the first node */
+    CHECK_EQ(os->ops->set_thread_node(os, 2), 0);
+    CHECK_EQ(os->ops->current_node(os), 2);
+    CHECK_EQ(ph_topo_cpu_index(t, os->ops->current_cpu(os)), 2);
+    CHECK_EQ(os->ops->set_thread_node(os, 77), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(os->ops->current_node(os), 2);
+
+    /* first touch: the asking thread's node; ph_sim_touch names it */
+    char *a = os->ops->map(os, N * PG, PG, 0);
+    pages_of(a, N, pages);
+    memset(a, 1, 4 * PG); /* touched by a thread on node 2 */
+    CHECK_EQ(ph_sim_touch(os, a + 4 * PG, 4 * PG, 3), 0);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 8, pages, st), 0);
+    CHECK(st[0] == 2 && st[3] == 2 && st[4] == 3 && st[7] == 3);
+    CHECK_EQ(os->ops->set_thread_node(os, -1), 0);
+    CHECK_EQ(os->ops->current_node(os), 0);
+
+    /* counters and modeled cost: 4 pages 2 -> 1 and 3 -> 1 */
+    ph_sim_counters c0, c1;
+    CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
+    for (int i = 0; i < 8; i++)
+        nodes[i] = 1;
+    fill(st, N);
+    CHECK_EQ(os->ops->move(os, 8, pages, nodes, st), 0);
+    CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
+    CHECK_EQ(c1.move_calls - c0.move_calls, 1);
+    CHECK_EQ(c1.move_pages - c0.move_pages, 8);
+    CHECK_EQ(c1.moved_pages - c0.moved_pages, 8);
+    double want = t->migrate_ns_call + 4 * t->migrate_ns_4k[2 * t->nnodes + 1] +
+                  4 * t->migrate_ns_4k[3 * t->nnodes + 1];
+    CHECK(c1.migrate_cost_ns - c0.migrate_cost_ns > want - 1e-6 &&
+          c1.migrate_cost_ns - c0.migrate_cost_ns < want + 1e-6);
+    CHECK_EQ(ph_sim_node_pages(os, 1), 8);
+
+    /* capacity: node 3 holds 4 pages */
+    CHECK_EQ(ph_sim_set_node_capacity(os, 3, 4), 0);
+    for (int i = 0; i < 8; i++)
+        nodes[i] = 3;
+    fill(st, N);
+    CHECK_EQ(os->ops->move(os, 8, pages, nodes, st), 4);
+    int n3 = 0, nomem = 0;
+    for (int i = 0; i < 8; i++) {
+        n3 += st[i] == 3;
+        nomem += st[i] == -ENOMEM;
+    }
+    CHECK(n3 == 4 && nomem == 4);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 8, pages, st), 0);
+    int on1 = 0; /* the refused ones stayed on node 1 */
+    for (int i = 0; i < 8; i++)
+        on1 += st[i] == 1;
+    CHECK_EQ(on1, 4);
+    /* populate beyond the capacity: -1/ENOMEM, nothing changes */
+    CHECK_EQ(os->ops->populate_on(os, a + 8 * PG, 8 * PG, 3), -1);
+    CHECK_EQ(errno, ENOMEM);
+    CHECK_CONTAINS(ph_error_message(), "node 3 is full");
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 8, pages + 8, st), 0);
+    CHECK(st[0] == -ENOENT && st[7] == -ENOENT);
+    /* a first touch on a full node falls back to the nearest with room */
+    CHECK_EQ(ph_sim_touch(os, a + 8 * PG, PG, 3), 0);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 1, pages + 8, st), 0);
+    CHECK(st[0] >= 0 && st[0] != 3);
+    CHECK_EQ(ph_sim_set_node_capacity(os, 3, 0), 0);
+
+    /* discarded memory loses its home */
+    CHECK_EQ(madvise(a, 2 * PG, MADV_DONTNEED), 0);
+    fill(st, N);
+    CHECK_EQ(os->ops->query(os, 3, pages, st), 0);
+    CHECK(st[0] == -ENOENT && st[1] == -ENOENT && st[2] >= 0);
+    CHECK_EQ(os->ops->unmap(os, a, N * PG), 0);
+
+    /* memory the simulator did not map: tracked on sight */
+    static char foreign[64 * 4096] __attribute__((aligned(4096)));
+    void *fp[3] = {foreign, foreign + 10 * PG, foreign + 63 * PG};
+    memset(foreign + 10 * PG, 9, PG);
+    fill(st, 3);
+    CHECK_EQ(os->ops->query(os, 3, fp, st), 0);
+    CHECK_EQ(st[1], 0);
+    int to2[3] = {2, 2, 2};
+    fill(st, 3);
+    CHECK_EQ(os->ops->move(os, 3, fp, to2, st), 2);
+    CHECK_EQ(st[1], 2);
+    CHECK_EQ(st[0], -ENOENT);
+
+    /* a 2 MiB page moves as a whole; interleave goes by 2 MiB page */
+    char *h = os->ops->map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
+    CHECK(h != NULL);
+    uint8_t hs[8];
+    CHECK_EQ(os->ops->huge_state(os, h + PH_PAGE_2M - 4 * PG, 8, hs), 0);
+    CHECK(hs[0] == 1 && hs[7] == 1);
+    int all[4] = {0, 1, 2, 3};
+    CHECK_EQ(os->ops->bind(os, h, 4 * PH_PAGE_2M, PH_BIND_INTERLEAVE, all, 4), 0);
+    memset(h, 3, 4 * PH_PAGE_2M);
+    void *hp[4] = {h, h + PH_PAGE_2M + 5 * PG, h + 2 * PH_PAGE_2M + 511 * PG,
+                   h + 3 * PH_PAGE_2M + 100 * PG};
+    fill(st, 4);
+    CHECK_EQ(os->ops->query(os, 4, hp, st), 0);
+    uintptr_t v0 = (uintptr_t)h / PH_PAGE_2M;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(st[i], (int)((v0 + (uintptr_t)i) % 4));
+    CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
+    void *sub[1] = {h + 17 * PG};
+    int tgt[1] = {(int)((v0 + 1) % 4)};
+    fill(st, 1);
+    CHECK_EQ(os->ops->move(os, 1, sub, tgt, st), 0);
+    CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
+    void *probe[2] = {h, h + PH_PAGE_2M - PG};
+    fill(st, 2);
+    CHECK_EQ(os->ops->query(os, 2, probe, st), 0);
+    CHECK(st[0] == tgt[0] && st[1] == tgt[0]);
+    int from = (int)(v0 % 4);
+    want = t->migrate_ns_call + t->migrate_ns_2m[from * t->nnodes + tgt[0]];
+    CHECK(c1.migrate_cost_ns - c0.migrate_cost_ns > want - 1e-6 &&
+          c1.migrate_cost_ns - c0.migrate_cost_ns < want + 1e-6);
+    CHECK_EQ(os->ops->unmap(os, h, 4 * PH_PAGE_2M), 0);
+}
+
+/* ---- Linux's own ---------------------------------------------------------------- */
+
+static void linux_only(ph_os *os)
+{
+    printf("-- linux: zero page, huge page methods, hugetlbfs, threads\n");
+    CHECK_STR(os->ops->name, "linux");
+    CHECK_EQ(os->ops->set_thread_node(os, 0), -1);
+    CHECK_EQ(errno, ENOTSUP);
+
+    /* the zero page is not a home */
+    char *z = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK(z != NULL);
+    volatile char r = z[PG];
+    (void)r;
+    void *zp[2] = {z, z + PG};
+    int st[2], nd[2] = {os->topo->nodes[0].id, os->topo->nodes[0].id};
+    fill(st, 2);
+    CHECK_EQ(os->ops->query(os, 2, zp, st), 0);
+    CHECK(st[0] == -ENOENT && st[1] == -ENOENT);
+    fill(st, 2);
+    CHECK_EQ(os->ops->move(os, 2, zp, nd, st), 2);
+    CHECK(st[0] == -ENOENT && st[1] == -ENOENT);
+    CHECK_EQ(os->ops->unmap(os, z, 4 * PG), 0);
+
+    /* huge page methods agree on a THP range (when THP gives us any) */
+    char *h = os->ops->map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
+    CHECK(h != NULL);
+    memset(h, 1, 4 * PH_PAGE_2M);
+    size_t n = 4 * PH_PAGE_2M / PG;
+    uint8_t *m[4];
+    int got[4];
+    for (int k = 0; k < 4; k++) {
+        m[k] = calloc(n, 1);
+        int prev = ph_os_linux_huge_method(k);
+        got[k] = os->ops->huge_state(os, h, n, m[k]) == 0;
+        ph_os_linux_huge_method(prev);
+    }
+    size_t huge_pages = 0;
+    for (size_t i = 0; i < n; i++)
+        huge_pages += m[0][i];
+    printf("   THP: %zu of %zu pages huge (auto); kpageflags %s, PAGEMAP_SCAN %s\n",
+           huge_pages, n, got[1] ? "yes" : "no", got[2] ? "yes" : "no");
+    CHECK(got[0] && got[3]);
+    for (int k = 1; k < 3; k++)
+        if (got[k])
+            CHECK(memcmp(m[0], m[k], n) == 0);
+    /* smaps is an approximation, but whole faulted units agree */
+    if (got[3])
+        CHECK(memcmp(m[0], m[3], n) == 0);
+    for (int k = 0; k < 4; k++)
+        free(m[k]);
+    CHECK_EQ(os->ops->unmap(os, h, 4 * PH_PAGE_2M), 0);
+
+    /* hugetlbfs: an empty pool fails at map time with a message */
+    char buf[64] = "";
+    long pool = ph_os_read_text("/proc/sys/vm/nr_hugepages", buf, sizeof buf) > 0
+                    ? strtol(buf, NULL, 10)
+                    : -1;
+    void *tl = os->ops->map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
+    if (pool == 0) {
+        CHECK(tl == NULL);
+        CHECK_EQ(errno, ENOMEM);
+        CHECK_CONTAINS(ph_error_message(), "hugetlbfs pool");
+    } else if (tl) {
+        uint8_t hs[2];
+        CHECK_EQ(os->ops->populate_on(os, tl, PH_PAGE_2M, os->topo->nodes[0].id), 0);
+        CHECK_EQ(os->ops->huge_state(os, tl, 2, hs), 0);
+        CHECK(hs[0] == 1);
+        CHECK_EQ(os->ops->unmap(os, tl, PH_PAGE_2M), 0);
+    }
+
+    /* a move to a node the topology lacks is -EINVAL, per page */
+    char *p = os->ops->map(os, 2 * PG, PG, 0);
+    memset(p, 1, 2 * PG);
+    void *pp[2] = {p, p + PG};
+    int bad[2] = {os->topo->nodes[0].id, 63};
+    if (ph_os_node_index(os->topo, 63) < 0) {
+        fill(st, 2);
+        CHECK_EQ(os->ops->move(os, 2, pp, bad, st), 1);
+        CHECK_EQ(st[0], os->topo->nodes[0].id);
+        CHECK_EQ(st[1], -EINVAL);
+    }
+    CHECK_EQ(os->ops->unmap(os, p, 2 * PG), 0);
+}
+
+int main(void)
+{
+    ph_options_init();
+    ph_topology *st = ph_topo_from_spec("nodes=4,cpus_per_node=1");
+    CHECK(st != NULL);
+    if (st) {
+        ph_os *sim = ph_os_sim_open(st);
+        CHECK(sim != NULL);
+        if (sim) {
+            suite(sim, "sim");
+            sim_only(sim);
+            ph_os_close(sim);
+        }
+        /* the suite also holds through the fault wrapper with no faults */
+        ph_os *w = ph_os_faulty_open(ph_os_sim_open(st), NULL);
+        CHECK(w != NULL);
+        if (w) {
+            CHECK_STR(w->ops->name, "faulty(sim)");
+            suite(w, "faulty(sim), no faults planned");
+            ph_os_close(w);
+        }
+    }
+
+    ph_topology *lt = ph_topo_from_hwloc();
+    if (!lt) {
+        printf("-- linux: no hwloc topology (%s): Linux part skipped\n", ph_error_message());
+    } else {
+        ph_os *lx = ph_os_linux_open(lt);
+        CHECK(lx != NULL);
+        ph_os_probe pr;
+        if (lx && lx->ops->probe(lx, &pr) == 0 && pr.move_permitted == 1) {
+            printf("-- linux probe: numa_balancing %d, THP %s, hugetlbfs 2M %d\n",
+                   pr.numa_balancing, pr.thp_mode, pr.huge_2m_hugetlbfs);
+            suite(lx, "linux");
+            linux_only(lx);
+        } else if (lx) {
+            printf("-- linux: move_pages(2) not permitted here (errno %d): Linux part "
+                   "skipped\n",
+                   pr.move_errno);
+        }
+        ph_os_close(lx);
+        ph_topo_free(lt);
+    }
+    ph_topo_free(st);
+    return check_summary("test_os_contract");
+}
