@@ -56,6 +56,7 @@ typedef struct mv_entry {
     uint8_t huge;
     uint8_t was_there;/* on target at the first query */
     uint8_t bound;    /* bind succeeded */
+    uint8_t busy;     /* the last move said -EBUSY */
 } mv_entry;
 
 static uint64_t now_ns(void)
@@ -115,8 +116,13 @@ static int cmp_ref(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Move lists are sorted by target, then address. */
+/* Move lists are sorted by target, then address, so the kernel migrates
+ * each node's pages in one go -- except that pages which came back -EBUSY
+ * go last.  The kernel gives up on the rest of a call at the first run it
+ * cannot migrate, so one unmovable page would otherwise starve the pages
+ * behind it on every retry. */
 typedef struct mv_item {
+    int busy;
     int tidx;
     uintptr_t addr;
     size_t e;         /* entry */
@@ -125,6 +131,8 @@ typedef struct mv_item {
 static int cmp_item(const void *a, const void *b)
 {
     const mv_item *x = a, *y = b;
+    if (x->busy != y->busy)
+        return x->busy < y->busy ? -1 : 1;
     if (x->tidx != y->tidx)
         return x->tidx < y->tidx ? -1 : 1;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
@@ -283,7 +291,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
         } else if (full[e->tidx] > now) {
             e->result = -ENOMEM;
         } else {
-            c->items[nm++] = (mv_item){e->tidx, e->addr, pend[k]};
+            c->items[nm++] = (mv_item){e->busy, e->tidx, e->addr, pend[k]};
         }
     }
     if (nm == 0)
@@ -311,6 +319,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
         mv_entry *e = &c->e[c->items[k].e];
         int s = c->ms[k];
         e->result = s;
+        e->busy = s == -EBUSY;
         if ((s == -EBUSY || s == -EAGAIN) && e->tries <= c->retries) {
             next[(*nnext)++] = c->items[k].e;
             c->st.retried += e->n;
@@ -477,11 +486,10 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
             run_batch(&c, pend + off, n, next, &nnext, round);
         }
         if (c.refused) {
-            /* Whatever was still waiting will not be tried. */
-            for (size_t k = 0; k < nnext; k++)
-                ents[next[k]].result = -c.refused;
+            /* Whatever was still waiting (never tried, or due for a
+             * retry) will not be tried: it reports the refusal. */
             for (size_t k = 0; k < ne; k++)
-                if (ents[k].result == -EAGAIN && ents[k].tries == 0)
+                if (ents[k].result == -EAGAIN || ents[k].result == -EBUSY)
                     ents[k].result = -c.refused;
             break;
         }

@@ -190,6 +190,9 @@ typedef struct ph_fault_plan {
     int refuse_move_errno; /* != 0: move() fails as a whole with it */
     int fail_bind_errno;   /* != 0: bind() fails with it */
     int fail_map_errno;    /* != 0: map() fails with it */
+    uintptr_t pinned_page; /* != 0: this 4 KiB page always reports -EBUSY */
+    int kernel_abort;      /* != 0: like the kernel, a -EBUSY ends the call:
+                              later entries report -EAGAIN, not moved */
 } ph_fault_plan;
 /* A plan that injects nothing (enomem_node = -1). */
 void ph_fault_plan_init(ph_fault_plan *plan);

@@ -99,11 +99,18 @@ static long fy_move(ph_os *os, size_t count, void *const *pages, const int *node
     if (refuse) {
         f->st.refused_moves++;
     } else {
+        int aborted = 0;
+        uintptr_t pinned = f->plan.pinned_page & ~(uintptr_t)(PH_PAGE_4K - 1);
         for (size_t i = 0; i < count; i++) {
             double r = draw(f);
-            if (r < f->plan.p_busy) {
+            if (aborted) {
+                status[i] = -EAGAIN;
+            } else if ((pinned && ((uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1)) ==
+                                      pinned) ||
+                       r < f->plan.p_busy) {
                 status[i] = -EBUSY;
                 f->st.injected_busy++;
+                aborted = f->plan.kernel_abort != 0;
             } else if (r < f->plan.p_busy + f->plan.p_again) {
                 status[i] = -EAGAIN;
                 f->st.injected_again++;

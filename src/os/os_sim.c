@@ -970,7 +970,7 @@ int ph_sim_counters_get(ph_os *os, ph_sim_counters *out)
 {
     sim_state *s = sim_of(os);
     if (!s || !out)
-        return ph_fail(EINVAL, "ph_sim_counters_get: not the simulated machine");
+        return ph_fail(ENOTSUP, "ph_sim_counters_get: not the simulated machine");
     pthread_mutex_lock(&s->lock);
     *out = s->c;
     pthread_mutex_unlock(&s->lock);
@@ -981,7 +981,7 @@ int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages)
 {
     sim_state *s = sim_of(os);
     if (!s)
-        return ph_fail(EINVAL, "ph_sim_set_node_capacity: not the simulated machine");
+        return ph_fail(ENOTSUP, "ph_sim_set_node_capacity: not the simulated machine");
     int idx = ph_os_node_index(os->topo, node);
     if (idx < 0)
         return ph_fail(EINVAL, "ph_sim_set_node_capacity: node %d is not a node of the machine",
@@ -996,7 +996,7 @@ int64_t ph_sim_node_pages(ph_os *os, int node)
 {
     sim_state *s = sim_of(os);
     if (!s)
-        return ph_fail(EINVAL, "ph_sim_node_pages: not the simulated machine");
+        return ph_fail(ENOTSUP, "ph_sim_node_pages: not the simulated machine");
     int idx = ph_os_node_index(os->topo, node);
     if (idx < 0)
         return ph_fail(EINVAL, "ph_sim_node_pages: node %d is not a node of the machine", node);
@@ -1009,6 +1009,6 @@ int64_t ph_sim_node_pages(ph_os *os, int node)
 int ph_sim_touch(ph_os *os, void *addr, size_t len, int node)
 {
     if (!sim_of(os))
-        return ph_fail(EINVAL, "ph_sim_touch: not the simulated machine");
+        return ph_fail(ENOTSUP, "ph_sim_touch: not the simulated machine");
     return populate_common(os, addr, len, node, 0, "ph_sim_touch");
 }

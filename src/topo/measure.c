@@ -611,9 +611,6 @@ static int save(const measure *m, const char *path)
     ph_topo_to_json(m->t, &w);
     int rc = ph_jw_write_file(&w, path);
     ph_jw_free(&w);
-    if (rc == 0)
-        say(m, "saved to %s (use it with PAGEHOME_LATENCY_FILE=%s)", path,
-            path);
     return rc;
 }
 

@@ -12,7 +12,14 @@
  *   4. what the contract promises of bind and populate_on, checked against
  *      the kernel: interleave page v -> nodes[v % n], preferred, and
  *      populate_on(node);
- *   5. untouched pages in a mover request are bound, and land there.
+ *   5. untouched pages in a mover request are bound, and land there;
+ *   6. a page whose reference a pipe holds (vmsplice) cannot migrate: the
+ *      kernel gives up on its run and skips the rest of the call; the
+ *      statuses still say -EBUSY for it, the node for the pages that went
+ *      and -EAGAIN for those never tried, and the mover retries;
+ *   7. hugetlbfs (pool set up here when we may): populate_on a node with
+ *      no pool returns -1/ENOMEM instead of raising SIGBUS, and a node
+ *      with a pool gets the page.
  * Exits 77 on a machine with fewer than 2 nodes.
  */
 #include "../unit/check.h"
@@ -24,9 +31,12 @@
 #include "topo/topo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PG PH_PAGE_4K
 
@@ -43,6 +53,19 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Write a number to a sysfs file; 0 or -1. */
+static int write_num(const char *path, long v)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%ld\n", v);
+    int ok = write(fd, buf, (size_t)n) == n;
+    close(fd);
+    return ok ? 0 : -1;
 }
 
 static int query_matches(ph_os *os, size_t n, void **pages, const int *want)
@@ -200,6 +223,77 @@ int main(void)
     CHECK(query_matches(os, 16, vp, vn));
     os->ops->unmap(os, v, 16 * PG);
     os->ops->unmap(os, u, 4 * PG);
+
+    /* 6. a page held by a pipe */
+    char *w = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK_EQ(os->ops->populate_on(os, w, 4 * PG, all[0]), 0);
+    memset(w, 6, 4 * PG);
+    int pfd[2];
+    CHECK_EQ(pipe(pfd), 0);
+    struct iovec iov = {w, PG};
+    if (vmsplice(pfd[1], &iov, 1, 0) == (ssize_t)PG) {
+        void *wp[3] = {w, w + PG, w + 2 * PG};
+        int wn[3] = {all[1], all[1], all[2 % nn]};
+        int ws[3] = {0x5A5A5A5A, 0x5A5A5A5A, 0x5A5A5A5A};
+        long r = os->ops->move(os, 3, wp, wn, ws);
+        printf("  pinned page: move returned %ld, statuses %d %d %d\n", r, ws[0], ws[1],
+               ws[2]);
+        CHECK_EQ(r, 2);
+        CHECK(ws[0] == -EBUSY || ws[0] == -EAGAIN);
+        CHECK_EQ(ws[1], all[1]);
+        CHECK_EQ(ws[2], -EAGAIN);
+        int wq[3];
+        CHECK_EQ(os->ops->query(os, 3, wp, wq), 0);
+        CHECK(wq[0] == all[0] && wq[1] == all[1] && wq[2] == all[0]);
+        /* the mover retries what it can, and gives up on the pinned page */
+        CHECK_EQ(ph_mover_move(m, 3, wp, wn, ws, &s), 1);
+        CHECK(s.retried >= 1 || s.failed_busy == 1);
+        CHECK_EQ(s.failed_busy, 1);
+        CHECK_EQ(ws[2], wn[2]);
+    } else {
+        printf("  vmsplice refused (%s): pinned page check skipped\n", strerror(errno));
+    }
+    close(pfd[0]);
+    close(pfd[1]);
+    os->ops->unmap(os, w, 4 * PG);
+
+    /* 7. hugetlbfs: a pool on the second node only */
+    char path[128];
+    snprintf(path, sizeof path,
+             "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",
+             all[1]);
+    char got[32] = "";
+    if (write_num(path, 2) == 0 && ph_os_read_text(path, got, sizeof got) > 0 &&
+        strtol(got, NULL, 10) < 1) {
+        /* the write succeeds even when no 2 MiB block was free there */
+        printf("  hugetlbfs: no 2 MiB page could be set aside on node %d: check skipped\n",
+               all[1]);
+        write_num(path, 0);
+    } else if (got[0]) {
+        char *h = os->ops->map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
+        CHECK(h != NULL);
+        if (h) {
+            errno = 0;
+            CHECK_EQ(os->ops->populate_on(os, h, PH_PAGE_2M, all[0]), -1);
+            CHECK_EQ(errno, ENOMEM);
+            CHECK_CONTAINS(ph_error_message(), "hugetlbfs pool");
+            CHECK_EQ(os->ops->populate_on(os, h, PH_PAGE_2M, all[1]), 0);
+            void *hp[2] = {h, h + PH_PAGE_2M - PG};
+            int hq[2];
+            uint8_t hh[2];
+            CHECK_EQ(os->ops->query(os, 2, hp, hq), 0);
+            CHECK(hq[0] == all[1] && hq[1] == all[1]);
+            CHECK_EQ(os->ops->huge_state(os, h, 2, hh), 0);
+            CHECK(hh[0] == 1 && hh[1] == 1);
+            h[5] = 1;
+            CHECK_EQ(os->ops->unmap(os, h, PH_PAGE_2M), 0);
+        }
+        write_num(path, 0);
+        printf("  hugetlbfs: empty pool -> ENOMEM (no SIGBUS), pool on node %d used\n",
+               all[1]);
+    } else {
+        printf("  hugetlbfs pool cannot be set here: check skipped\n");
+    }
 
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
     os->ops->unmap(os, a, N * PG);

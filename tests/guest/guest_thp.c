@@ -183,7 +183,8 @@ int main(void)
         CHECK(ok); /* every subpage's status says where its unit went */
     }
     CHECK(s.huge_units <= (uint64_t)hu);
-    CHECK(s.outvoted > 0);
+    if (hu > 0) /* huge units were left to coalesce (tight memory splits them) */
+        CHECK(s.outvoted > 0);
 
     /* 3. no THP: 4 KiB precision */
     char *b = os->ops->map(os, UNIT_PAGES * PG, PG, PH_MAP_NO_THP);

@@ -263,6 +263,27 @@ static void test_retries(void)
     printf("   30%% transient failures: %llu retries, %llu calls for %d pages\n",
            (unsigned long long)s.retried, (unsigned long long)s.calls, N);
 
+    /* a pinned page, and a kernel that gives up on the rest of the call at
+     * it: the pages behind it still get there on the retries */
+    set_opt(PH_OPT_MOVE_RETRIES, "3");
+    ph_fault_plan p;
+    ph_fault_plan_init(&p);
+    p.pinned_page = (uintptr_t)a;
+    p.kernel_abort = 1;
+    ph_os_faulty_set_plan(r.os, &p);
+    for (int i = 0; i < N; i++)
+        nodes[i] = 3;
+    CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), 1);
+    CHECK_EQ(st[0], -EBUSY);
+    CHECK_EQ(s.failed_busy, 1);
+    CHECK_EQ(s.moved, N - 1);
+    CHECK(sums_up(&s));
+    ok = 1;
+    for (int i = 1; i < N; i++)
+        ok &= st[i] == 3;
+    CHECK(ok);
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
     r.os->ops->unmap(r.os, a, N * PG);
     rig_close(&r);
     set_opt(PH_OPT_MOVE_RETRIES, "3");

@@ -1,0 +1,419 @@
+/*
+ * alloc.c -- ph_alloc / ph_free: map memory and place it by a plan.
+ *
+ * HOW A BLOCK IS PLACED
+ *   - The size is rounded up to whole pages of the plan's page size.
+ *     4 KiB plans map with PH_MAP_NO_THP: on a THP=always kernel a 4 KiB
+ *     page could otherwise be part of a 2 MiB page, and moving or binding
+ *     one 4 KiB page would take its 511 neighbours along.  2 MiB plans map
+ *     PH_MAP_HUGE_THP or PH_MAP_HUGE_TLBFS (tunable huge_source).
+ *   - Lazy plans (first touch, block, single node, interleave over nodes
+ *     in ascending order with 4 KiB pages) are bound, not touched: one
+ *     interleave bind for the block, or one preferred bind per chunk.
+ *     Pages land where the plan says when the program first touches them,
+ *     and nothing is committed before that.
+ *   - Eager plans (cyclic, random, block-static, interleave in a custom
+ *     order or with 2 MiB pages) cannot be expressed as a few bindings;
+ *     each run of consecutive pages with one node is faulted in on its
+ *     node with populate_on (one call per run: cyclic:K makes npages/K
+ *     calls, random about 3/4 of a call per page).
+ *   - hugetlbfs is always eager (except first touch), so that every 2 MiB
+ *     page exists before the program runs: a short pool is reported here,
+ *     never as a SIGBUS later.  The pool of each node is checked first
+ *     ("hugetlbfs pool on node 1 has 0 free 2 MiB pages, need 4"); with
+ *     huge_fallback the block falls back to 4 KiB pages instead.  The free
+ *     counts come from sysfs on the real machine and from the topology on
+ *     a synthetic one (minus what pagehome's own blocks hold, since the
+ *     simulator does not model pools).
+ *   - Interleave: the kernel interleaves by virtual page number, so the
+ *     mapping is made n-1 pages larger and the block starts at the page
+ *     whose number is a multiple of n: page 0 of the block is on nodes[0].
+ *     (Not for hugetlbfs, where the extra pages would be reserved from the
+ *     pool: there page 0 is on nodes[vpn % n], as the plan says.)
+ */
+#include "place/alloc.h"
+
+#include "api/context.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "config/options.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PH_ALLOC_MAX ((size_t)1 << 48)
+
+/* ------------------------------------------------------------------ */
+/* Shared helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+int ph_refail(const char *who)
+{
+    int e = errno;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", ph_error_message());
+    return ph_fail(e, "%s: %s", who, msg);
+}
+
+struct ph_context *ph_place_ctx(const char *who)
+{
+    ph_context *c = ph_ctx();
+    if (!c)
+        ph_refail(who);
+    return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* hugetlbfs pools                                                     */
+/* ------------------------------------------------------------------ */
+
+/* 2 MiB pages held by pagehome's hugetlbfs blocks on a synthetic machine,
+ * per node index, and by first-touch blocks (node unknown). */
+static pthread_mutex_t tlb_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t tlb_used[PH_MAX_NODES];
+static uint64_t tlb_used_any;
+
+/* Free 2 MiB pages of node index idx: sysfs on the real machine (the
+ * topology's snapshot when unreadable), the topology's pool minus what we
+ * hold on a synthetic one.  Lock held for synthetic. */
+static uint64_t tlb_free(const ph_topology *t, int idx)
+{
+    const ph_node_info *nd = &t->nodes[idx];
+    if (!t->synthetic) {
+        char path[128];
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/node/node%d/hugepages/"
+                 "hugepages-2048kB/free_hugepages",
+                 nd->id);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            unsigned long long v = 0;
+            int ok = fscanf(f, "%llu", &v) == 1;
+            fclose(f);
+            if (ok)
+                return v;
+        }
+    }
+    uint64_t pool = 0;
+    for (int j = 0; j < nd->npools && j < 2; j++)
+        if (nd->pools[j].page_bytes == PH_PAGE_2M)
+            pool = nd->pools[j].free;
+    if (t->synthetic)
+        pool = pool > tlb_used[idx] ? pool - tlb_used[idx] : 0;
+    return pool;
+}
+
+/* 2 MiB pages per node index the plan puts in [base, +npages). */
+static void tlb_need(const ph_topology *t, const ph_plan *p, uintptr_t base,
+                     size_t npages, uint64_t *need)
+{
+    memset(need, 0, PH_MAX_NODES * sizeof *need);
+    size_t i = 0;
+    while (i < npages) {
+        int node;
+        size_t run = ph_plan_run(p, base, i, npages, &node);
+        int idx = node >= 0 ? ph_topo_index(t, node) : -1;
+        if (idx >= 0)
+            need[idx] += run;
+        i += run;
+    }
+}
+
+/* Check that the pools can serve the block and, on a synthetic machine,
+ * reserve the pages.  0, or -1/ENOMEM naming the short node. */
+static int tlb_reserve(const ph_topology *t, const ph_plan *p, uintptr_t base,
+                       size_t npages)
+{
+    uint64_t need[PH_MAX_NODES];
+    int rc = 0;
+    pthread_mutex_lock(&tlb_lock);
+    if (p->policy == PH_POLICY_FIRST_TOUCH) {
+        uint64_t total = 0;
+        for (int i = 0; i < t->nnodes; i++)
+            total += tlb_free(t, i);
+        if (t->synthetic)
+            total = total > tlb_used_any ? total - tlb_used_any : 0;
+        if (total < npages)
+            rc = ph_fail(ENOMEM, "hugetlbfs pools of all nodes have %llu free "
+                         "2 MiB pages, need %zu",
+                         (unsigned long long)total, npages);
+        else if (t->synthetic)
+            tlb_used_any += npages;
+    } else {
+        tlb_need(t, p, base, npages, need);
+        for (int i = 0; i < t->nnodes && rc == 0; i++) {
+            uint64_t fr = need[i] ? tlb_free(t, i) : 0;
+            if (need[i] > fr)
+                rc = ph_fail(ENOMEM, "hugetlbfs pool on node %d has %llu "
+                             "free 2 MiB pages, need %llu",
+                             t->nodes[i].id, (unsigned long long)fr,
+                             (unsigned long long)need[i]);
+        }
+        if (rc == 0 && t->synthetic)
+            for (int i = 0; i < t->nnodes; i++)
+                tlb_used[i] += need[i];
+    }
+    pthread_mutex_unlock(&tlb_lock);
+    return rc;
+}
+
+static void tlb_unreserve(const ph_topology *t, const ph_plan *p,
+                          uintptr_t base, size_t npages)
+{
+    if (!t->synthetic)
+        return;
+    uint64_t need[PH_MAX_NODES];
+    if (p->policy != PH_POLICY_FIRST_TOUCH)
+        tlb_need(t, p, base, npages, need);
+    pthread_mutex_lock(&tlb_lock);
+    if (p->policy == PH_POLICY_FIRST_TOUCH) {
+        tlb_used_any -= npages < tlb_used_any ? npages : tlb_used_any;
+    } else {
+        for (int i = 0; i < t->nnodes; i++)
+            tlb_used[i] -= need[i] < tlb_used[i] ? need[i] : tlb_used[i];
+    }
+    pthread_mutex_unlock(&tlb_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Placing a fresh block                                               */
+/* ------------------------------------------------------------------ */
+
+static int use_hugetlbfs(void)
+{
+    return strcmp(ph_opt_str(PH_OPT_HUGE_SOURCE), "hugetlbfs") == 0;
+}
+
+int ph_place_bind_lazy(ph_context *c, const ph_plan *p, uintptr_t base,
+                       size_t npages)
+{
+    ph_os *os = c->os;
+    size_t P = p->page_bytes;
+    if (p->policy == PH_POLICY_FIRST_TOUCH)
+        return os->ops->bind(os, (void *)base, npages * P, PH_BIND_DEFAULT,
+                             NULL, 0);
+    if (p->policy == PH_POLICY_INTERLEAVE)
+        return os->ops->bind(os, (void *)base, npages * P,
+                             PH_BIND_INTERLEAVE, p->nodes, p->nnodes);
+    size_t i = 0;
+    while (i < npages) {
+        int node;
+        size_t run = ph_plan_run(p, base, i, npages, &node);
+        if (os->ops->bind(os, (void *)(base + i * P), run * P,
+                          PH_BIND_PREFERRED, &node, 1) != 0)
+            return -1;
+        i += run;
+    }
+    return 0;
+}
+
+/* Fault in [base, +npages) run by run on the plan's nodes. */
+static int populate_plan(ph_context *c, const ph_plan *p, uintptr_t base,
+                         size_t npages)
+{
+    ph_os *os = c->os;
+    size_t P = p->page_bytes;
+    size_t i = 0;
+    while (i < npages) {
+        int node;
+        size_t run = ph_plan_run(p, base, i, npages, &node);
+        if (node >= 0 &&
+            os->ops->populate_on(os, (void *)(base + i * P), run * P,
+                                 node) != 0)
+            return -1;
+        i += run;
+    }
+    return 0;
+}
+
+static const char *page_text(size_t P)
+{
+    return P == PH_PAGE_2M ? "2 MiB" : "4 KiB";
+}
+
+/* Map and place one block.  NULL with a message (no "ph_alloc:" prefix)
+ * on failure, everything undone. */
+static void *alloc_placed(ph_context *c, ph_plan *plan, size_t bytes,
+                          int hugetlbfs)
+{
+    ph_os *os = c->os;
+    size_t P = plan->page_bytes;
+    size_t npages = (bytes + P - 1) / P;
+    size_t size = npages * P;
+    unsigned flags = P == PH_PAGE_4K ? PH_MAP_NO_THP
+                     : hugetlbfs     ? PH_MAP_HUGE_TLBFS
+                                     : PH_MAP_HUGE_THP;
+    size_t n = (size_t)plan->nnodes;
+    size_t extra = 0;
+    if (plan->policy == PH_POLICY_INTERLEAVE && n > 1 && !hugetlbfs)
+        extra = (n - 1) * P;
+    size_t map_bytes = size + extra;
+
+    void *m = os->ops->map(os, map_bytes, P, flags);
+    if (!m) {
+        int e = errno;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s", ph_error_message());
+        return ph_fail_null(e ? e : ENOMEM, "cannot map %zu bytes (%zu "
+                            "pages of %s): %s", size, npages, page_text(P),
+                            msg);
+    }
+    uintptr_t base = (uintptr_t)m;
+    if (extra) {
+        size_t vpn = base / P;
+        base += ((n - vpn % n) % n) * P;
+    }
+
+    int reserved = 0;
+    if (hugetlbfs) {
+        if (tlb_reserve(c->topo, plan, base, npages) != 0)
+            goto fail;
+        reserved = 1;
+    }
+
+    int rc = 0;
+    if (hugetlbfs) {
+        rc = plan->policy == PH_POLICY_FIRST_TOUCH
+                 ? 0
+                 : populate_plan(c, plan, base, npages);
+    } else if (ph_plan_is_lazy(plan)) {
+        rc = plan->policy == PH_POLICY_FIRST_TOUCH
+                 ? 0
+                 : ph_place_bind_lazy(c, plan, base, npages);
+    } else {
+        rc = populate_plan(c, plan, base, npages);
+    }
+    if (rc != 0)
+        goto fail;
+
+    ph_area a;
+    memset(&a, 0, sizeof a);
+    a.base = (void *)base;
+    a.bytes = bytes;
+    a.npages = npages;
+    a.map_base = m;
+    a.map_bytes = map_bytes;
+    a.page_bytes = P;
+    a.map_flags = flags;
+    a.plan = *plan;
+    if (ph_registry_add(&a) != 0)
+        goto fail;
+    plan->thread_slot = NULL; /* the registry owns it now */
+
+    if (size > bytes || extra)
+        ph_info("ph_alloc: %zu bytes as %zu pages of %s (%zu bytes unused "
+                "at the end%s)",
+                bytes, npages, page_text(P), size - bytes,
+                extra ? ", plus the interleave alignment" : "");
+    return (void *)base;
+
+fail:;
+    int e = errno;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", ph_error_message());
+    if (reserved)
+        tlb_unreserve(c->topo, plan, base, npages);
+    if (os->ops->unmap(os, m, map_bytes) != 0)
+        ph_warn("ph_alloc: could not unmap %p after a failure: %s", m,
+                ph_error_message());
+    return ph_fail_null(e, "%s", msg);
+}
+
+void *ph_alloc(size_t bytes, const ph_placement_t *pl)
+{
+    ph_context *c = ph_place_ctx("ph_alloc");
+    if (!c)
+        return NULL;
+    if (bytes == 0)
+        return ph_fail_null(EINVAL, "ph_alloc: size 0 (nothing to "
+                            "allocate)");
+    if (bytes > PH_ALLOC_MAX)
+        return ph_fail_null(EINVAL, "ph_alloc: size %zu is larger than the "
+                            "limit of 2^48 bytes (256 TiB)", bytes);
+
+    ph_plan plan;
+    if (ph_plan_make_range(&plan, pl, c->topo, bytes) != 0) {
+        ph_refail("ph_alloc");
+        return NULL;
+    }
+    if (plan.policy == PH_POLICY_BLOCK_STATIC &&
+        plan.elems * plan.elem_bytes > bytes) {
+        ph_plan_release(&plan);
+        return ph_fail_null(EINVAL, "ph_alloc: block-static array of %zu "
+                            "elements of %zu bytes does not fit in %zu "
+                            "bytes", plan.elems, plan.elem_bytes, bytes);
+    }
+
+    int hugetlbfs = plan.page_bytes == PH_PAGE_2M && use_hugetlbfs();
+    void *p = alloc_placed(c, &plan, bytes, hugetlbfs);
+    if (!p && hugetlbfs && errno == ENOMEM && ph_opt_bool(PH_OPT_HUGE_FALLBACK)) {
+        ph_info("ph_alloc: %s; huge_fallback: using 4 KiB pages",
+                ph_error_message());
+        plan.page_bytes = PH_PAGE_4K;
+        p = alloc_placed(c, &plan, bytes, 0);
+    }
+    if (!p)
+        ph_refail("ph_alloc");
+    ph_plan_release(&plan);
+    return p;
+}
+
+int ph_free(void *ptr)
+{
+    if (!ptr)
+        return 0; /* like free(NULL) */
+    ph_area a;
+    if (ph_registry_remove(ptr, &a) != 0)
+        return ph_refail("ph_free");
+    ph_context *c = ph_place_ctx("ph_free");
+    if (!c || c->os->ops->unmap(c->os, a.map_base, a.map_bytes) != 0) {
+        /* Keep the block: better a leak than memory in limbo. */
+        int e = errno;
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", ph_error_message());
+        if (ph_registry_add(&a) != 0)
+            ph_plan_release(&a.plan);
+        return ph_fail(e, "ph_free: %p: %s", ptr, msg);
+    }
+    if (a.map_flags & PH_MAP_HUGE_TLBFS)
+        tlb_unreserve(c->topo, &a.plan, (uintptr_t)a.base, a.npages);
+    ph_plan_release(&a.plan);
+    return 0;
+}
+
+static int alloc_lookup(const char *who, const void *ptr, ph_area *out)
+{
+    if (ph_registry_find(ptr, out) != 0) {
+        if (errno == ENOMEM)
+            return ph_refail(who);
+    } else if (out->base == ptr) {
+        return 0;
+    } else {
+        ph_plan_release(&out->plan);
+    }
+    return ph_fail(EINVAL, "%s: %p was not returned by ph_alloc (or was "
+                   "already freed)", who, ptr);
+}
+
+size_t ph_alloc_size(const void *ptr)
+{
+    ph_area a;
+    memset(&a, 0, sizeof a);
+    if (alloc_lookup("ph_alloc_size", ptr, &a) != 0)
+        return 0;
+    ph_plan_release(&a.plan);
+    return a.bytes;
+}
+
+size_t ph_alloc_page_bytes(const void *ptr)
+{
+    ph_area a;
+    memset(&a, 0, sizeof a);
+    if (alloc_lookup("ph_alloc_page_bytes", ptr, &a) != 0)
+        return 0;
+    ph_plan_release(&a.plan);
+    return a.page_bytes;
+}
