@@ -264,11 +264,18 @@ static void set_default(ph_opt_id id)
     store(id, d->def, i, dv, PH_SRC_DEFAULT);
 }
 
+static void format_raw(ph_opt_id id, char *buf, size_t len);
+
 /* Set from text; on a bad value warn (env) or fail (API). */
 int ph_opt_set(ph_opt_id id, const char *text, ph_opt_source src)
 {
     if ((int)id < 0 || id >= PH_OPT_COUNT || !text)
         return ph_fail(EINVAL, "tunable: bad id or NULL value");
+    /* Defaults and the environment first: an API value set before any
+     * read must not be overwritten by the first read.  (read_environment
+     * calls back in here with src == ENV, inside pthread_once.) */
+    if (src != PH_SRC_ENV)
+        ph_options_init();
     const opt_desc *d = &descs[id];
     int64_t i = 0;
     double dv = 0;
@@ -280,7 +287,7 @@ int ph_opt_set(ph_opt_id id, const char *text, ph_opt_source src)
     pthread_mutex_unlock(&set_lock);
     if (rc < 0) {
         char cur[PH_OPT_STR_MAX];
-        ph_opt_format(id, cur, sizeof cur);
+        format_raw(id, cur, sizeof cur);
         if (src == PH_SRC_ENV)
             ph_warn("%s=\"%s\" is invalid (%s); using %s", d->env, text, why, cur);
         return ph_fail(EINVAL, "%s=\"%s\" is invalid (%s); %s stays %s",
@@ -387,26 +394,38 @@ static void format_size(uint64_t v, char *buf, size_t len)
     snprintf(buf, len, "%" PRIu64, v);
 }
 
-void ph_opt_format(ph_opt_id id, char *buf, size_t len)
+/* The current value as text, read straight from the table: no
+ * ph_options_init(), so that it can run inside read_environment (a bad
+ * environment value reports the value used). */
+static void format_raw(ph_opt_id id, char *buf, size_t len)
 {
+    const opt_value *v = &values[id];
+    int64_t i = atomic_load_explicit(&v->i, memory_order_relaxed);
     switch (descs[id].type) {
     case PH_OT_BOOL:
-        snprintf(buf, len, "%d", ph_opt_bool(id));
+        snprintf(buf, len, "%d", i != 0);
         break;
     case PH_OT_INT:
-        snprintf(buf, len, "%" PRId64, ph_opt_int(id));
+        snprintf(buf, len, "%" PRId64, i);
         break;
     case PH_OT_SIZE:
-        format_size((uint64_t)ph_opt_int(id), buf, len);
+        format_size((uint64_t)i, buf, len);
         break;
     case PH_OT_DOUBLE:
-        snprintf(buf, len, "%g", ph_opt_double(id));
+        snprintf(buf, len, "%g",
+                 atomic_load_explicit(&v->d, memory_order_relaxed));
         break;
     case PH_OT_ENUM:
     case PH_OT_STRING:
-        snprintf(buf, len, "%s", ph_opt_str(id));
+        snprintf(buf, len, "%s", v->str[atomic_load(&v->str_slot)]);
         break;
     }
+}
+
+void ph_opt_format(ph_opt_id id, char *buf, size_t len)
+{
+    ph_options_init();
+    format_raw(id, buf, len);
 }
 
 /* ---- printing -------------------------------------------------------- */

@@ -25,11 +25,14 @@
  *     counts come from sysfs on the real machine and from the topology on
  *     a synthetic one (minus what pagehome's own blocks hold, since the
  *     simulator does not model pools).
- *   - Interleave: the kernel interleaves by virtual page number, so the
- *     mapping is made n-1 pages larger and the block starts at the page
- *     whose number is a multiple of n: page 0 of the block is on nodes[0].
- *     (Not for hugetlbfs, where the extra pages would be reserved from the
- *     pool: there page 0 is on nodes[vpn % n], as the plan says.)
+ *   - Lazy interleave: the kernel picks the node of a page from an index
+ *     that advances by one per page within a mapping, but where it starts
+ *     depends on the mapping's history and the kernel version (policy.h).
+ *     So the mapping is made n-1 pages larger and bound as a whole; one
+ *     page is faulted in to see which node the kernel gives it, and the
+ *     block starts at the page the kernel gives nodes[0]: page i of the
+ *     block is on nodes[i % n], as the plan says.  (The probe page may lie
+ *     before the block: 4 KiB resident for nothing, until ph_free.)
  */
 #include "place/alloc.h"
 
@@ -229,6 +232,38 @@ static int populate_plan(ph_context *c, const ph_plan *p, uintptr_t base,
     return 0;
 }
 
+/* Bind the whole mapping m (npages + n-1 pages) to interleave and start
+ * the block where the kernel's sequence gives nodes[0] (see the top of the
+ * file).  *base is set on success. */
+static int lazy_interleave(ph_context *c, const ph_plan *p, void *m,
+                           size_t map_bytes, size_t npages, uintptr_t *base)
+{
+    ph_os *os = c->os;
+    size_t P = p->page_bytes, n = (size_t)p->nnodes;
+    if (os->ops->bind(os, m, map_bytes, PH_BIND_INTERLEAVE, p->nodes,
+                      p->nnodes) != 0)
+        return -1;
+    void *pg = m;
+    int st = -1;
+    if (os->ops->populate_on(os, m, P, p->nodes[0]) != 0 ||
+        os->ops->query(os, 1, &pg, &st) != 0)
+        return -1;
+    int j = ph_plan_slot(p, st);
+    if (j >= 0) {
+        *base = (uintptr_t)m + ((n - (size_t)j) % n) * P;
+        return 0;
+    }
+    /* The probe went to a node outside the mask (its nodes full?): the
+     * sequence is unknown, so place the block eagerly after the probe
+     * page, with the range policy reset (it would win over populate). */
+    ph_info("ph_alloc: interleave probe landed on node %d: placing the "
+            "block page by page", st);
+    *base = (uintptr_t)m + P;
+    if (os->ops->bind(os, m, map_bytes, PH_BIND_DEFAULT, NULL, 0) != 0)
+        return -1;
+    return populate_plan(c, p, *base, npages);
+}
+
 static const char *page_text(size_t P)
 {
     return P == PH_PAGE_2M ? "2 MiB" : "4 KiB";
@@ -247,38 +282,41 @@ static void *alloc_placed(ph_context *c, ph_plan *plan, size_t bytes,
                      : hugetlbfs     ? PH_MAP_HUGE_TLBFS
                                      : PH_MAP_HUGE_THP;
     size_t n = (size_t)plan->nnodes;
-    size_t extra = 0;
-    if (plan->policy == PH_POLICY_INTERLEAVE && n > 1 && !hugetlbfs)
-        extra = (n - 1) * P;
+    int probe = plan->policy == PH_POLICY_INTERLEAVE && n > 1 &&
+                !hugetlbfs && ph_plan_is_lazy(plan);
+    size_t extra = probe ? (n - 1) * P : 0;
     size_t map_bytes = size + extra;
+
+    /* The pools first (no plan depends on the address), so that a short
+     * pool is reported per node even where mmap(MAP_HUGETLB) itself would
+     * refuse. */
+    int reserved = 0;
+    if (hugetlbfs) {
+        if (tlb_reserve(c->topo, plan, 0, npages) != 0)
+            return NULL;
+        reserved = 1;
+    }
 
     void *m = os->ops->map(os, map_bytes, P, flags);
     if (!m) {
         int e = errno;
         char msg[200];
         snprintf(msg, sizeof msg, "%s", ph_error_message());
+        if (reserved)
+            tlb_unreserve(c->topo, plan, 0, npages);
         return ph_fail_null(e ? e : ENOMEM, "cannot map %zu bytes (%zu "
                             "pages of %s): %s", size, npages, page_text(P),
                             msg);
     }
     uintptr_t base = (uintptr_t)m;
-    if (extra) {
-        size_t vpn = base / P;
-        base += ((n - vpn % n) % n) * P;
-    }
-
-    int reserved = 0;
-    if (hugetlbfs) {
-        if (tlb_reserve(c->topo, plan, base, npages) != 0)
-            goto fail;
-        reserved = 1;
-    }
 
     int rc = 0;
     if (hugetlbfs) {
         rc = plan->policy == PH_POLICY_FIRST_TOUCH
                  ? 0
                  : populate_plan(c, plan, base, npages);
+    } else if (probe) {
+        rc = lazy_interleave(c, plan, m, map_bytes, npages, &base);
     } else if (ph_plan_is_lazy(plan)) {
         rc = plan->policy == PH_POLICY_FIRST_TOUCH
                  ? 0
@@ -307,7 +345,7 @@ static void *alloc_placed(ph_context *c, ph_plan *plan, size_t bytes,
         ph_info("ph_alloc: %zu bytes as %zu pages of %s (%zu bytes unused "
                 "at the end%s)",
                 bytes, npages, page_text(P), size - bytes,
-                extra ? ", plus the interleave alignment" : "");
+                extra ? ", plus the interleave probe pages" : "");
     return (void *)base;
 
 fail:;

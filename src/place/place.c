@@ -7,10 +7,10 @@
  * up to 2 MiB of someone else's data).  Page 0 of the plan is the widened
  * start; for block-static the array starts data_offset bytes into it.
  *
- *   1. Untouched pages.  Lazy plans bind the range (one interleave bind,
- *      or one preferred bind per chunk) so untouched pages land right when
+ *   1. Untouched pages.  Lazy plans (block, single node) bind the range
+ *      (one preferred bind per chunk) so untouched pages land right when
  *      touched; they report -ENOENT and count as placed.  Eager plans
- *      first reset the range's policy (a binding left from earlier would
+ *      (and interleave, see below) first reset the range's policy (a binding left from earlier would
  *      win over populate_on), then fault untouched pages in on their node
  *      with one populate_on per run: binding them page by page would cut
  *      the mapping into one kernel VMA per run.
@@ -174,7 +174,10 @@ int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
         }
     }
 
-    int lazy = ph_plan_is_lazy(&plan);
+    /* Interleave is eager here: the kernel's interleave sequence of an
+     * existing range is unknown (policy.h), and may differ between the
+     * mappings the range spans. */
+    int lazy = ph_plan_is_lazy(&plan) && plan.policy != PH_POLICY_INTERLEAVE;
     int bound;
     if (lazy)
         bound = ph_place_bind_lazy(c, &plan, start, npages);

@@ -594,14 +594,13 @@ static int static_node_of(const ph_plan *p, size_t page)
 int ph_plan_node_of(const ph_plan *p, uintptr_t base, size_t page,
                     size_t npages)
 {
+    (void)base;
     size_t n = (size_t)p->nnodes;
     switch (p->policy) {
     case PH_POLICY_FIRST_TOUCH:
         return -1;
-    case PH_POLICY_INTERLEAVE: {
-        uint64_t vpn = (uint64_t)(base / p->page_bytes) + page;
-        return p->nodes[vpn % n];
-    }
+    case PH_POLICY_INTERLEAVE:
+        return p->nodes[page % n];
     case PH_POLICY_CYCLIC:
         return p->nodes[(page / p->block_pages) % n];
     case PH_POLICY_BLOCK:

@@ -10,12 +10,15 @@
  * THE RULES (page = index of a page of p->page_bytes from the range start,
  * n = p->nnodes):
  *   FIRST_TOUCH   -1 for every page: the OS decides at first touch.
- *   INTERLEAVE    nodes[vpn % n], vpn = (base / page_bytes) + page, the
- *                 virtual page number.  This is the kernel's MPOL_INTERLEAVE
- *                 rule for anonymous memory (huge page number for 2 MiB
- *                 pages), so a lazy interleave binding and the plan agree.
- *                 The allocator aligns its blocks so that vpn % n == 0 at
- *                 the first page: page 0 of a ph_alloc block is on nodes[0].
+ *   INTERLEAVE    nodes[page % n]: page by page, page 0 on nodes[0].
+ *                 (Not the virtual page number: the kernel's MPOL_INTERLEAVE
+ *                 index is vma->vm_pgoff-based, truncated to 32 bits before
+ *                 the modulo on Linux <= 6.6 and not on later kernels, so
+ *                 which node a given address gets cannot be predicted from
+ *                 the address.  Within one mapping it advances one node per
+ *                 page, though, so ph_alloc probes where the mapping's
+ *                 first page lands and starts the block on the page the
+ *                 kernel gives nodes[0]; see alloc.c.)
  *   CYCLIC        nodes[(page / block_pages) % n], relative to the range.
  *   BLOCK         nodes[page * n / npages]: n contiguous chunks of equal
  *                 size (+-1 page), in the order of nodes[].
@@ -77,7 +80,9 @@ int ph_plan_copy(ph_plan *dst, const ph_plan *src);
 void ph_plan_release(ph_plan *p);
 
 /* Node for page `page` of a range of `npages` pages (of p->page_bytes)
- * starting at virtual address base; -1 for FIRST_TOUCH (no choice). */
+ * starting at virtual address base; -1 for FIRST_TOUCH (no choice).  No
+ * rule depends on base today; it is part of the signature so that one
+ * can. */
 int ph_plan_node_of(const ph_plan *p, uintptr_t base, size_t page,
                     size_t npages);
 /* Fill nodes[0..npages) with ph_plan_node_of for every page. */
@@ -92,7 +97,9 @@ size_t ph_plan_run(const ph_plan *p, uintptr_t base, size_t first,
 /* 1 when the OS can hold the plan lazily with few bind() calls: first
  * touch, block, single node, and interleave over nodes in ascending order
  * with 4 KiB pages (the kernel's mask is a set, walked in ascending order);
- * 0 when it must be placed eagerly. */
+ * 0 when it must be placed eagerly.  Interleave is lazy only where the
+ * caller chooses the start of the range (ph_alloc, see above): ph_place
+ * places it eagerly. */
 int ph_plan_is_lazy(const ph_plan *p);
 /* Slot (index into p->nodes) of an OS node, or -1. */
 int ph_plan_slot(const ph_plan *p, int node);
