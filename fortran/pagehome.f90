@@ -10,6 +10,7 @@
 !   ph_f_place(array, text)       -> apply a placement to an existing array
 !                                    (static, COMMON, ALLOCATABLE)
 !   ph_f_config_set(name, value), ph_f_last_error()
+!   ph_f_area_register(array, name) -> watch an array (the migration engine)
 module pagehome
   use, intrinsic :: iso_c_binding
   implicit none
@@ -45,7 +46,21 @@ module pagehome
        ph_topology_destroy, ph_current_node, ph_thread_set_node, ph_placement_init, &
        ph_placement_parse, ph_policy_name, ph_alloc, ph_free, ph_alloc_size, &
        ph_alloc_page_bytes, ph_place, ph_query, ph_node_histogram, ph_move, &
-       ph_affinity_range
+       ph_affinity_range, ph_area_register, ph_area_unregister, ph_iteration_end, &
+       ph_thread_note, ph_phase_begin, ph_phase_end, ph_engine_flush, &
+       ph_engine_stats, ph_stats_write, ph_finalize
+  public :: ph_f_area_register
+  ! Same layout as struct ph_engine_stats in pagehome.h.
+  type, bind(c), public :: ph_engine_stats_t
+     integer(c_int64_t) :: invocations = 0, iterations = 0, scanned = 0, &
+          candidates = 0, migrated = 0, failed = 0, frozen = 0, melted = 0, &
+          accesses = 0, remote_accesses_before = 0, remote_accesses_after = 0, &
+          bytes_moved = 0, predictive_switches = 0, thread_migrations = 0, &
+          replayed = 0, undone = 0, engine_ns = 0, move_ns = 0, sampler_ns = 0
+     integer(c_int) :: active = 0, predictive = 0
+     integer(c_size_t) :: areas = 0, hot_pages = 0, bookkeeping_bytes = 0
+  end type ph_engine_stats_t
+
   public :: ph_f_placement, ph_f_alloc_real64, ph_f_free_real64, ph_f_place, &
        ph_f_config_set, ph_f_last_error, ph_f_c_string
 
@@ -246,6 +261,55 @@ module pagehome
        integer(c_size_t), intent(out) :: first, last
        integer(c_int) :: ph_affinity_range
      end function
+     function ph_area_register(addr, bytes, name) bind(c, name="ph_area_register")
+       import :: c_ptr, c_size_t, c_char
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       character(kind=c_char), dimension(*), intent(in) :: name
+       type(c_ptr) :: ph_area_register
+     end function
+     function ph_area_unregister(area) bind(c, name="ph_area_unregister")
+       import :: c_ptr, c_int
+       type(c_ptr), value :: area
+       integer(c_int) :: ph_area_unregister
+     end function
+     function ph_iteration_end() bind(c, name="ph_iteration_end")
+       import :: c_int
+       integer(c_int) :: ph_iteration_end
+     end function
+     function ph_thread_note(thread_num, nthreads) bind(c, name="ph_thread_note")
+       import :: c_int
+       integer(c_int), value :: thread_num, nthreads
+       integer(c_int) :: ph_thread_note
+     end function
+     function ph_phase_begin(phase) bind(c, name="ph_phase_begin")
+       import :: c_int
+       integer(c_int), value :: phase
+       integer(c_int) :: ph_phase_begin
+     end function
+     function ph_phase_end(phase) bind(c, name="ph_phase_end")
+       import :: c_int
+       integer(c_int), value :: phase
+       integer(c_int) :: ph_phase_end
+     end function
+     function ph_engine_flush() bind(c, name="ph_engine_flush")
+       import :: c_int
+       integer(c_int) :: ph_engine_flush
+     end function
+     function ph_engine_stats(out) bind(c, name="ph_engine_stats")
+       import :: c_int, ph_engine_stats_t
+       type(ph_engine_stats_t), intent(out) :: out
+       integer(c_int) :: ph_engine_stats
+     end function
+     function ph_stats_write(fd) bind(c, name="ph_stats_write")
+       import :: c_int
+       integer(c_int), value :: fd
+       integer(c_int) :: ph_stats_write
+     end function
+     function ph_finalize() bind(c, name="ph_finalize")
+       import :: c_int
+       integer(c_int) :: ph_finalize
+     end function
      function c_strlen(s) bind(c, name="strlen")
        import :: c_ptr, c_size_t
        type(c_ptr), value :: s
@@ -254,6 +318,18 @@ module pagehome
   end interface
 
 contains
+
+  !> Register a real(c_double) array as a hot area (UPMlib's
+  !> upmlib_memrefcnt); pass a multi-dimensional array as a(:, 1) style
+  !> contiguous storage or by sequence association.  Returns the handle,
+  !> c_null_ptr on failure.
+  function ph_f_area_register(array, name) result(area)
+    real(c_double), dimension(:), contiguous, target, intent(in) :: array
+    character(len=*), intent(in) :: name
+    type(c_ptr) :: area
+    area = ph_area_register(c_loc(array(1)), size(array, kind=c_size_t) * &
+         c_sizeof(0.0_c_double), ph_f_c_string(name))
+  end function
 
   !> A NUL-terminated copy of a Fortran string, for the C calls.
   pure function ph_f_c_string(s) result(c)

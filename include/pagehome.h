@@ -210,6 +210,93 @@ PH_API int ph_affinity_range(const void *base, size_t elem_bytes,
                              size_t elems, int node, size_t *begin,
                              size_t *end);
 
+/* ------------------------------------------------------------------ */
+/* The migration engine (UPMlib): hot areas, iterations, phases        */
+/* ------------------------------------------------------------------ */
+/*
+ * Register the arrays that matter (hot areas), then tell the engine where
+ * the program is:
+ *
+ *     ph_hotarea_t *u = ph_area_register(u_array, bytes, "u");
+ *     for (step = 0; step < nsteps; step++) {
+ *         ... parallel work ...
+ *         ph_iteration_end();      // upmlib_migrate_memory()
+ *     }
+ *     ph_area_unregister(u);       // before freeing the array
+ *
+ * The engine samples accesses to hot pages (page protection: the first
+ * touch of a watched page traps and is counted), applies the competitive
+ * criterion (or the predictive one after a thread migration), freezes
+ * ping-pong pages, self-tunes, and migrates pages on a memory-manager
+ * thread.  The mechanism is the tunable `engine` (PAGEHOME_ENGINE):
+ * iterative, sampling (no ph_iteration_end needed), replay (phases),
+ * hybrid, off.
+ */
+
+typedef struct ph_hot ph_hotarea_t;
+
+/* Watch the whole 4 KiB pages inside [addr, addr+bytes) (a partial page
+ * at either end is not watched: it may hold other data); name is for
+ * reports.  EINVAL when no whole page is inside, EEXIST when it overlaps a
+ * registered area. */
+PH_API ph_hotarea_t *ph_area_register(void *addr, size_t bytes,
+                                      const char *name);
+/* Stop watching; safe while the engine works.  Call it before the memory
+ * is freed.  ENOENT for a handle that is not registered. */
+PH_API int ph_area_unregister(ph_hotarea_t *area);
+/* End of an outer iteration: the iterative mechanism's invocation (runs
+ * on the memory-manager thread unless engine_sync is set). */
+PH_API int ph_iteration_end(void);
+/* Each OpenMP thread at a parallel-region boundary (the transparent mode
+ * does it for you): lets the engine see thread migrations and prepares
+ * the thread for sampling (an alternate signal stack). */
+PH_API int ph_thread_note(int thread_num, int nthreads);
+/* Bracket a phase of the iteration (0..63).  Under the replay/hybrid
+ * mechanisms the first occurrence records its accesses, later ones move
+ * the phase's pages before it and back after it. */
+PH_API int ph_phase_begin(int phase);
+PH_API int ph_phase_end(int phase);
+/* Wait until the memory manager has served every posted iteration. */
+PH_API int ph_engine_flush(void);
+
+typedef struct ph_engine_stats {
+    uint64_t invocations, iterations;
+    uint64_t scanned;        /* pages examined (sampled) */
+    uint64_t candidates;     /* pages a criterion selected ("eligible") */
+    uint64_t migrated, failed, frozen, melted;
+    /* accesses the samples stand for (each sample counts sample_weight),
+     * and those of them not made from the page's home, before and after
+     * the invocations' migrations */
+    uint64_t accesses, remote_accesses_before, remote_accesses_after;
+    uint64_t bytes_moved;
+    uint64_t predictive_switches, thread_migrations;
+    uint64_t replayed, undone;  /* pages moved by phase replay / undo */
+    uint64_t engine_ns, move_ns, sampler_ns;
+    int active;              /* the iterative mechanism is still running */
+    int predictive;          /* the predictive criterion is in force */
+    size_t areas, hot_pages, bookkeeping_bytes;
+} ph_engine_stats_t;
+
+typedef struct ph_area_stats {
+    uint64_t invocations, scanned, candidates, migrated;
+    uint64_t failed_busy, failed_nomem, failed_access, failed_fault,
+        failed_other;
+    uint64_t frozen, melted;
+    uint64_t accesses, remote_accesses; /* estimated, see above */
+    uint64_t bytes_moved;
+    uint64_t migrated_first2;  /* migrations in the first 2 invocations */
+} ph_area_stats_t;
+
+PH_API int ph_engine_stats(ph_engine_stats_t *out);
+PH_API int ph_area_stats(const ph_hotarea_t *area, ph_area_stats_t *out);
+/* Everything the engine knows (totals, areas, every invocation) as JSON
+ * to file descriptor fd.  Also written at exit to the tunable
+ * `stats_file` when it is set. */
+PH_API int ph_stats_write(int fd);
+/* Stop the engine (lifting every protection, writing stats_file).  Engine
+ * calls after it fail with EINVAL; placement calls keep working. */
+PH_API int ph_finalize(void);
+
 #ifdef __cplusplus
 }
 #endif

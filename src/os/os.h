@@ -186,6 +186,7 @@ typedef struct ph_fault_plan {
     uint64_t seed;
     double p_busy;         /* per-page probability of -EBUSY on move */
     double p_again;        /* per-page probability of -EAGAIN on move */
+    double p_fault;        /* per-page probability of -EFAULT on move */
     int enomem_node;       /* node that reports -ENOMEM on move (-1 none) */
     int refuse_move_errno; /* != 0: move() fails as a whole with it */
     int fail_bind_errno;   /* != 0: bind() fails with it */
@@ -211,7 +212,7 @@ typedef struct ph_fault_stats {
     uint64_t move_pages;     /* entries received */
     uint64_t inner_calls;    /* move() calls passed to the inner table */
     uint64_t pages_to_node[64]; /* entries received per target node *index* */
-    uint64_t injected_busy, injected_again, injected_nomem;
+    uint64_t injected_busy, injected_again, injected_nomem, injected_fault;
     uint64_t refused_moves, failed_binds, failed_maps;
 } ph_fault_stats;
 int ph_os_faulty_stats(ph_os *os, ph_fault_stats *out);

@@ -114,6 +114,9 @@ static long fy_move(ph_os *os, size_t count, void *const *pages, const int *node
             } else if (r < f->plan.p_busy + f->plan.p_again) {
                 status[i] = -EAGAIN;
                 f->st.injected_again++;
+            } else if (r < f->plan.p_busy + f->plan.p_again + f->plan.p_fault) {
+                status[i] = -EFAULT;
+                f->st.injected_fault++;
             } else if (f->plan.enomem_node >= 0 && nodes[i] == f->plan.enomem_node) {
                 status[i] = -ENOMEM;
                 f->st.injected_nomem++;

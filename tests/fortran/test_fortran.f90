@@ -1,7 +1,8 @@
 ! test_fortran.f90 -- the Fortran module on the simulated 4-node machine
 ! (ctest sets PAGEHOME_TOPOLOGY=nodes=4,cpus_per_node=1): topology, a
 ! block-placed ALLOCATABLE-style array, ph_place on a COMMON block, bad
-! input, and errors that come back as text.
+! input, the migration engine on the COMMON block, and errors that come
+! back as text.
 program test_fortran
   use, intrinsic :: iso_c_binding
   use pagehome
@@ -12,6 +13,8 @@ program test_fortran
   integer(c_long) :: total
   type(c_ptr) :: topo
   type(ph_placement_t) :: pl
+  type(c_ptr) :: area
+  type(ph_engine_stats_t) :: est
   real(c_double), target :: grid(262144)
   common /fields/ grid
 
@@ -44,6 +47,28 @@ program test_fortran
        counts, 4_c_int)
   call check(counts(4) >= 511, "COMMON block on node 3")
   call check(abs(sum(grid) - 262144.0_c_double) < 0.5_c_double, "COMMON data intact")
+
+  ! The migration engine: the COMMON block (on node 3) is watched; the
+  ! main thread runs on simulated node 0 and sweeps it: the iterative
+  ! mechanism moves it to node 0.
+  call check(ph_f_config_set("engine_sync", "1") == 0, "engine_sync")
+  call check(ph_f_config_set("sample_pages", "0") == 0, "full snapshot")
+  area = ph_f_area_register(grid, "grid")
+  call check(c_associated(area), "register COMMON grid: " // ph_f_last_error())
+  grid = grid + 1.0_c_double
+  call check(ph_iteration_end() == 0, "iteration end")
+  call check(ph_engine_stats(est) == 0, "engine stats")
+  call check(est%migrated >= 511, "grid pages migrated")
+  total = ph_node_histogram(c_loc(grid(1)), size(grid, kind=c_size_t) * 8_c_size_t, &
+       counts, 4_c_int)
+  call check(counts(1) >= 511, "COMMON block followed its user to node 0")
+  call check(abs(sum(grid) - 2.0_c_double * 262144.0_c_double) < 0.5_c_double, &
+       "COMMON data intact after migration")
+  call check(ph_area_unregister(area) == 0, "unregister")
+  call check(ph_area_unregister(area) == -1, "unregister twice rejected")
+  call check(ph_phase_end(3_c_int) == -1, "phase end without begin rejected")
+  call check(ph_finalize() == 0, "finalize")
+  call check(ph_iteration_end() == -1, "engine call after finalize rejected")
 
   ! Bad input comes back as -1 and a message.
   pl = ph_f_placement("cyclc:4", rc)

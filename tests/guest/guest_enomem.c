@@ -46,15 +46,21 @@ static uint64_t checksum(const unsigned char *p, size_t len)
     return h;
 }
 
-/* MemFree of a node in bytes, from sysfs; 0 when unknown. */
-static uint64_t node_free(int node)
+/* A field ("MemFree:", "FilePages:") of a node's meminfo in bytes, from
+ * sysfs; 0 when unknown. */
+static uint64_t node_meminfo(int node, const char *field)
 {
     char path[96], buf[4096];
     snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo", node);
     if (ph_os_read_text(path, buf, sizeof buf) < 0)
         return 0;
-    const char *p = strstr(buf, "MemFree:");
-    return p ? strtoull(p + 8, NULL, 10) * 1024 : 0;
+    const char *p = strstr(buf, field);
+    return p ? strtoull(p + strlen(field), NULL, 10) * 1024 : 0;
+}
+
+static uint64_t node_free(int node)
+{
+    return node_meminfo(node, "MemFree:");
 }
 
 /* Room for new pages on a node, in bytes: free minus the min watermark
@@ -164,15 +170,24 @@ int main(void)
         TEST_SKIP("the target node could not be filled");
     }
 
-    /* the pages to move, first touched at home */
+    /* the pages to move, first touched at home.  A migration may reclaim
+     * the node's page cache to make room, so what it can take is MemFree
+     * plus FilePages (the caches are dropped first where we may). */
+    FILE *dc = fopen("/proc/sys/vm/drop_caches", "w");
+    if (dc) {
+        fputs("3\n", dc);
+        fclose(dc);
+    }
     uint64_t mf = node_free(target);
-    size_t V = (size_t)(mf / PG) * 3 / 2 + 1024;
+    uint64_t cache = node_meminfo(target, "FilePages:");
+    size_t V = (size_t)((mf + cache) / PG) * 3 / 2 + 1024;
     if (V < V_MIN)
         V = V_MIN;
     if (V > V_MAX)
         V = V_MAX;
-    printf("  the target has %llu KiB free (MemFree): moving %zu pages there\n",
-           (unsigned long long)(mf >> 10), V);
+    printf("  the target has %llu KiB free and %llu KiB of page cache: moving "
+           "%zu pages there\n", (unsigned long long)(mf >> 10),
+           (unsigned long long)(cache >> 10), V);
     char *a = os->ops->map(os, V * PG, PG, PH_MAP_NO_THP);
     CHECK(a != NULL);
     if (!a)

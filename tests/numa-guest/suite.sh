@@ -32,6 +32,10 @@ run guest_place "$build/tests/guest/guest_place"
 run guest_mover "$build/tests/guest/guest_mover"
 run guest_thp "$build/tests/guest/guest_thp"
 run guest_enomem "$build/tests/guest/guest_enomem"
+if [ -x "$build/tests/guest/guest_engine" ]; then
+    run guest_engine env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+        PAGEHOME_STATS_FILE=/tmp/engine_stats.json "$build/tests/guest/guest_engine"
+fi
 run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
 echo "numa-guest suite: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,197 @@
+/*
+ * api_engine.c -- the public entry points of the migration engine.
+ *
+ * The process has one engine, made on first use over the context's
+ * machine (topology, OS table, mover) with the SIGSEGV sampler as its
+ * access source and the tunables as its configuration.  ph_finalize()
+ * destroys it for good: later engine calls fail with EINVAL (a program
+ * that finalizes and then registers an area has a bug worth hearing
+ * about), while placement calls keep working.
+ */
+#include "pagehome.h"
+
+#include "api/context.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "config/options.h"
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(ph_engine *) eng_ptr;
+static atomic_int finalized;
+static int atexit_done;
+
+static void write_stats_file(ph_engine *e)
+{
+    const char *path = ph_opt_str(PH_OPT_STATS_FILE);
+    if (!path || !*path)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ph_warn("stats_file: cannot write %s", path);
+        return;
+    }
+    if (ph_engine_write_json(e, fd) != 0)
+        ph_warn("stats_file %s: %s", path, ph_error_message());
+    close(fd);
+}
+
+static void at_exit(void)
+{
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e) {
+        ph_engine_wait(e);
+        write_stats_file(e);
+    }
+}
+
+static ph_engine *make_engine(ph_context *c)
+{
+    ph_engine_cfg cfg;
+    ph_engine_cfg_from_options(&cfg);
+    ph_sampler_opts so = {
+        .pages_per_interval = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES),
+        .max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS),
+        .run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES),
+        .ring_samples = 8192,
+    };
+    ph_source *src = ph_sampler_open(c->os, &so);
+    if (!src)
+        return NULL;
+    return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);
+}
+
+/* The engine, made if needed; NULL with errno and a message. */
+static ph_engine *engine(const char *fn)
+{
+    if (atomic_load(&finalized))
+        return ph_fail_null(EINVAL, "%s: called after ph_finalize()", fn);
+    ph_engine *e = atomic_load_explicit(&eng_ptr, memory_order_acquire);
+    if (e)
+        return e;
+    ph_context *c = ph_ctx();
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&eng_lock);
+    e = atomic_load(&eng_ptr);
+    if (!e && !atomic_load(&finalized)) {
+        e = make_engine(c);
+        if (e) {
+            atomic_store_explicit(&eng_ptr, e, memory_order_release);
+            if (!atexit_done) {
+                atexit(at_exit);
+                atexit_done = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&eng_lock);
+    if (!e && atomic_load(&finalized))
+        return ph_fail_null(EINVAL, "%s: called after ph_finalize()", fn);
+    return e;
+}
+
+PH_API ph_hotarea_t *ph_area_register(void *addr, size_t bytes,
+                                      const char *name)
+{
+    ph_engine *e = engine("ph_area_register");
+    return e ? ph_engine_register(e, addr, bytes, name) : NULL;
+}
+
+PH_API int ph_area_unregister(ph_hotarea_t *area)
+{
+    ph_engine *e = engine("ph_area_unregister");
+    if (!e)
+        return -1;
+    if (!area)
+        return ph_fail(EINVAL, "ph_area_unregister: NULL area");
+    return ph_engine_unregister(e, area);
+}
+
+PH_API int ph_iteration_end(void)
+{
+    ph_engine *e = engine("ph_iteration_end");
+    return e ? ph_engine_iteration_end(e) : -1;
+}
+
+PH_API int ph_thread_note(int thread_num, int nthreads)
+{
+    ph_engine *e = engine("ph_thread_note");
+    if (!e)
+        return -1;
+    ph_sampler_thread_init();
+    ph_context *c = ph_ctx();
+    int os_node = c->os->ops->current_node(c->os);
+    int idx = ph_os_node_index(c->topo, os_node);
+    if (idx < 0)
+        return ph_fail(EIO, "ph_thread_note: cannot tell the node of the "
+                       "calling thread");
+    return ph_engine_note_thread(e, thread_num, nthreads, idx);
+}
+
+PH_API int ph_phase_begin(int phase)
+{
+    ph_engine *e = engine("ph_phase_begin");
+    return e ? ph_engine_phase_begin(e, phase) : -1;
+}
+
+PH_API int ph_phase_end(int phase)
+{
+    ph_engine *e = engine("ph_phase_end");
+    return e ? ph_engine_phase_end(e, phase) : -1;
+}
+
+PH_API int ph_engine_flush(void)
+{
+    ph_engine *e = engine("ph_engine_flush");
+    return e ? ph_engine_wait(e) : -1;
+}
+
+PH_API int ph_engine_stats(ph_engine_stats_t *out)
+{
+    if (!out)
+        return ph_fail(EINVAL, "ph_engine_stats: NULL output");
+    ph_engine *e = engine("ph_engine_stats");
+    if (!e)
+        return -1;
+    ph_engine_get_totals(e, out);
+    return 0;
+}
+
+PH_API int ph_area_stats(const ph_hotarea_t *area, ph_area_stats_t *out)
+{
+    if (!area || !out)
+        return ph_fail(EINVAL, "ph_area_stats: NULL %s",
+                       !area ? "area" : "output");
+    ph_engine *e = engine("ph_area_stats");
+    return e ? ph_engine_area_stats(e, area, out) : -1;
+}
+
+PH_API int ph_stats_write(int fd)
+{
+    ph_engine *e = engine("ph_stats_write");
+    return e ? ph_engine_write_json(e, fd) : -1;
+}
+
+PH_API int ph_finalize(void)
+{
+    pthread_mutex_lock(&eng_lock);
+    if (atomic_exchange(&finalized, 1)) {
+        pthread_mutex_unlock(&eng_lock);
+        return ph_fail(EINVAL, "ph_finalize: called twice");
+    }
+    ph_engine *e = atomic_exchange(&eng_ptr, NULL);
+    pthread_mutex_unlock(&eng_lock);
+    if (e) {
+        ph_engine_wait(e);
+        write_stats_file(e);
+        ph_engine_free(e);
+    }
+    return 0;
+}

@@ -1,0 +1,558 @@
+/*
+ * engine.c -- the engine's life: creation, hot areas, the sample stream,
+ * the mechanisms' entry points and the memory-manager thread.
+ *
+ * The sample stream: at the start of an interval the engine arms the
+ * source (arm), the program runs and touches watched pages, and at the
+ * end of the interval the engine drains the samples into the areas'
+ * counts (or, while a phase is recorded, into the phase buffer), then
+ * runs the algorithm (invoke.c) and arms again.  An interval is one outer
+ * iteration (iterative), one manager period (sampling) or one phase
+ * (recording).
+ *
+ * The memory manager: a thread that waits for posted iteration ends (and,
+ * in sampling mode, for its period to pass) and runs the invocations under
+ * the engine lock, so the program's thread returns from
+ * ph_iteration_end() at once and migration overlaps its computation
+ * (UPMlib sacrificed a processor to it; here it mostly sleeps in
+ * move_pages).  Several posts not yet served collapse into one
+ * invocation: the counts then cover several iterations, which the
+ * criteria do not mind.
+ */
+#include "engine/engine_int.h"
+
+#include "base/error.h"
+#include "base/log.h"
+#include "config/options.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t ph_engine_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ph_engine_cfg_from_options(ph_engine_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->mech = (ph_mechanism)ph_opt_int(PH_OPT_ENGINE);
+    c->sync = ph_opt_bool(PH_OPT_ENGINE_SYNC);
+    c->full_snapshot = ph_opt_int(PH_OPT_SAMPLE_PAGES) == 0;
+    c->sample_weight = (uint32_t)ph_opt_int(PH_OPT_SAMPLE_WEIGHT);
+    c->sample_budget = ph_opt_double(PH_OPT_SAMPLE_BUDGET);
+    c->sample_trap_ns = ph_opt_double(PH_OPT_SAMPLE_TRAP_NS);
+    c->sample_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
+    c->optimistic = ph_opt_bool(PH_OPT_OPTIMISTIC);
+    c->contention_ns = ph_opt_double(PH_OPT_CONTENTION_NS);
+    c->melt_iters = (unsigned)ph_opt_int(PH_OPT_MELT_ITERS);
+    c->tune_step = ph_opt_double(PH_OPT_TUNE_STEP);
+    c->tune_max = ph_opt_double(PH_OPT_TUNE_MAX);
+    c->cold_after = (unsigned)ph_opt_int(PH_OPT_COLD_AFTER);
+    c->stable_after = (unsigned)ph_opt_int(PH_OPT_STABLE_AFTER);
+    c->critical_pages = (size_t)ph_opt_int(PH_OPT_CRITICAL_PAGES);
+    c->critical_threshold = ph_opt_double(PH_OPT_CRITICAL_THRESHOLD);
+    c->hybrid_iters = (unsigned)ph_opt_int(PH_OPT_HYBRID_ITERS);
+    c->sample_period_ms = (unsigned)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS);
+    c->sample_max_moves = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_MOVES);
+}
+
+int ph_engine_node_index(const ph_engine *e, int os_node)
+{
+    for (int i = 0; i < e->nnodes; i++)
+        if (e->topo->nodes[i].id == os_node)
+            return i;
+    return -1;
+}
+
+/* ---- areas ---------------------------------------------------------- */
+
+/* Index of the first area whose base is > addr (lock held). */
+static size_t upper(const ph_engine *e, uintptr_t addr)
+{
+    size_t lo = 0, hi = e->nhots;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->hots[mid]->base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static ph_hot *find_locked(const ph_engine *e, uintptr_t addr)
+{
+    size_t u = upper(e, addr);
+    if (u == 0)
+        return NULL;
+    ph_hot *h = e->hots[u - 1];
+    return addr < ph_hot_end(h) ? h : NULL;
+}
+
+ph_hot *ph_engine_find(ph_engine *e, const void *addr)
+{
+    pthread_mutex_lock(&e->lock);
+    ph_hot *h = find_locked(e, (uintptr_t)addr);
+    pthread_mutex_unlock(&e->lock);
+    return h;
+}
+
+ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
+                           const char *name)
+{
+    if (!addr || bytes == 0)
+        return ph_fail_null(EINVAL, "hot area \"%s\": %s", name ? name : "",
+                            !addr ? "NULL address" : "size is 0");
+    /* Only the whole pages inside the range: protecting a partial page
+     * at either end would trap accesses to someone else's data -- a
+     * neighbouring variable, or the GOT next to a static array, which the
+     * signal path itself needs. */
+    uintptr_t a = (uintptr_t)addr;
+    if (a + bytes < a)
+        return ph_fail_null(EINVAL, "hot area \"%s\": range wraps around",
+                            name ? name : "");
+    uintptr_t base = (a + 4095) & ~(uintptr_t)4095;
+    uintptr_t end = (a + bytes) & ~(uintptr_t)4095;
+    if (end <= base)
+        return ph_fail_null(EINVAL, "hot area \"%s\": [%p, +%zu) holds no "
+                            "whole 4 KiB page", name ? name : "", addr,
+                            bytes);
+    pthread_mutex_lock(&e->lock);
+    size_t u = upper(e, base);
+    ph_hot *prev = u ? e->hots[u - 1] : NULL;
+    ph_hot *next = u < e->nhots ? e->hots[u] : NULL;
+    if ((prev && ph_hot_end(prev) > base) || (next && next->base < end)) {
+        ph_hot *o = prev && ph_hot_end(prev) > base ? prev : next;
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail_null(EEXIST, "hot area \"%s\" [%p, +%zu) overlaps "
+                            "hot area \"%s\"", name ? name : "", addr,
+                            bytes, o->name);
+    }
+    if (e->nhots == e->cap_hots) {
+        size_t cap = e->cap_hots ? 2 * e->cap_hots : 16;
+        ph_hot **n = realloc(e->hots, cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&e->lock);
+            return ph_fail_null(ENOMEM, "hot area: out of memory");
+        }
+        e->hots = n;
+        e->cap_hots = cap;
+    }
+    ph_hot *h = ph_hot_new(base, (end - base) / 4096, name, e->next_id,
+                           e->nnodes);
+    if (!h) {
+        pthread_mutex_unlock(&e->lock);
+        return NULL;
+    }
+    if (e->src->ops->add_range(e->src, (void *)base, end - base) != 0) {
+        int err = errno;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s", ph_error_message());
+        pthread_mutex_unlock(&e->lock);
+        ph_hot_free(h);
+        return ph_fail_null(err ? err : EINVAL, "hot area \"%s\": the %s "
+                            "source refused it: %s", h->name,
+                            e->src->ops->name, msg);
+    }
+    e->next_id++;
+    h->armed_mark = ph_engine_armed_pages(e);
+    h->sweep_mark = h->armed_mark;
+    memmove(&e->hots[u + 1], &e->hots[u], (e->nhots - u) * sizeof *e->hots);
+    e->hots[u] = h;
+    e->nhots++;
+    /* A new area is not cold, and a deactivated engine looks again. */
+    e->active = 1;
+    e->quiet = 0;
+    if (e->cfg.mech != PH_MECH_OFF && !e->armed)
+        ph_engine_arm(e);
+    pthread_mutex_unlock(&e->lock);
+    ph_info("hot area \"%s\": %zu pages at %p", h->name, h->npages,
+            (void *)base);
+    return h;
+}
+
+int ph_engine_unregister(ph_engine *e, ph_hot *h)
+{
+    pthread_mutex_lock(&e->lock);
+    size_t i = 0;
+    while (i < e->nhots && e->hots[i] != h)
+        i++;
+    if (!h || i == e->nhots) {
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail(ENOENT, "hot area %p is not registered (already "
+                       "unregistered, or not from ph_area_register)",
+                       (void *)h);
+    }
+    /* Samples already taken in the area are dropped with it. */
+    e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
+    memmove(&e->hots[i], &e->hots[i + 1],
+            (e->nhots - i - 1) * sizeof *e->hots);
+    e->nhots--;
+    pthread_mutex_unlock(&e->lock);
+    ph_hot_free(h);
+    return 0;
+}
+
+/* ---- the sample stream ---------------------------------------------- */
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const ph_rec_sample *x = a, *y = b;
+    if (x->page != y->page)
+        return x->page < y->page ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static void ingest(void *arg, const ph_sample *s, size_t n)
+{
+    ph_engine *e = arg;
+    uint16_t now = (uint16_t)e->iteration;
+    uint64_t wt = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t c64 = (uint64_t)s[k].count * wt;
+        uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
+        if (e->recording >= 0) {
+            if (e->nrec == e->cap_rec) {
+                size_t cap = e->cap_rec ? 2 * e->cap_rec : 4096;
+                ph_rec_sample *r = realloc(e->rec, cap * sizeof *r);
+                if (!r)
+                    continue; /* a lost sample, like a full ring */
+                e->rec = r;
+                e->cap_rec = cap;
+            }
+            e->rec[e->nrec++] =
+                (ph_rec_sample){s[k].page, s[k].node, cnt};
+            continue;
+        }
+        ph_hot *h = find_locked(e, s[k].page);
+        if (!h)
+            continue;
+        size_t i = (s[k].page - h->base) / 4096;
+        if (ph_hot_add(h, i, s[k].node, cnt, now) == 0)
+            h->st.accesses += cnt;
+    }
+}
+
+uint64_t ph_engine_drain(ph_engine *e)
+{
+    uint64_t t0 = ph_engine_now_ns();
+    e->src->ops->drain(e->src, ingest, e);
+    if (e->recording >= 0 && e->nrec > 1)
+        qsort(e->rec, e->nrec, sizeof *e->rec, cmp_rec);
+    return ph_engine_now_ns() - t0;
+}
+
+/* The sampling budget: the share of the interval's wall time that went
+ * into sampling (arming, handlers, the traps themselves) is kept near
+ * cfg.sample_budget by halving or doubling the pages watched per
+ * interval.  Called after an interval's drain (lock held). */
+static void adapt_budget(ph_engine *e)
+{
+    if (e->cfg.full_snapshot || !(e->cfg.sample_budget > 0) ||
+        !e->src->ops->set_budget || !e->interval_ns)
+        return;
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    double wall = (double)(ph_engine_now_ns() - e->interval_ns);
+    double cost = (double)(ss.arm_ns - e->last_ss.arm_ns) +
+                  (double)(ss.handler_ns - e->last_ss.handler_ns) +
+                  (double)(ss.samples - e->last_ss.samples) *
+                      e->cfg.sample_trap_ns;
+    if (!(wall > 0))
+        return;
+    size_t hot = 0;
+    for (size_t a = 0; a < e->nhots; a++)
+        hot += e->hots[a]->npages;
+    size_t pages = e->budget_pages, floor_pages = 64;
+    double frac = cost / wall;
+    if (frac > e->cfg.sample_budget && pages > floor_pages)
+        pages = pages / 2 > floor_pages ? pages / 2 : floor_pages;
+    else if (frac < e->cfg.sample_budget / 2 && pages < hot)
+        pages = pages * 2 < hot ? pages * 2 : hot;
+    if (pages != e->budget_pages) {
+        e->budget_pages = pages;
+        e->src->ops->set_budget(e->src, pages);
+        ph_info("engine: sampling took %.2f%% of the interval: watching "
+                "%zu pages per interval", 100 * frac, pages);
+    }
+}
+
+void ph_engine_arm(ph_engine *e)
+{
+    if (e->nhots == 0)
+        return;
+    if (e->src->ops->arm(e->src, e->cfg.full_snapshot) == 0) {
+        e->armed = 1;
+        e->interval_ns = ph_engine_now_ns();
+        memset(&e->last_ss, 0, sizeof e->last_ss);
+        e->src->ops->stats(e->src, &e->last_ss);
+    }
+}
+
+void ph_engine_disarm(ph_engine *e)
+{
+    if (e->armed)
+        e->src->ops->disarm(e->src);
+    e->armed = 0;
+}
+
+/* ---- mechanisms ----------------------------------------------------- */
+
+static int iterative_now(const ph_engine *e)
+{
+    if (e->cfg.mech == PH_MECH_ITERATIVE)
+        return 1;
+    return e->cfg.mech == PH_MECH_HYBRID &&
+           e->iteration <= e->cfg.hybrid_iters;
+}
+
+/* One iterative invocation (lock held). */
+static void run_iterative(ph_engine *e)
+{
+    if (!e->active || e->nhots == 0 || e->recording >= 0)
+        return;
+    uint64_t ns = ph_engine_drain(e);
+    ph_engine_disarm(e);
+    adapt_budget(e);
+    uint64_t moved = ph_engine_invoke(e, PH_INV_ITERATIVE,
+                                      e->cfg.critical_pages, ns);
+    e->quiet = moved ? 0 : e->quiet + 1;
+    if (e->cfg.stable_after && e->quiet >= e->cfg.stable_after &&
+        !e->predictive) {
+        e->active = 0;
+        ph_info("engine: placement stable after %u iterations: the "
+                "iterative mechanism stops until a thread migrates",
+                e->iteration);
+    }
+    if (e->active && iterative_now(e))
+        ph_engine_arm(e);
+}
+
+/* Work for one wake of the manager or one sync call (lock held). */
+static void serve(ph_engine *e, unsigned iterations)
+{
+    e->iteration += iterations;
+    e->tot.iterations += iterations;
+    if (iterative_now(e)) {
+        run_iterative(e);
+    } else if (e->cfg.mech == PH_MECH_HYBRID && e->armed &&
+               e->recording < 0) {
+        /* Hybrid just switched to phases: sampling starts again at the
+         * first phase to record. */
+        ph_engine_drain(e);
+        ph_engine_disarm(e);
+    }
+}
+
+int ph_engine_iteration_end(ph_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->has_mgr) {
+        e->pending++;
+        pthread_cond_signal(&e->cv);
+        pthread_mutex_unlock(&e->lock);
+        return 0;
+    }
+    serve(e, 1);
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+static void tick_locked(ph_engine *e)
+{
+    if (e->nhots == 0 || e->recording >= 0)
+        return;
+    uint64_t ns = ph_engine_drain(e);
+    ph_engine_disarm(e);
+    adapt_budget(e);
+    ph_engine_invoke(e, PH_INV_SAMPLING, e->cfg.sample_max_moves, ns);
+    ph_engine_arm(e);
+}
+
+int ph_engine_tick(ph_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    tick_locked(e);
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+int ph_engine_wait(ph_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    while (e->has_mgr && (e->pending || e->busy))
+        pthread_cond_wait(&e->done_cv, &e->lock);
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+static void deadline_after_ms(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *manager_main(void *arg)
+{
+    ph_engine *e = arg;
+    int sampling = e->cfg.mech == PH_MECH_SAMPLING;
+    struct timespec next;
+    deadline_after_ms(&next, e->cfg.sample_period_ms);
+    pthread_mutex_lock(&e->lock);
+    while (!e->stop || e->pending) {
+        if (e->pending) {
+            unsigned n = e->pending;
+            e->pending = 0;
+            e->busy = 1;
+            serve(e, n);
+            e->busy = 0;
+            pthread_cond_broadcast(&e->done_cv);
+            continue;
+        }
+        if (sampling) {
+            int rc = pthread_cond_timedwait(&e->cv, &e->lock, &next);
+            if (rc == ETIMEDOUT) {
+                tick_locked(e);
+                deadline_after_ms(&next, e->cfg.sample_period_ms);
+            }
+        } else {
+            pthread_cond_wait(&e->cv, &e->lock);
+        }
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* ---- life ----------------------------------------------------------- */
+
+static int build_latency(ph_engine *e)
+{
+    int n = e->nnodes;
+    e->lat_ns = calloc((size_t)n * (size_t)n, sizeof(double));
+    e->mig_ns = calloc((size_t)n * (size_t)n, sizeof(double));
+    if (!e->lat_ns || !e->mig_ns)
+        return -1;
+    /* topology: latency_ns[from_cpu_node * n + memory_node], the model's
+     * ru(i, h) with i the accessing node and h the home. */
+    for (int i = 0; i < n; i++)
+        for (int h = 0; h < n; h++) {
+            e->lat_ns[i * n + h] = ph_topo_lat(e->topo, i, h);
+            /* migrate_ns[h*n+i]: moving a page from home h to node i */
+            e->mig_ns[h * n + i] =
+                e->topo->migrate_ns_4k[h * n + i] +
+                e->topo->migrate_ns_call / 512.0;
+        }
+    e->lat = (ph_latency_model){.nnodes = n,
+                                .lat_ns = e->lat_ns,
+                                .contention_ns = e->cfg.contention_ns,
+                                .migrate_ns = e->mig_ns};
+    return 0;
+}
+
+ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
+                         ph_source *src, const ph_engine_cfg *cfg)
+{
+    if (!topo || !os || !mover || !src || !cfg) {
+        if (src)
+            src->ops->close(src);
+        return ph_fail_null(EINVAL, "engine: missing topology, machine, "
+                            "mover or source");
+    }
+    ph_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        src->ops->close(src);
+        return ph_fail_null(ENOMEM, "engine: out of memory");
+    }
+    e->topo = topo;
+    e->os = os;
+    e->mover = mover;
+    e->src = src;
+    e->cfg = *cfg;
+    e->nnodes = topo->nnodes;
+    e->recording = -1;
+    e->active = 1;
+    e->budget_pages = cfg->sample_pages;
+    for (int t = 0; t < PH_MAX_THREADS; t++)
+        e->thr[t] = (ph_thread_track){-1, -1, 0};
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&e->done_cv, NULL);
+    if (build_latency(e) != 0) {
+        ph_engine_free(e);
+        return ph_fail_null(ENOMEM, "engine: out of memory");
+    }
+    if (!cfg->sync && cfg->mech != PH_MECH_OFF) {
+        int rc = pthread_create(&e->mgr, NULL, manager_main, e);
+        if (rc != 0) {
+            ph_engine_free(e);
+            return ph_fail_null(rc, "engine: cannot start the memory "
+                                "manager thread");
+        }
+        e->has_mgr = 1;
+    }
+    return e;
+}
+
+void ph_engine_free(ph_engine *e)
+{
+    if (!e)
+        return;
+    if (e->has_mgr) {
+        pthread_mutex_lock(&e->lock);
+        e->stop = 1;
+        pthread_cond_signal(&e->cv);
+        pthread_mutex_unlock(&e->lock);
+        pthread_join(e->mgr, NULL);
+        e->has_mgr = 0;
+    }
+    pthread_mutex_lock(&e->lock);
+    ph_engine_disarm(e);
+    for (size_t i = 0; i < e->nhots; i++) {
+        e->src->ops->remove_range(e->src, (void *)e->hots[i]->base,
+                                  e->hots[i]->npages * 4096);
+        ph_hot_free(e->hots[i]);
+    }
+    e->nhots = 0;
+    pthread_mutex_unlock(&e->lock);
+    if (e->src)
+        e->src->ops->close(e->src);
+    ph_engine_phases_free(e);
+    free(e->rec);
+    free(e->hots);
+    free(e->log);
+    free(e->lat_ns);
+    free(e->mig_ns);
+    pthread_cond_destroy(&e->cv);
+    pthread_cond_destroy(&e->done_cv);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+}
+
+uint64_t ph_engine_armed_pages(ph_engine *e)
+{
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    return ss.armed_pages;
+}
+
+ph_source *ph_engine_source(ph_engine *e)
+{
+    return e->src;
+}

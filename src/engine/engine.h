@@ -1,0 +1,171 @@
+/*
+ * engine.h -- the page migration engine (UPMlib, rebuilt for Linux).
+ *
+ * One engine owns: the hot areas (hot.h), an access source (sample/
+ * source.h) that turns program accesses into samples, the policies
+ * (policy/criteria.h, pure functions), and a mover (move/mover.h) that
+ * runs move_pages in batches.  The same engine runs on the real kernel
+ * and on the simulated machine: it only sees the ph_os table.
+ *
+ * Mechanisms (cfg.mech):
+ *   ITERATIVE  ph_engine_iteration_end() at the end of each outer
+ *              iteration (upmlib_migrate_memory): drain the samples of the
+ *              iteration, apply the competitive (or, after a thread
+ *              migration, the predictive) criterion to every sampled page
+ *              of every area that is not cold, freeze ping-pong pages,
+ *              migrate, self-tune, mark cold areas.  Deactivates after
+ *              stable_after invocations without a migration; a predictive
+ *              trigger re-arms it.
+ *   SAMPLING   for programs without iterations: the memory manager wakes
+ *              every sample_period_ms, drains, migrates at most
+ *              sample_max_moves pages (the most critical first), re-arms.
+ *   REPLAY     phases: the first occurrence of a phase records its
+ *              accesses (ph_engine_phase_begin/end); later occurrences
+ *              replay the derived migrations before the phase and undo
+ *              them after (upmlib_record / replay / undo).
+ *   HYBRID     ITERATIVE for the first hybrid_iters iterations, then
+ *              phases are recorded and replayed.
+ * Where the work runs: on the memory-manager thread (the program's thread
+ * only posts a request and goes on, so migration overlaps computation),
+ * or on the calling thread when cfg.sync (tests).  Phase replay and undo
+ * are always synchronous: the pages must be home before the phase starts.
+ *
+ * Locking: one mutex per engine guards the areas, the state and the
+ * statistics; it is held through an invocation (including its move_pages
+ * calls), so unregistering an area waits for the invocation that may be
+ * scanning it and never races it.  The source's remove_range waits out
+ * its own signal handlers.  The program's threads never take the lock on
+ * their fast path (only the calls below do).
+ */
+#ifndef PH_ENGINE_ENGINE_H
+#define PH_ENGINE_ENGINE_H
+
+#include "engine/hot.h"
+#include "move/mover.h"
+#include "os/os.h"
+#include "sample/source.h"
+#include "topo/topo.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ph_mechanism {
+    PH_MECH_ITERATIVE = 0,
+    PH_MECH_SAMPLING = 1,
+    PH_MECH_REPLAY = 2,
+    PH_MECH_HYBRID = 3,
+    PH_MECH_OFF = 4
+} ph_mechanism;
+
+typedef struct ph_engine_cfg {
+    ph_mechanism mech;
+    int sync;                 /* invocations on the caller's thread */
+    int full_snapshot;        /* arm every page at every interval */
+    double sample_budget;     /* fraction of run time; 0 = fixed */
+    double sample_trap_ns;    /* cost of one sample */
+    size_t sample_pages;      /* pages watched per interval at start */
+    uint32_t sample_weight;   /* accesses one sample stands for (the
+                                 synthetic source's counts: 1) */
+    int optimistic;           /* competitive criterion without ml */
+    double contention_ns;     /* eq. 2 */
+    unsigned melt_iters;      /* frozen pages melt after this */
+    double tune_step, tune_max;
+    unsigned cold_after;      /* 0 = never cold */
+    unsigned stable_after;    /* 0 = never deactivate */
+    size_t critical_pages;    /* 0 = no limit */
+    double critical_threshold;
+    unsigned hybrid_iters;
+    unsigned sample_period_ms;
+    size_t sample_max_moves;  /* 0 = no cap */
+} ph_engine_cfg;
+
+/* The configuration the tunables describe. */
+void ph_engine_cfg_from_options(ph_engine_cfg *cfg);
+
+/* What one invocation did to one area (the statistics log). */
+enum ph_inv_kind {
+    PH_INV_ITERATIVE = 0, PH_INV_SAMPLING = 1, PH_INV_RECORD = 2,
+    PH_INV_REPLAY = 3, PH_INV_UNDO = 4
+};
+typedef struct ph_invocation {
+    uint64_t seq;            /* engine invocation number, from 1 */
+    uint32_t iteration;      /* program iteration at the invocation */
+    int kind;                /* ph_inv_kind */
+    int predictive;          /* criterion used: 1 predictive, 0 competitive */
+    int area_id;
+    int phase;               /* RECORD/REPLAY/UNDO: the phase, else -1 */
+    uint64_t scanned, candidates, migrated, failed, frozen, melted;
+    uint64_t failed_busy, failed_nomem, failed_access, failed_fault,
+        failed_other;
+    uint64_t accesses;        /* estimated: samples x sample_weight */
+    uint64_t remote_before, remote_after; /* of those, not at the home */
+    uint64_t bytes_moved;
+    double factor;           /* the area's factor after the invocation */
+    double remote_ns;        /* the self-tuning metric */
+    uint64_t engine_ns, move_ns, sampler_ns;
+} ph_invocation;
+
+/* Totals of an engine (the public statistics). */
+typedef ph_engine_stats_t ph_engine_totals;
+
+typedef struct ph_engine ph_engine;
+
+/* A new engine.  It takes ownership of src; topo, os and mover must
+ * outlive it.  Starts the memory-manager thread unless cfg->sync.
+ * NULL/errno. */
+ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os,
+                         ph_mover *mover, ph_source *src,
+                         const ph_engine_cfg *cfg);
+/* Stop the manager (finishing what was posted), lift every protection,
+ * free everything. */
+void ph_engine_free(ph_engine *e);
+
+/* Hot areas: the whole 4 KiB pages inside [addr, addr+bytes) (EINVAL if
+ * none), which must not overlap another area (EEXIST).  Unregister is safe at any time, also
+ * while the manager or the sampler works; after it returns the memory may
+ * be freed.  ENOENT for an area that is not registered. */
+ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
+                           const char *name);
+int ph_engine_unregister(ph_engine *e, ph_hot *h);
+/* The area containing addr (NULL if none).  Lock-free readers must not
+ * keep the pointer past an unregister. */
+ph_hot *ph_engine_find(ph_engine *e, const void *addr);
+
+/* End of an outer iteration: the iterative mechanism's invocation (posted
+ * to the manager, or run here when sync).  Counts the iteration in every
+ * mechanism. */
+int ph_engine_iteration_end(ph_engine *e);
+/* One wake-up of the sampling mechanism, run here (tests drive the
+ * mechanism with it; the manager calls it every sample_period_ms). */
+int ph_engine_tick(ph_engine *e);
+/* Wait until every posted invocation has run. */
+int ph_engine_wait(ph_engine *e);
+
+/* Thread `thread` of `nthreads` was seen on node index `node` at a
+ * parallel-region boundary.  A thread seen on a new node at two
+ * consecutive boundaries (or a change of nthreads) switches the engine to
+ * the predictive criterion and re-arms it. */
+int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node);
+
+/* Phases (record / replay / undo).  phase in 0..PH_MAX_PHASES-1. */
+#define PH_MAX_PHASES 64
+int ph_engine_phase_begin(ph_engine *e, int phase);
+int ph_engine_phase_end(ph_engine *e, int phase);
+/* Migrations recorded for a phase (pages, -1 if none recorded yet). */
+long ph_engine_phase_pages(ph_engine *e, int phase);
+
+/* Statistics. */
+void ph_engine_get_totals(ph_engine *e, ph_engine_totals *out);
+/* Copy of an area's counters.  ENOENT if not registered. */
+int ph_engine_area_stats(ph_engine *e, const ph_hot *h, ph_hot_stats *out);
+/* The invocation log: copies up to max records from index first; returns
+ * how many records the log holds in all. */
+size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
+                     size_t max);
+/* Everything as JSON (engine totals, configuration, areas, log). */
+int ph_engine_write_json(ph_engine *e, int fd);
+
+/* The source (tests). */
+ph_source *ph_engine_source(ph_engine *e);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * engine_int.h -- the engine's state, shared by the files of src/engine/
+ * (engine.c lifecycle and mechanisms, invoke.c the migration algorithm,
+ * threads.c thread tracking, phase.c record/replay/undo, stats.c
+ * statistics).  Not for use outside src/engine/.
+ */
+#ifndef PH_ENGINE_ENGINE_INT_H
+#define PH_ENGINE_ENGINE_INT_H
+
+#include "engine/engine.h"
+#include "policy/criteria.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define PH_MAX_THREADS 1024
+
+typedef struct ph_thread_track {
+    int stable;      /* node index the thread is known to run on, -1 */
+    int cand;        /* node index it was last seen on, if != stable */
+    int cand_seen;   /* consecutive boundaries seen on cand */
+} ph_thread_track;
+
+/* One migration of a phase: page to node, and where it was. */
+typedef struct ph_phase_move {
+    uintptr_t page;
+    int to;          /* node index */
+    int from;        /* node index before the replay, -1 unknown */
+} ph_phase_move;
+
+typedef struct ph_phase {
+    int recorded;    /* moves[] is valid */
+    int in_progress; /* between begin and end */
+    int recording;   /* this occurrence records */
+    ph_phase_move *moves;
+    size_t nmoves;
+} ph_phase;
+
+/* A sample buffered while a phase is being recorded. */
+typedef struct ph_rec_sample {
+    uintptr_t page;
+    int node;
+    uint32_t count;
+} ph_rec_sample;
+
+struct ph_engine {
+    pthread_mutex_t lock;
+    const ph_topology *topo;
+    ph_os *os;
+    ph_mover *mover;
+    ph_source *src;
+    ph_engine_cfg cfg;
+    int nnodes;
+    ph_latency_model lat;
+    double *lat_ns;          /* nnodes^2 */
+    double *mig_ns;          /* nnodes^2 */
+
+    ph_hot **hots;           /* sorted by base */
+    size_t nhots, cap_hots;
+    int next_id;
+
+    uint32_t iteration;      /* program iterations seen */
+    uint64_t seq;            /* invocations */
+    int armed;
+    size_t budget_pages;     /* pages watched per interval now */
+    uint64_t interval_ns;    /* when the interval began */
+    ph_source_stats last_ss; /* source counters at that moment */
+    int active;              /* iterative mechanism running */
+    unsigned quiet;          /* invocations without migrations */
+    int predictive;
+    uint8_t gained[PH_MAX_NODES];
+    int nthreads;
+    int first_team;          /* team size at the first report */
+    ph_thread_track thr[PH_MAX_THREADS];
+
+    ph_phase phases[PH_MAX_PHASES];
+    int recording;           /* phase being recorded, -1 */
+    ph_rec_sample *rec;
+    size_t nrec, cap_rec;
+
+    ph_engine_totals tot;
+    ph_invocation *log;
+    size_t nlog, cap_log;
+
+    /* memory-manager thread */
+    pthread_t mgr;
+    int has_mgr;
+    pthread_cond_t cv;       /* requests / stop */
+    pthread_cond_t done_cv;  /* pending reached 0 */
+    unsigned pending;        /* iteration ends posted, not yet run */
+    int busy;
+    int stop;
+};
+
+/* invoke.c: the migration algorithm over every area (lock held).  kind is
+ * PH_INV_ITERATIVE or PH_INV_SAMPLING; max_moves 0 = no cap.  Returns the
+ * number of pages migrated. */
+uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
+                          uint64_t sampler_ns);
+/* Node index of an OS node, -1. */
+int ph_engine_node_index(const ph_engine *e, int os_node);
+/* Move pages (4 KiB addresses) to node indexes; status[i] gets the node
+ * *index* reached or a negative errno.  Fills the failure fields of inv.
+ * Returns pages moved. */
+uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
+                        const int *to_idx, int *status, ph_invocation *inv);
+/* Current homes (node indexes, or negative errno) of n pages. */
+int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home);
+
+/* engine.c: drain the source into the areas (or into the phase buffer
+ * while recording).  Returns the time spent, ns. */
+uint64_t ph_engine_drain(ph_engine *e);
+void ph_engine_arm(ph_engine *e);
+void ph_engine_disarm(ph_engine *e);
+uint64_t ph_engine_now_ns(void);
+
+/* The source's armed_pages counter (cold areas count sweeps with it). */
+uint64_t ph_engine_armed_pages(ph_engine *e);
+
+/* stats.c */
+void ph_engine_log_add(ph_engine *e, const ph_invocation *inv);
+
+/* phase.c */
+void ph_engine_phases_free(ph_engine *e);
+
+#endif

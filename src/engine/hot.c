@@ -1,0 +1,120 @@
+/*
+ * hot.c -- hot areas and their per-page bookkeeping (see hot.h).
+ *
+ * Counts live in chunks of PH_HOT_CHUNK_PAGES pages allocated on the first
+ * sample that lands in them, so that a huge area watched sparsely costs
+ * little more than its dense 8 bytes a page.
+ */
+#include "engine/hot.h"
+
+#include "base/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name, int id,
+                   int nnodes)
+{
+    ph_hot *h = calloc(1, sizeof *h);
+    if (!h)
+        return ph_fail_null(ENOMEM, "hot area: out of memory");
+    h->base = base;
+    h->npages = npages;
+    h->id = id;
+    h->nnodes = nnodes;
+    snprintf(h->name, sizeof h->name, "%s", name && *name ? name : "area");
+    h->nchunks = (npages + PH_HOT_CHUNK_PAGES - 1) / PH_HOT_CHUNK_PAGES;
+    h->pages = malloc(npages * sizeof *h->pages);
+    h->chunks = calloc(h->nchunks, sizeof *h->chunks);
+    if (!h->pages || !h->chunks) {
+        ph_hot_free(h);
+        return ph_fail_null(ENOMEM, "hot area \"%s\": out of memory for the "
+                            "bookkeeping of %zu pages", name ? name : "",
+                            npages);
+    }
+    for (size_t i = 0; i < npages; i++)
+        h->pages[i] = (ph_page){.home = -1, .prev_home = -1};
+    h->factor = 1.0;
+    h->prev_remote_ns = -1.0;
+    return h;
+}
+
+void ph_hot_free(ph_hot *h)
+{
+    if (!h)
+        return;
+    if (h->chunks)
+        for (size_t c = 0; c < h->nchunks; c++)
+            free(h->chunks[c]);
+    free(h->chunks);
+    free(h->pages);
+    free(h);
+}
+
+static size_t chunk_words(const ph_hot *h)
+{
+    return (size_t)PH_HOT_CHUNK_PAGES * 3u * (size_t)h->nnodes;
+}
+
+uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
+{
+    if (i >= h->npages)
+        return NULL;
+    size_t c = i / PH_HOT_CHUNK_PAGES;
+    if (!h->chunks[c]) {
+        if (!create)
+            return NULL;
+        h->chunks[c] = calloc(chunk_words(h), sizeof(uint32_t));
+        if (!h->chunks[c])
+            return NULL;
+    }
+    size_t off = (i % PH_HOT_CHUNK_PAGES) * 3u * (size_t)h->nnodes;
+    return h->chunks[c] + off;
+}
+
+int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
+{
+    if (node < 0 || node >= h->nnodes)
+        return -1;
+    uint32_t *c = ph_hot_counts(h, i, 1);
+    if (!c)
+        return -1;
+    uint32_t *cur = ph_cnt_cur(c, h->nnodes);
+    cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
+                                               : cur[node] + count;
+    h->pages[i].last_seen = now;
+    return 0;
+}
+
+void ph_hot_roll(ph_hot *h)
+{
+    int n = h->nnodes;
+    for (size_t c = 0; c < h->nchunks; c++) {
+        uint32_t *b = h->chunks[c];
+        if (!b)
+            continue;
+        for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
+            uint32_t *w = b + p * 3u * (size_t)n;
+            for (int k = 0; k < n; k++) {
+                uint32_t cur = w[k];
+                w[n + k] = cur;
+                w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cur
+                                   ? UINT32_MAX
+                                   : w[2 * n + k] + cur;
+                w[k] = 0;
+            }
+        }
+    }
+}
+
+size_t ph_hot_bytes(const ph_hot *h)
+{
+    size_t b = sizeof *h + h->npages * sizeof *h->pages +
+               h->nchunks * sizeof *h->chunks;
+    for (size_t c = 0; c < h->nchunks; c++)
+        if (h->chunks[c])
+            b += chunk_words(h) * sizeof(uint32_t);
+    return b;
+}

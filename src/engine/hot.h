@@ -1,0 +1,110 @@
+/*
+ * hot.h -- hot areas and their per-page bookkeeping.
+ *
+ * A hot area is a range of the program's memory the engine watches and
+ * migrates (UPMlib's upmlib_memrefcnt): any 4 KiB aligned range -- heap,
+ * static, ph_alloc'd -- with a name for reports.  The range registered is
+ * the whole 4 KiB pages inside the caller's [addr, addr+bytes).
+ *
+ * Bookkeeping, per 4 KiB page:
+ *   dense (always, 8 bytes a page)   ph_page: home, previous home,
+ *                                    migration count, flags, frozen-since
+ *   counts (only for chunks of 512 pages that ever got a sample)
+ *                                    per node: this interval, the previous
+ *                                    interval, cumulative -- uint32 each,
+ *                                    so 12 * nnodes bytes a page
+ * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
+ * the sampler looked.  On a 4-node machine a fully sampled page costs
+ * 8 + 48 = 56 bytes (1.4% of the page).
+ *
+ * Per area: the self-tuning factor and its metric, the cold streak and
+ * flag, the rotation cursor, statistics.
+ *
+ * Concurrency: areas are created and destroyed by the engine under its
+ * lock (engine.c); nothing here locks.
+ */
+#ifndef PH_ENGINE_HOT_H
+#define PH_ENGINE_HOT_H
+
+#include "pagehome.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PH_HOT_CHUNK_PAGES 512u
+#define PH_HOT_NAME_MAX 64
+#define PH_HOT_MAX_NODES 64 /* = PH_MAX_NODES of topo.h */
+
+enum ph_page_flags {
+    PH_PG_FROZEN = 1u << 0,  /* ping-pong: stays until it melts */
+    PH_PG_HOME_KNOWN = 1u << 1,
+    PH_PG_MOVED = 1u << 2    /* moved at least once by the engine */
+};
+
+typedef struct ph_page {
+    int8_t home;           /* node index, -1 unknown / not resident */
+    int8_t prev_home;      /* node index before the last migration, -1 */
+    uint8_t migrations;    /* saturating at 255 */
+    uint8_t flags;         /* ph_page_flags */
+    uint16_t frozen_since; /* engine iteration (mod 2^16) */
+    uint16_t last_seen;    /* engine iteration of the last sample */
+} ph_page;
+
+/* Counters of one area (cumulative since registration). */
+typedef ph_area_stats_t ph_hot_stats;
+
+typedef struct ph_hot {
+    uintptr_t base;         /* 4 KiB aligned */
+    size_t npages;
+    char name[PH_HOT_NAME_MAX];
+    int id;                 /* registration order, stable */
+    int nnodes;
+    ph_page *pages;         /* npages */
+    uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
+    size_t nchunks;
+    /* policy state of the area */
+    double factor;              /* selectiveness (self-tuning) */
+    double prev_remote_ns;      /* metric of the last sweep, -1 none */
+    /* the metric accumulates over a full sweep of the hot pages (one
+     * invocation in full-snapshot mode, several under a budget), so that
+     * it compares like with like */
+    double sweep_ns[PH_HOT_MAX_NODES];
+    uint64_t sweep_samples;
+    uint64_t sweep_mark;        /* source's armed_pages at sweep start */
+    unsigned cold_streak;       /* full sweeps without a candidate */
+    uint64_t armed_mark;        /* source's armed_pages at the last
+                                   candidate (or registration) */
+    int cold;
+    ph_hot_stats st;
+} ph_hot;
+
+/* New area of npages from base (4 KiB aligned) for nnodes nodes.
+ * NULL/ENOMEM. */
+ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name,
+                   int id, int nnodes);
+void ph_hot_free(ph_hot *h);
+
+static inline uintptr_t ph_hot_end(const ph_hot *h)
+{
+    return h->base + h->npages * 4096u;
+}
+
+/* Counts of page i: three arrays of nnodes (cur, prev, cum) in one block;
+ * NULL when the page's chunk has none (create = 0) or cannot be made. */
+uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create);
+static inline uint32_t *ph_cnt_cur(uint32_t *c, int n) { (void)n; return c; }
+static inline uint32_t *ph_cnt_prev(uint32_t *c, int n) { return c + n; }
+static inline uint32_t *ph_cnt_cum(uint32_t *c, int n) { return c + 2 * n; }
+
+/* Add a sample: count accesses from node index `node` to page i. */
+int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
+               uint16_t now);
+
+/* End of an interval for every page with counts: prev = cur, cum += cur,
+ * cur = 0. */
+void ph_hot_roll(ph_hot *h);
+
+/* Bytes of bookkeeping the area holds now. */
+size_t ph_hot_bytes(const ph_hot *h);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * invoke.c -- one invocation of the page migration algorithm (UPMlib,
+ * Figure 1 of the ICS 2000 paper), over every hot area:
+ *
+ *   for each hot area that is not cold:
+ *     for each page sampled in the interval:
+ *       melt it if it was frozen long enough; skip it if still frozen;
+ *       candidate target = predictive criterion (after a thread migration)
+ *                          or competitive criterion (otherwise);
+ *       competitive: a move back to where the page came from freezes it
+ *       (ping-pong prevention) instead of moving it;
+ *     keep the n most critical candidates when a cap is set;
+ *     migrate the candidates in batches (the mover sorts them by target);
+ *     feed the per-page results back into the bookkeeping;
+ *     self-tune: raise the area's factor when its remote latency grew;
+ *     mark the area cold after cold_after invocations without candidates.
+ *   if the predictive criterion found nothing anywhere, return to the
+ *   competitive criterion.
+ *
+ * Homes: the engine asks the OS (query) for the home of every sampled
+ * page at each invocation rather than trusting its own bookkeeping: other
+ * code (the kernel's balancing, the program, ph_place) may have moved it.
+ */
+#include "engine/engine_int.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Work arrays of one area's invocation. */
+typedef struct work {
+    size_t n, cap;
+    size_t *idx;      /* page index in the area */
+    void **addr;
+    int *home;        /* node index or negative errno */
+    int *target;
+    double *ratio;
+    int *status;
+    size_t *order, *scratch;
+} work;
+
+static void work_free(work *w)
+{
+    free(w->idx);
+    free(w->addr);
+    free(w->home);
+    free(w->target);
+    free(w->ratio);
+    free(w->status);
+    free(w->order);
+    free(w->scratch);
+    memset(w, 0, sizeof *w);
+}
+
+static int work_grow(work *w, size_t need)
+{
+    if (need <= w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < need)
+        cap *= 2;
+#define GROW(f)                                                              \
+    do {                                                                     \
+        void *p_ = realloc(w->f, cap * sizeof *w->f);                        \
+        if (!p_)                                                             \
+            return -1;                                                       \
+        w->f = p_;                                                           \
+    } while (0)
+    GROW(idx);
+    GROW(addr);
+    GROW(home);
+    GROW(target);
+    GROW(ratio);
+    GROW(status);
+    GROW(order);
+    GROW(scratch);
+#undef GROW
+    w->cap = cap;
+    return 0;
+}
+
+int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home)
+{
+    size_t batch = 4096;
+    for (size_t off = 0; off < n; off += batch) {
+        size_t k = n - off < batch ? n - off : batch;
+        if (e->os->ops->query(e->os, k, pages + off, home + off) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (home[i] >= 0)
+            home[i] = ph_engine_node_index(e, home[i]);
+    return 0;
+}
+
+uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
+                        const int *to_idx, int *status, ph_invocation *inv)
+{
+    if (n == 0)
+        return 0;
+    int *to_os = malloc(n * sizeof *to_os);
+    if (!to_os) {
+        inv->failed += n;
+        inv->failed_other += n;
+        for (size_t i = 0; i < n; i++)
+            status[i] = -ENOMEM;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        to_os[i] = e->topo->nodes[to_idx[i]].id;
+    ph_move_stats ms;
+    uint64_t t0 = ph_engine_now_ns();
+    ph_mover_move(e->mover, n, pages, to_os, status, &ms);
+    inv->move_ns += ph_engine_now_ns() - t0;
+    free(to_os);
+    inv->failed_busy += ms.failed_busy;
+    inv->failed_nomem += ms.failed_nomem;
+    inv->failed_access += ms.failed_access;
+    inv->failed_fault += ms.failed_fault;
+    inv->failed_other += ms.failed_other + ms.outvoted;
+    uint64_t failed = ms.failed_busy + ms.failed_nomem + ms.failed_access +
+                      ms.failed_fault + ms.failed_other + ms.outvoted;
+    inv->failed += failed;
+    uint64_t moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (status[i] >= 0)
+            status[i] = ph_engine_node_index(e, status[i]);
+        if (status[i] == to_idx[i])
+            moved++;
+    }
+    return moved;
+}
+
+/* Remote accesses of a page with the given home (all accesses when the
+ * home is unknown). */
+static uint64_t remote_of(const uint32_t *acc, int n, int home)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < n; i++)
+        if (i != home)
+            r += acc[i];
+    return r;
+}
+
+/* The area's self-tuning metric: the largest, over accessing nodes, of
+ * the estimated latency due to that node's remote accesses to the
+ * area, per sampled access (so that intervals that sampled different
+ * numbers of pages compare). */
+static double area_metric(const double *per_node, int n, uint64_t samples)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        if (per_node[i] > m)
+            m = per_node[i];
+    return samples ? m / (double)samples : 0.0;
+}
+
+static void add_remote_latency(const ph_engine *e, const uint32_t *acc,
+                               int home, double *per_node)
+{
+    int n = e->nnodes;
+    int c = ph_crit_contention(acc, n, home);
+    for (int i = 0; i < n; i++) {
+        if (i == home || !acc[i])
+            continue;
+        double rc = e->lat_ns[i * n + home] + e->cfg.contention_ns * c;
+        per_node[i] += (double)acc[i] * rc;
+    }
+}
+
+/* Collect the pages of h sampled in this interval (or the last one, for
+ * the predictive criterion) and their homes. */
+static int collect(ph_engine *e, ph_hot *h, work *w)
+{
+    int n = e->nnodes;
+    w->n = 0;
+    for (size_t c = 0; c < h->nchunks; c++) {
+        if (!h->chunks[c])
+            continue;
+        size_t first = c * PH_HOT_CHUNK_PAGES;
+        size_t last = first + PH_HOT_CHUNK_PAGES;
+        if (last > h->npages)
+            last = h->npages;
+        for (size_t i = first; i < last; i++) {
+            uint32_t *cnt = ph_hot_counts(h, i, 0);
+            const uint32_t *cur = ph_cnt_cur(cnt, n);
+            int any = 0;
+            for (int k = 0; k < n && !any; k++)
+                any = cur[k] != 0;
+            if (!any)
+                continue;
+            if (work_grow(w, w->n + 1) != 0)
+                return -1;
+            w->idx[w->n] = i;
+            w->addr[w->n] = (void *)(h->base + i * 4096);
+            w->n++;
+        }
+    }
+    if (w->n && ph_engine_query(e, w->n, w->addr, w->home) != 0)
+        return -1;
+    return 0;
+}
+
+/* Keep the cap most critical of the candidates in w (compacting w's
+ * target/addr/idx arrays to them).  Candidates are w[0..m). */
+static size_t keep_critical(ph_engine *e, work *w, size_t m, size_t cap)
+{
+    if (cap == 0 || m <= cap)
+        return m;
+    (void)e;
+    size_t k = ph_crit_most_critical(w->ratio, m, -1.0, cap, w->order,
+                                     w->scratch);
+    /* order[] holds the kept indexes, highest first; keep address order
+     * for the mover's batches. */
+    for (size_t j = 0; j < k; j++)
+        w->scratch[j] = w->order[j];
+    /* simple insertion sort of k kept indexes (k is the cap) */
+    for (size_t a = 1; a < k; a++) {
+        size_t v = w->scratch[a], b = a;
+        while (b > 0 && w->scratch[b - 1] > v) {
+            w->scratch[b] = w->scratch[b - 1];
+            b--;
+        }
+        w->scratch[b] = v;
+    }
+    for (size_t j = 0; j < k; j++) {
+        size_t s = w->scratch[j];
+        w->idx[j] = w->idx[s];
+        w->addr[j] = w->addr[s];
+        w->home[j] = w->home[s];
+        w->target[j] = w->target[s];
+        w->ratio[j] = w->ratio[s];
+    }
+    return k;
+}
+
+/* The algorithm on one area.  Returns migrations; *found gets the number
+ * of candidates. */
+static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
+                            size_t *left, uint64_t sampler_ns,
+                            size_t *found, uint64_t hot_total)
+{
+    int n = e->nnodes;
+    uint16_t now = (uint16_t)e->iteration;
+    uint64_t t0 = ph_engine_now_ns();
+    ph_invocation inv = {.seq = e->seq, .iteration = e->iteration,
+                         .kind = kind, .predictive = e->predictive,
+                         .area_id = h->id, .phase = -1,
+                         .sampler_ns = sampler_ns};
+    *found = 0;
+    if (collect(e, h, w) != 0) {
+        ph_warn("engine: out of memory scanning hot area \"%s\"", h->name);
+        return 0;
+    }
+    double per_node[PH_MAX_NODES] = {0};
+    size_t m = 0; /* candidates, compacted to the front of w */
+    for (size_t j = 0; j < w->n; j++) {
+        size_t i = w->idx[j];
+        ph_page *pg = &h->pages[i];
+        uint32_t *cnt = ph_hot_counts(h, i, 0);
+        const uint32_t *cur = ph_cnt_cur(cnt, n);
+        int home = w->home[j];
+        inv.scanned++;
+        for (int k = 0; k < n; k++)
+            inv.accesses += cur[k];
+        if (home < 0) {
+            inv.remote_before += remote_of(cur, n, -1);
+            inv.remote_after += remote_of(cur, n, -1);
+            continue;
+        }
+        if (pg->home != home) {
+            pg->home = (int8_t)home;
+            pg->flags |= PH_PG_HOME_KNOWN;
+        }
+        uint64_t rem = remote_of(cur, n, home);
+        inv.remote_before += rem;
+        add_remote_latency(e, cur, home, per_node);
+        if ((pg->flags & PH_PG_FROZEN) &&
+            ph_crit_melts(pg->frozen_since, now, e->cfg.melt_iters)) {
+            pg->flags &= (uint8_t)~PH_PG_FROZEN;
+            inv.melted++;
+        }
+        int target = -1;
+        double ratio = 0;
+        if (!(pg->flags & PH_PG_FROZEN)) {
+            if (e->predictive) {
+                target = ph_crit_predictive(cur, ph_cnt_prev(cnt, n), n,
+                                            home, e->gained);
+                if (target >= 0)
+                    ratio = ph_crit_criticality(cur, n, home, NULL);
+            } else {
+                target = ph_crit_competitive(&e->lat, cur, home, h->factor,
+                                             e->cfg.optimistic, &ratio);
+                if (target >= 0 &&
+                    ph_crit_pingpong(home, pg->prev_home, target)) {
+                    pg->flags |= PH_PG_FROZEN;
+                    pg->frozen_since = now;
+                    inv.frozen++;
+                    inv.candidates++;
+                    target = -1;
+                }
+            }
+        }
+        if (target < 0) {
+            inv.remote_after += rem;
+            continue;
+        }
+        inv.candidates++;
+        w->idx[m] = i;
+        w->addr[m] = w->addr[j];
+        w->home[m] = home;
+        w->target[m] = target;
+        w->ratio[m] = isinf(ratio) ? 1e300 : ratio;
+        m++;
+    }
+    *found = (size_t)inv.candidates;
+    size_t kept = keep_critical(e, w, m, *left == SIZE_MAX ? 0 : *left);
+    if (*left != SIZE_MAX)
+        *left -= kept;
+    uint64_t moved = ph_engine_move(e, kept, w->addr, w->target, w->status,
+                                    &inv);
+    for (size_t j = 0; j < kept; j++) {
+        size_t i = w->idx[j];
+        ph_page *pg = &h->pages[i];
+        const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, i, 0), n);
+        int now_home = w->status[j] >= 0 ? w->status[j] : w->home[j];
+        if (w->status[j] >= 0 && w->status[j] == w->target[j] &&
+            w->target[j] != w->home[j]) {
+            pg->prev_home = (int8_t)w->home[j];
+            pg->home = (int8_t)w->target[j];
+            if (pg->migrations < 255)
+                pg->migrations++;
+            pg->flags |= PH_PG_MOVED;
+        }
+        inv.remote_after += remote_of(cur, n, now_home);
+    }
+    /* pages capped away keep their remote accesses */
+    for (size_t j = kept; j < m; j++) {
+        const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, w->idx[j], 0), n);
+        inv.remote_after += remote_of(cur, n, w->home[j]);
+    }
+    inv.migrated = moved;
+    inv.bytes_moved = moved * 4096;
+    /* self-tuning (Figure 1, lines 13-16), once per sweep */
+    uint64_t armed = ph_engine_armed_pages(e);
+    for (int k = 0; k < n; k++)
+        h->sweep_ns[k] += per_node[k];
+    h->sweep_samples += inv.accesses;
+    double metric = h->prev_remote_ns;
+    if (armed - h->sweep_mark >= hot_total && h->sweep_samples) {
+        metric = area_metric(h->sweep_ns, n, h->sweep_samples);
+        h->factor = ph_crit_selftune(h->prev_remote_ns, metric, h->factor,
+                                     e->cfg.tune_step, e->cfg.tune_max);
+        h->prev_remote_ns = metric;
+        memset(h->sweep_ns, 0, sizeof h->sweep_ns);
+        h->sweep_samples = 0;
+        h->sweep_mark = armed;
+    }
+    /* Cold areas count full sweeps of the hot pages without a candidate
+     * (with a sampling budget one invocation sees only part of them). */
+    if (inv.candidates)
+        h->armed_mark = armed;
+    uint64_t sweeps = hot_total ? (armed - h->armed_mark) / hot_total : 0;
+    int cold = 0;
+    h->cold_streak = ph_crit_cold(sweeps ? (unsigned)sweeps - 1 : 0,
+                                  (size_t)inv.candidates, e->cfg.cold_after,
+                                  &cold);
+    if (cold && !h->cold) {
+        h->cold = 1;
+        ph_info("engine: hot area \"%s\" is cold", h->name);
+    }
+    inv.factor = h->factor;
+    inv.remote_ns = metric;
+    inv.engine_ns = ph_engine_now_ns() - t0;
+    /* the area's counters */
+    h->st.invocations++;
+    h->st.scanned += inv.scanned;
+    h->st.candidates += inv.candidates;
+    h->st.migrated += moved;
+    h->st.failed_busy += inv.failed_busy;
+    h->st.failed_nomem += inv.failed_nomem;
+    h->st.failed_access += inv.failed_access;
+    h->st.failed_fault += inv.failed_fault;
+    h->st.failed_other += inv.failed_other;
+    h->st.frozen += inv.frozen;
+    h->st.melted += inv.melted;
+    h->st.remote_accesses += inv.remote_before;
+    h->st.bytes_moved += inv.bytes_moved;
+    if (h->st.invocations <= 2)
+        h->st.migrated_first2 += moved;
+    ph_engine_log_add(e, &inv);
+    return moved;
+}
+
+uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
+                          uint64_t sampler_ns)
+{
+    e->seq++;
+    work w = {0};
+    uint64_t moved = 0;
+    size_t found_all = 0;
+    /* pages the invocation may still move: SIZE_MAX = no cap */
+    size_t left = max_moves ? max_moves : SIZE_MAX;
+    uint64_t hot_total = 0;
+    for (size_t a = 0; a < e->nhots; a++)
+        hot_total += e->hots[a]->npages;
+    for (size_t a = 0; a < e->nhots; a++) {
+        ph_hot *h = e->hots[a];
+        if ((h->cold && !e->predictive) || left == 0) {
+            ph_hot_roll(h);
+            continue;
+        }
+        size_t found = 0;
+        moved += invoke_area(e, h, &w, kind, &left, sampler_ns, &found,
+                             hot_total);
+        found_all += found;
+        ph_hot_roll(h);
+    }
+    work_free(&w);
+    if (e->predictive && found_all == 0) {
+        e->predictive = 0;
+        memset(e->gained, 0, sizeof e->gained);
+        ph_info("engine: no page follows the migrated threads any more: "
+                "back to the competitive criterion");
+    }
+    e->tot.invocations++;
+    return moved;
+}

@@ -1,0 +1,287 @@
+/*
+ * phase.c -- record / replay / undo across the phases of an iteration
+ * (UPMlib's upmlib_record, upmlib_replay, upmlib_undo; WOMPAT 2000, 2.2).
+ *
+ * A phase is a stretch of the iteration with its own access pattern (NAS
+ * BT's z_solve).  The program brackets it with phase_begin/phase_end:
+ *   - the first occurrence RECORDS: samples taken between begin and end
+ *     go to a buffer of their own (not to the areas' counts); at the end
+ *     the competitive criterion is applied to every page the phase
+ *     touched, the pages whose raccmax/lacc exceeds critical_threshold are
+ *     kept, at most critical_pages of them (the most critical first), and
+ *     the result is the phase's list of migrations;
+ *   - later occurrences REPLAY the list before the phase (noting where
+ *     each page was) and UNDO it after, sending every page that moved back
+ *     where it was: the placement the rest of the iteration is tuned for
+ *     is restored.
+ * Replay and undo run on the caller's thread: the pages must have arrived
+ * before the phase starts.
+ * Phases are only acted on by the REPLAY mechanism, and by HYBRID once
+ * its iterative part is over; otherwise the calls are checked and counted
+ * but do nothing.
+ */
+#include "engine/engine_int.h"
+
+#include "base/error.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ph_engine_phases_free(ph_engine *e)
+{
+    for (int p = 0; p < PH_MAX_PHASES; p++) {
+        free(e->phases[p].moves);
+        e->phases[p].moves = NULL;
+        e->phases[p].nmoves = 0;
+    }
+}
+
+static int phases_on(const ph_engine *e)
+{
+    return e->cfg.mech == PH_MECH_REPLAY ||
+           (e->cfg.mech == PH_MECH_HYBRID &&
+            e->iteration >= e->cfg.hybrid_iters);
+}
+
+static int check_phase(int phase)
+{
+    if (phase < 0 || phase >= PH_MAX_PHASES)
+        return ph_fail(EINVAL, "phase %d is out of range (0..%d)", phase,
+                       PH_MAX_PHASES - 1);
+    return 0;
+}
+
+/* Aggregate the recorded samples (sorted by page) and derive the moves. */
+static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
+{
+    int n = e->nnodes;
+    size_t npages = 0;
+    for (size_t k = 0; k < e->nrec; k++)
+        if (k == 0 || e->rec[k].page != e->rec[k - 1].page)
+            npages++;
+    uint32_t *acc = calloc(npages ? npages * (size_t)n : 1, sizeof *acc);
+    void **addr = malloc((npages ? npages : 1) * sizeof *addr);
+    int *home = malloc((npages ? npages : 1) * sizeof *home);
+    int *target = malloc((npages ? npages : 1) * sizeof *target);
+    double *ratio = malloc((npages ? npages : 1) * sizeof *ratio);
+    size_t *order = malloc((npages ? npages : 1) * sizeof *order);
+    size_t *scratch = malloc((npages ? npages : 1) * sizeof *scratch);
+    int rc = -1;
+    if (!acc || !addr || !home || !target || !ratio || !order || !scratch)
+        goto out;
+    size_t j = (size_t)-1;
+    for (size_t k = 0; k < e->nrec; k++) {
+        if (k == 0 || e->rec[k].page != e->rec[k - 1].page) {
+            j++;
+            addr[j] = (void *)e->rec[k].page;
+        }
+        int nd = e->rec[k].node;
+        if (nd >= 0 && nd < n)
+            acc[j * (size_t)n + (size_t)nd] += e->rec[k].count;
+        inv->accesses += e->rec[k].count;
+    }
+    if (npages && ph_engine_query(e, npages, addr, home) != 0)
+        goto out;
+    size_t m = 0;
+    for (size_t i = 0; i < npages; i++) {
+        const uint32_t *a = acc + i * (size_t)n;
+        inv->scanned++;
+        if (home[i] < 0)
+            continue;
+        inv->remote_before += 0;
+        double r = 0;
+        int t = ph_crit_competitive(&e->lat, a, home[i], 1.0,
+                                    e->cfg.optimistic, &r);
+        if (t < 0)
+            continue;
+        double crit = ph_crit_criticality(a, n, home[i], NULL);
+        if (!(crit > e->cfg.critical_threshold))
+            continue;
+        inv->candidates++;
+        addr[m] = addr[i];
+        target[m] = t;
+        ratio[m] = isinf(crit) ? 1e300 : crit;
+        m++;
+    }
+    size_t keep = ph_crit_most_critical(ratio, m, -1.0, e->cfg.critical_pages,
+                                        order, scratch);
+    free(ph->moves);
+    ph->moves = calloc(keep ? keep : 1, sizeof *ph->moves);
+    if (!ph->moves)
+        goto out;
+    for (size_t i = 0; i < keep; i++)
+        ph->moves[i] = (ph_phase_move){(uintptr_t)addr[order[i]],
+                                       target[order[i]], -1};
+    ph->nmoves = keep;
+    ph->recorded = 1;
+    rc = 0;
+out:
+    free(acc);
+    free(addr);
+    free(home);
+    free(target);
+    free(ratio);
+    free(order);
+    free(scratch);
+    return rc;
+}
+
+/* Move the phase's pages: forward (replay) or back (undo). */
+static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
+{
+    size_t n = ph->nmoves;
+    if (n == 0)
+        return;
+    void **pages = malloc(n * sizeof *pages);
+    int *to = malloc(n * sizeof *to);
+    int *st = malloc(n * sizeof *st);
+    if (!pages || !to || !st) {
+        ph_warn("engine: out of memory %s phase migrations",
+                undo ? "undoing" : "replaying");
+        goto out;
+    }
+    size_t k = 0;
+    if (!undo) {
+        for (size_t i = 0; i < n; i++)
+            pages[i] = (void *)ph->moves[i].page;
+        if (ph_engine_query(e, n, pages, st) != 0)
+            goto out;
+        for (size_t i = 0; i < n; i++) {
+            ph->moves[i].from = st[i] >= 0 ? st[i] : -1;
+            if (st[i] >= 0 && st[i] != ph->moves[i].to) {
+                pages[k] = (void *)ph->moves[i].page;
+                to[k++] = ph->moves[i].to;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (ph->moves[i].from >= 0 &&
+                ph->moves[i].from != ph->moves[i].to) {
+                pages[k] = (void *)ph->moves[i].page;
+                to[k++] = ph->moves[i].from;
+            }
+    }
+    inv->candidates = k;
+    inv->scanned = n;
+    inv->migrated = ph_engine_move(e, k, pages, to, st, inv);
+    inv->bytes_moved = inv->migrated * 4096;
+    if (!undo)
+        /* a page that did not get there has nothing to undo */
+        for (size_t i = 0, j = 0; i < n && j < k; i++) {
+            if ((void *)ph->moves[i].page != pages[j])
+                continue;
+            if (st[j] != to[j])
+                ph->moves[i].from = -1;
+            j++;
+        }
+out:
+    free(pages);
+    free(to);
+    free(st);
+}
+
+static void log_phase(ph_engine *e, ph_invocation *inv, uint64_t t0)
+{
+    inv->engine_ns = ph_engine_now_ns() - t0;
+    e->tot.invocations++;
+    ph_engine_log_add(e, inv);
+}
+
+int ph_engine_phase_begin(ph_engine *e, int phase)
+{
+    if (check_phase(phase) != 0)
+        return -1;
+    pthread_mutex_lock(&e->lock);
+    ph_phase *ph = &e->phases[phase];
+    if (ph->in_progress) {
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail(EINVAL, "phase %d begins again before it ended",
+                       phase);
+    }
+    if (e->recording >= 0) {
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail(EBUSY, "phase %d begins while phase %d is being "
+                       "recorded (phases do not nest)", phase, e->recording);
+    }
+    ph->in_progress = 1;
+    ph->recording = 0;
+    if (!phases_on(e)) {
+        pthread_mutex_unlock(&e->lock);
+        return 0;
+    }
+    uint64_t t0 = ph_engine_now_ns();
+    ph_invocation inv = {.seq = ++e->seq, .iteration = e->iteration,
+                         .area_id = -1, .phase = phase};
+    if (!ph->recorded) {
+        /* what was sampled before the phase belongs to the areas */
+        inv.sampler_ns = ph_engine_drain(e);
+        ph_engine_disarm(e);
+        e->recording = phase;
+        e->nrec = 0;
+        ph->recording = 1;
+        if (e->nhots && e->src->ops->arm(e->src, 1) == 0)
+            e->armed = 1;
+        pthread_mutex_unlock(&e->lock);
+        return 0;
+    }
+    inv.kind = PH_INV_REPLAY;
+    apply(e, ph, 0, &inv);
+    e->tot.replayed += inv.migrated;
+    log_phase(e, &inv, t0);
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+int ph_engine_phase_end(ph_engine *e, int phase)
+{
+    if (check_phase(phase) != 0)
+        return -1;
+    pthread_mutex_lock(&e->lock);
+    ph_phase *ph = &e->phases[phase];
+    if (!ph->in_progress) {
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail(EINVAL, "phase %d ends without having begun", phase);
+    }
+    ph->in_progress = 0;
+    if (!phases_on(e) && !ph->recording) {
+        pthread_mutex_unlock(&e->lock);
+        return 0;
+    }
+    uint64_t t0 = ph_engine_now_ns();
+    ph_invocation inv = {.seq = ++e->seq, .iteration = e->iteration,
+                         .area_id = -1, .phase = phase};
+    int rc = 0;
+    if (ph->recording) {
+        inv.kind = PH_INV_RECORD;
+        inv.sampler_ns = ph_engine_drain(e);
+        ph_engine_disarm(e);
+        e->recording = -1;
+        ph->recording = 0;
+        if (derive(e, ph, &inv) != 0)
+            rc = ph_fail(ENOMEM, "phase %d: out of memory deriving its "
+                         "migrations", phase);
+        e->nrec = 0;
+        ph_info("engine: phase %d recorded: %zu pages to migrate", phase,
+                ph->nmoves);
+    } else {
+        inv.kind = PH_INV_UNDO;
+        apply(e, ph, 1, &inv);
+        e->tot.undone += inv.migrated;
+    }
+    log_phase(e, &inv, t0);
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+long ph_engine_phase_pages(ph_engine *e, int phase)
+{
+    if (check_phase(phase) != 0)
+        return -1;
+    pthread_mutex_lock(&e->lock);
+    long n = e->phases[phase].recorded ? (long)e->phases[phase].nmoves : -1;
+    pthread_mutex_unlock(&e->lock);
+    return n;
+}

@@ -1,0 +1,259 @@
+/*
+ * stats.c -- what the engine did: totals, the per-area counters and the
+ * invocation log (one record per area per invocation, and one per phase
+ * record / replay / undo), readable through the API and written as JSON.
+ *
+ * UPMlib's Table 1 comes out of it: hot pages (areas[].pages), migrated
+ * over eligible (migrated / candidates), and the share of migrations in
+ * the first two invocations (migrated_first2 / migrated).
+ * The log keeps the first PH_LOG_MAX records; later ones are counted in
+ * the totals only (log_dropped).
+ */
+#include "engine/engine_int.h"
+
+#include "base/error.h"
+#include "base/json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PH_LOG_MAX 65536
+
+void ph_engine_log_add(ph_engine *e, const ph_invocation *inv)
+{
+    ph_engine_totals *t = &e->tot;
+    t->scanned += inv->scanned;
+    t->candidates += inv->candidates;
+    t->migrated += inv->migrated;
+    t->failed += inv->failed;
+    t->frozen += inv->frozen;
+    t->melted += inv->melted;
+    t->accesses += inv->accesses;
+    t->remote_accesses_before += inv->remote_before;
+    t->remote_accesses_after += inv->remote_after;
+    t->bytes_moved += inv->bytes_moved;
+    t->engine_ns += inv->engine_ns;
+    t->move_ns += inv->move_ns;
+    t->sampler_ns += inv->sampler_ns;
+    if (e->nlog == PH_LOG_MAX)
+        return;
+    if (e->nlog == e->cap_log) {
+        size_t cap = e->cap_log ? 2 * e->cap_log : 64;
+        ph_invocation *l = realloc(e->log, cap * sizeof *l);
+        if (!l)
+            return;
+        e->log = l;
+        e->cap_log = cap;
+    }
+    e->log[e->nlog++] = *inv;
+}
+
+static void fill_totals(ph_engine *e, ph_engine_totals *out)
+{
+    *out = e->tot;
+    out->active = e->active;
+    out->predictive = e->predictive;
+    out->areas = e->nhots;
+    out->hot_pages = 0;
+    out->bookkeeping_bytes = 0;
+    for (size_t a = 0; a < e->nhots; a++) {
+        out->hot_pages += e->hots[a]->npages;
+        out->bookkeeping_bytes += ph_hot_bytes(e->hots[a]);
+    }
+}
+
+void ph_engine_get_totals(ph_engine *e, ph_engine_totals *out)
+{
+    pthread_mutex_lock(&e->lock);
+    fill_totals(e, out);
+    pthread_mutex_unlock(&e->lock);
+}
+
+int ph_engine_area_stats(ph_engine *e, const ph_hot *h, ph_hot_stats *out)
+{
+    pthread_mutex_lock(&e->lock);
+    for (size_t a = 0; a < e->nhots; a++)
+        if (e->hots[a] == h) {
+            *out = h->st;
+            pthread_mutex_unlock(&e->lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&e->lock);
+    return ph_fail(ENOENT, "hot area %p is not registered", (const void *)h);
+}
+
+size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
+                     size_t max)
+{
+    pthread_mutex_lock(&e->lock);
+    size_t n = e->nlog;
+    for (size_t i = 0; i < max && first + i < n; i++)
+        out[i] = e->log[first + i];
+    pthread_mutex_unlock(&e->lock);
+    return n;
+}
+
+static const char *kind_name(int k)
+{
+    static const char *names[] = {"iterative", "sampling", "record",
+                                  "replay", "undo"};
+    return k >= 0 && k <= PH_INV_UNDO ? names[k] : "?";
+}
+
+static const char *mech_name(ph_mechanism m)
+{
+    static const char *names[] = {"iterative", "sampling", "replay",
+                                  "hybrid", "off"};
+    return m <= PH_MECH_OFF ? names[m] : "?";
+}
+
+#define KU(w, k, v) (ph_jw_key(w, k), ph_jw_uint(w, (uint64_t)(v)))
+#define KD(w, k, v) (ph_jw_key(w, k), ph_jw_double(w, (double)(v)))
+
+static void write_hot(ph_jw *w, const ph_hot *h)
+{
+    const ph_hot_stats *s = &h->st;
+    ph_jw_object(w, 0);
+    ph_jw_key(w, "id");
+    ph_jw_int(w, h->id);
+    ph_jw_key(w, "name");
+    ph_jw_string(w, h->name);
+    KU(w, "base", h->base);
+    KU(w, "pages", h->npages);
+    KU(w, "bookkeeping_bytes", ph_hot_bytes(h));
+    KD(w, "factor", h->factor);
+    ph_jw_key(w, "cold");
+    ph_jw_bool(w, h->cold);
+    KU(w, "invocations", s->invocations);
+    KU(w, "scanned", s->scanned);
+    KU(w, "candidates", s->candidates);
+    KU(w, "migrated", s->migrated);
+    KU(w, "migrated_first2", s->migrated_first2);
+    KU(w, "failed_busy", s->failed_busy);
+    KU(w, "failed_nomem", s->failed_nomem);
+    KU(w, "failed_access", s->failed_access);
+    KU(w, "failed_fault", s->failed_fault);
+    KU(w, "failed_other", s->failed_other);
+    KU(w, "frozen", s->frozen);
+    KU(w, "melted", s->melted);
+    KU(w, "accesses", s->accesses);
+    KU(w, "remote_accesses", s->remote_accesses);
+    KU(w, "bytes_moved", s->bytes_moved);
+    ph_jw_end(w);
+}
+
+static void write_inv(ph_jw *w, const ph_invocation *v)
+{
+    ph_jw_object(w, 1);
+    KU(w, "seq", v->seq);
+    KU(w, "iteration", v->iteration);
+    ph_jw_key(w, "kind");
+    ph_jw_string(w, kind_name(v->kind));
+    ph_jw_key(w, "criterion");
+    ph_jw_string(w, v->predictive ? "predictive" : "competitive");
+    ph_jw_key(w, "area");
+    ph_jw_int(w, v->area_id);
+    ph_jw_key(w, "phase");
+    ph_jw_int(w, v->phase);
+    KU(w, "scanned", v->scanned);
+    KU(w, "candidates", v->candidates);
+    KU(w, "migrated", v->migrated);
+    KU(w, "failed", v->failed);
+    KU(w, "failed_busy", v->failed_busy);
+    KU(w, "failed_nomem", v->failed_nomem);
+    KU(w, "failed_access", v->failed_access);
+    KU(w, "failed_fault", v->failed_fault);
+    KU(w, "failed_other", v->failed_other);
+    KU(w, "frozen", v->frozen);
+    KU(w, "melted", v->melted);
+    KU(w, "accesses", v->accesses);
+    KU(w, "remote_before", v->remote_before);
+    KU(w, "remote_after", v->remote_after);
+    KU(w, "bytes_moved", v->bytes_moved);
+    KD(w, "factor", v->factor);
+    KD(w, "remote_ns", v->remote_ns);
+    KU(w, "engine_ns", v->engine_ns);
+    KU(w, "move_ns", v->move_ns);
+    KU(w, "sampler_ns", v->sampler_ns);
+    ph_jw_end(w);
+}
+
+int ph_engine_write_json(ph_engine *e, int fd)
+{
+    ph_jw w;
+    ph_jw_init(&w, 1);
+    pthread_mutex_lock(&e->lock);
+    ph_engine_totals t;
+    fill_totals(e, &t);
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "pagehome_stats");
+    ph_jw_int(&w, 1);
+    ph_jw_key(&w, "config");
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "mechanism");
+    ph_jw_string(&w, mech_name(e->cfg.mech));
+    ph_jw_key(&w, "source");
+    ph_jw_string(&w, e->src->ops->name);
+    ph_jw_key(&w, "nodes");
+    ph_jw_int(&w, e->nnodes);
+    ph_jw_key(&w, "optimistic");
+    ph_jw_bool(&w, e->cfg.optimistic);
+    KU(&w, "critical_pages", e->cfg.critical_pages);
+    ph_jw_end(&w);
+    ph_jw_key(&w, "totals");
+    ph_jw_object(&w, 0);
+    KU(&w, "invocations", t.invocations);
+    KU(&w, "iterations", t.iterations);
+    KU(&w, "scanned", t.scanned);
+    KU(&w, "candidates", t.candidates);
+    KU(&w, "migrated", t.migrated);
+    KU(&w, "failed", t.failed);
+    KU(&w, "frozen", t.frozen);
+    KU(&w, "melted", t.melted);
+    KU(&w, "accesses", t.accesses);
+    KU(&w, "remote_accesses_before", t.remote_accesses_before);
+    KU(&w, "remote_accesses_after", t.remote_accesses_after);
+    KU(&w, "bytes_moved", t.bytes_moved);
+    KU(&w, "predictive_switches", t.predictive_switches);
+    KU(&w, "thread_migrations", t.thread_migrations);
+    KU(&w, "replayed", t.replayed);
+    KU(&w, "undone", t.undone);
+    KU(&w, "engine_ns", t.engine_ns);
+    KU(&w, "move_ns", t.move_ns);
+    KU(&w, "sampler_ns", t.sampler_ns);
+    KU(&w, "hot_pages", t.hot_pages);
+    KU(&w, "bookkeeping_bytes", t.bookkeeping_bytes);
+    ph_jw_key(&w, "active");
+    ph_jw_bool(&w, t.active);
+    ph_jw_end(&w);
+    ph_jw_key(&w, "source_stats");
+    ph_jw_object(&w, 0);
+    KU(&w, "armed_pages", ss.armed_pages);
+    KU(&w, "samples", ss.samples);
+    KU(&w, "dropped", ss.dropped);
+    KU(&w, "foreign_faults", ss.foreign_faults);
+    KU(&w, "intervals", ss.intervals);
+    KU(&w, "max_runs", ss.max_runs);
+    KU(&w, "handler_ns", ss.handler_ns);
+    KU(&w, "arm_ns", ss.arm_ns);
+    ph_jw_end(&w);
+    ph_jw_key(&w, "areas");
+    ph_jw_array(&w, 0);
+    for (size_t a = 0; a < e->nhots; a++)
+        write_hot(&w, e->hots[a]);
+    ph_jw_end(&w);
+    ph_jw_key(&w, "invocations");
+    ph_jw_array(&w, 0);
+    for (size_t i = 0; i < e->nlog; i++)
+        write_inv(&w, &e->log[i]);
+    ph_jw_end(&w);
+    ph_jw_end(&w);
+    pthread_mutex_unlock(&e->lock);
+    int rc = ph_jw_write_fd(&w, fd);
+    ph_jw_free(&w);
+    return rc;
+}

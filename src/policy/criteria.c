@@ -1,0 +1,550 @@
+/*
+ * criteria.c -- the UPMlib migration criteria as pure functions (see
+ * criteria.h, which is the contract).
+ *
+ * In plain words:
+ *
+ *   Competitive criterion (Nikolopoulos et al., ICS 2000, section 3.1,
+ *   eq. 1 and 2).  A page lives on its home node h.  In one interval the
+ *   reference counters tell how often each node touched it.  The time the
+ *   home node spent on the page is lacc * l (local accesses times the
+ *   local latency); the time node i spent is racc(i) * rc(i,h), where the
+ *   contended latency rc(i,h) = ru(i,h) + contention_ns * c(h) (eq. 2)
+ *   adds a fixed penalty for each node that touches the page more often
+ *   than the home does (c(h)).  The page should move to i when i's time
+ *   beats the home's time scaled by how much slower a remote access is
+ *   (ru(i,h)/l), by the area's selectiveness factor, plus what one move
+ *   costs (ml):
+ *       racc(i)*rc(i,h) > (ru(i,h)/l) * factor * lacc * l + ml     (eq. 1)
+ *   The "optimistic" variant drops ml, betting that early moves pay off
+ *   later.  When several nodes qualify, the one with the largest
+ *   racc(i)*rc(i,h) / (lacc*l) wins.  For one page the denominator is the
+ *   same for every i, so that is simply the largest racc(i)*rc(i,h); this
+ *   also covers lacc == 0, where the ratio is infinite for all of them.
+ *
+ *   Predictive criterion (section 3.2, eq. 3).  When the OS moved threads,
+ *   the counters still describe the old placement.  If, between two
+ *   intervals, a node i that gained a thread touches the page more often
+ *   (racc(i,t) > racc(i,t-1)) while the home touches it less often
+ *   (lacc(t) < lacc(t-1)), the page most likely followed the thread and
+ *   moves to i at once; among several such nodes the one with the most
+ *   accesses in t wins.
+ *
+ *   Ping-pong prevention (section 3.3).  A page the competitive criterion
+ *   wants to send back to the node it came from freezes instead; a frozen
+ *   page melts after melt_iters iterations (16-bit wrapping counter).
+ *
+ *   Self-tuning (section 3.4).  Per area, the sum over its pages of the
+ *   largest remote latency max_i racc(i)*rc(i,h) is compared between two
+ *   invocations; when it grows, the criterion was too eager and the
+ *   factor of eq. 1 goes up by a step (capped).  An area that produced no
+ *   candidate for cold_after invocations in a row is cold.
+ *
+ *   n most critical pages (Nikolopoulos et al., WOMPAT 2000, section 2.2).
+ *   A page's criticality is raccmax / lacc (largest remote count over the
+ *   local count); pages above a threshold are eligible and, when there
+ *   are more than n, only the n highest move.
+ *
+ * Implementation notes that hold throughout:
+ *   - every product or ratio of counts is computed in double, so counts up
+ *     to UINT32_MAX never overflow (a double holds a uint32 exactly and
+ *     uint32 * small latency stays far below 2^53 for realistic values);
+ *   - comparisons are written as "x > y" selections, which are false when
+ *     either side is NaN, so a NaN latency, factor or cost can only make a
+ *     node *not* qualify -- it never selects anything;
+ *   - ties go to the lowest node index (or page index);
+ *   - invalid arguments (NULL arrays, n <= 0, home out of range) give the
+ *     "nothing to do" answer of each function, documented below.
+ */
+#include "policy/criteria.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* home is a valid node index for n nodes. */
+static int valid_node(int node, int n)
+{
+    return n > 0 && node >= 0 && node < n;
+}
+
+/* c(h) without argument checks (acc, n, home valid). */
+static int contention_count(const uint32_t *acc, int n, int home)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        if (acc[i] > acc[home])
+            c++;
+    return c;
+}
+
+/* ---- competitive -------------------------------------------------------- */
+
+/*
+ * Competitive criterion, eq. 1 and 2.
+ *
+ * Returns -1 (and *ratio_out = 0) when: m, m->lat_ns or acc is NULL;
+ * m->nnodes <= 0; home is not in [0, nnodes); the local latency
+ * l = ru(h,h) is not a positive finite number (the ratio of eq. 1 is
+ * undefined); all counts are 0; or no node qualifies.
+ *
+ * A node i qualifies when i != home, acc[i] > 0 and
+ *     acc[i] * rc(i,h) > factor * ru(i,h) * lacc + ml.
+ * The right side is eq. 1 with (ru/l) * lacc * l simplified to ru * lacc:
+ * algebraically the same, but exact for integer latencies, so a page with
+ * perfectly balanced accesses (equality) reliably does not move instead of
+ * depending on how 120/100 rounds.  ml = migrate_ns[h*n+i], or 0 when
+ * migrate_ns is NULL or optimistic != 0.  Requiring acc[i] > 0 keeps a
+ * node that never touched the page from winning through a negative
+ * factor or cost.  NaN anywhere in a node's terms makes it not qualify.
+ *
+ * The winner is the qualifying node with the highest acc[i]*rc(i,h)
+ * (equivalently the highest ratio, the denominator lacc*l being common);
+ * ties go to the lowest index.  *ratio_out (may be NULL) gets
+ * acc[t]*rc(t,h) / (lacc*l), or INFINITY when lacc == 0.
+ */
+int ph_crit_competitive(const ph_latency_model *m, const uint32_t *acc,
+                        int home, double factor, int optimistic,
+                        double *ratio_out)
+{
+    if (ratio_out)
+        *ratio_out = 0.0;
+    if (!m || !m->lat_ns || !acc || !valid_node(home, m->nnodes))
+        return -1;
+    const int n = m->nnodes;
+    const double l = m->lat_ns[(size_t)home * (size_t)n + (size_t)home];
+    if (!(l > 0.0) || isinf(l))
+        return -1;
+
+    const double lacc = (double)acc[home];
+    const double cont = m->contention_ns * (double)contention_count(acc, n, home);
+    int best = -1;
+    double best_lhs = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (i == home || acc[i] == 0)
+            continue;
+        const double ru = m->lat_ns[(size_t)i * (size_t)n + (size_t)home];
+        const double rc = ru + cont;
+        double ml = 0.0;
+        if (!optimistic && m->migrate_ns)
+            ml = m->migrate_ns[(size_t)home * (size_t)n + (size_t)i];
+        const double lhs = (double)acc[i] * rc;
+        const double rhs = factor * ru * lacc + ml;
+        if (!(lhs > rhs))
+            continue; /* also skips NaN */
+        if (best < 0 || lhs > best_lhs) {
+            best = i;
+            best_lhs = lhs;
+        }
+    }
+    if (best >= 0 && ratio_out)
+        *ratio_out = lacc > 0.0 ? best_lhs / (lacc * l) : INFINITY;
+    return best;
+}
+
+/*
+ * c(h), the contention factor of eq. 2: how many nodes touched the page
+ * strictly more often than its home.  Returns 0 when acc is NULL, n <= 0
+ * or home is out of range.
+ */
+int ph_crit_contention(const uint32_t *acc, int n, int home)
+{
+    if (!acc || !valid_node(home, n))
+        return 0;
+    return contention_count(acc, n, home);
+}
+
+/*
+ * Largest remote latency of one page: max over i != home of
+ * acc[i] * rc(i,h).  0 when nothing remote touched it, and 0 on invalid
+ * arguments (m / lat_ns / acc NULL, nnodes <= 0, home out of range).
+ * Terms that are NaN or negative are ignored (the result never goes below
+ * 0 and is never NaN).
+ */
+double ph_crit_remote_latency_ns(const ph_latency_model *m,
+                                 const uint32_t *acc, int home)
+{
+    if (!m || !m->lat_ns || !acc || !valid_node(home, m->nnodes))
+        return 0.0;
+    const int n = m->nnodes;
+    const double cont = m->contention_ns * (double)contention_count(acc, n, home);
+    double best = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (i == home || acc[i] == 0)
+            continue;
+        const double ru = m->lat_ns[(size_t)i * (size_t)n + (size_t)home];
+        const double v = (double)acc[i] * (ru + cont);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+/* ---- predictive --------------------------------------------------------- */
+
+/*
+ * Predictive criterion, eq. 3.  Node i qualifies when i != home,
+ * gained[i] != 0, acc[i] > acc_prev[i] and acc[home] < acc_prev[home].
+ * The home condition does not depend on i, so when the home's count did
+ * not drop no node qualifies.  The winner has the most accesses in this
+ * interval (acc[i]); ties go to the lowest index.  Returns -1 when nothing
+ * qualifies, when any array is NULL (gained == NULL means no node gained
+ * a thread), n <= 0, or home is out of range.
+ */
+int ph_crit_predictive(const uint32_t *acc, const uint32_t *acc_prev,
+                       int n, int home, const uint8_t *gained)
+{
+    if (!acc || !acc_prev || !gained || !valid_node(home, n))
+        return -1;
+    if (!(acc[home] < acc_prev[home]))
+        return -1;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (i == home || !gained[i] || !(acc[i] > acc_prev[i]))
+            continue;
+        if (best < 0 || acc[i] > acc[best])
+            best = i;
+    }
+    return best;
+}
+
+/* ---- ping-pong ---------------------------------------------------------- */
+
+/*
+ * 1 when the move home -> target would send the page back to prev_home,
+ * the node it left at its last migration.  Never 1 when prev_home < 0
+ * (never moved; in particular target == prev_home == -1 is not a
+ * ping-pong), target < 0 (no move), or target == home (not a move).
+ */
+int ph_crit_pingpong(int home, int prev_home, int target)
+{
+    if (prev_home < 0 || target < 0 || target == home)
+        return 0;
+    return target == prev_home;
+}
+
+/*
+ * 1 when (now - frozen_since) mod 2^16 >= melt_iters.  The elapsed count
+ * is taken modulo 2^16, so it is right only while fewer than 65536
+ * iterations passed; the engine must test a frozen page at least that
+ * often.  melt_iters == 0 melts at once; melt_iters > 65535 never melts.
+ */
+int ph_crit_melts(uint16_t frozen_since, uint16_t now, unsigned melt_iters)
+{
+    const unsigned elapsed = (uint16_t)(now - frozen_since);
+    return elapsed >= melt_iters;
+}
+
+/* ---- self-tuning and cold areas ----------------------------------------- */
+
+/*
+ * Self-tuning, section 3.4.  Returns factor unchanged when prev < 0
+ * (first invocation), when the metric did not grow strictly
+ * (max_remote_ns <= prev), or when any argument is NaN.  Otherwise
+ * returns min(factor + step, factor_max), but never less than factor:
+ * self-tuning only makes the criterion stricter, so a negative step or a
+ * factor already above factor_max leaves the factor as it is.
+ */
+double ph_crit_selftune(double prev_max_remote_ns, double max_remote_ns,
+                        double factor, double step, double factor_max)
+{
+    if (isnan(prev_max_remote_ns) || isnan(max_remote_ns) || isnan(factor) ||
+        isnan(step) || isnan(factor_max))
+        return factor;
+    if (prev_max_remote_ns < 0.0 || !(max_remote_ns > prev_max_remote_ns))
+        return factor;
+    double f = factor + step;
+    if (f > factor_max)
+        f = factor_max;
+    if (f < factor)
+        f = factor;
+    return f;
+}
+
+/*
+ * Cold areas.  The new streak is streak + 1 when this invocation had no
+ * candidate (saturating at UINT_MAX), else 0.  *cold (may be NULL) is
+ * always written: 1 when cold_after != 0 and the new streak >= cold_after,
+ * else 0 -- the caller keeps an area cold on its own until a predictive
+ * switch; a 0 here does not mean "thaw".
+ */
+unsigned ph_crit_cold(unsigned streak, size_t candidates, unsigned cold_after,
+                      int *cold)
+{
+    unsigned s = 0;
+    if (candidates == 0)
+        s = streak + 1u != 0u ? streak + 1u : streak;
+    if (cold)
+        *cold = cold_after != 0u && s >= cold_after;
+    return s;
+}
+
+/* ---- n most critical ---------------------------------------------------- */
+
+/*
+ * Criticality, WOMPAT 2.2: raccmax / lacc with raccmax = max over
+ * i != home of acc[i] (lowest index on ties) and lacc = acc[home].
+ * raccmax == 0: returns 0 and *target = -1 (nothing remote, whatever
+ * lacc is); lacc == 0 < raccmax: INFINITY.  Invalid arguments (acc NULL,
+ * n <= 0, home out of range): 0 and -1.  target may be NULL.
+ */
+double ph_crit_criticality(const uint32_t *acc, int n, int home, int *target)
+{
+    if (target)
+        *target = -1;
+    if (!acc || !valid_node(home, n))
+        return 0.0;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (i == home || acc[i] == 0)
+            continue;
+        if (best < 0 || acc[i] > acc[best])
+            best = i;
+    }
+    if (best < 0)
+        return 0.0;
+    if (target)
+        *target = best;
+    if (acc[home] == 0)
+        return INFINITY;
+    return (double)acc[best] / (double)acc[home];
+}
+
+/* The total order of the selection: a before b when its ratio is higher,
+ * or equal with a lower index.  Only non-NaN ratios are ever compared. */
+static int before(const double *ratio, size_t a, size_t b)
+{
+    return ratio[a] > ratio[b] || (ratio[a] == ratio[b] && a < b);
+}
+
+#if SIZE_MAX >= UINT64_MAX
+/*
+ * The path that selects every eligible page sorts (key, index) pairs kept
+ * side by side: key[] in scratch, idx[] in order.  The key is the ratio's
+ * bit pattern mapped so that unsigned order is numeric order (sign bit
+ * flipped for positives, all bits flipped for negatives; -0.0 folded onto
+ * +0.0 first), so the sort reads its two arrays sequentially instead of
+ * chasing ratio[idx[j]] -- on 16 M pages that is the difference between
+ * seconds and tens of seconds once a compiler turns the comparisons
+ * branch-free.  It needs a size_t of 64 bits; elsewhere the heap path
+ * does all the work.
+ */
+static size_t ratio_key(double r)
+{
+    uint64_t b;
+    if (r == 0.0)
+        r = 0.0;
+    memcpy(&b, &r, sizeof b);
+    b = (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+    return (size_t)b;
+}
+
+/* Pair a goes before pair b: higher key, or equal key and lower index. */
+static int pair_before(const size_t *key, const size_t *idx, size_t a, size_t b)
+{
+    return key[a] > key[b] || (key[a] == key[b] && idx[a] < idx[b]);
+}
+
+static void pair_swap(size_t *key, size_t *idx, size_t a, size_t b)
+{
+    const size_t k = key[a], i = idx[a];
+    key[a] = key[b];
+    idx[a] = idx[b];
+    key[b] = k;
+    idx[b] = i;
+}
+
+/* Heap over pairs [base, base+size) with the last in before() order at
+ * the root: sift the entry at i down. */
+static void pair_sift(size_t *key, size_t *idx, size_t base, size_t size, size_t i)
+{
+    for (;;) {
+        const size_t l = 2 * i + 1, r = l + 1;
+        size_t w = i;
+        if (l < size && pair_before(key, idx, base + w, base + l))
+            w = l;
+        if (r < size && pair_before(key, idx, base + w, base + r))
+            w = r;
+        if (w == i)
+            return;
+        pair_swap(key, idx, base + i, base + w);
+        i = w;
+    }
+}
+
+/* Heapsort of pairs [lo, hi] (inclusive), the introsort fallback. */
+static void pair_heapsort(size_t *key, size_t *idx, size_t lo, size_t hi)
+{
+    const size_t size = hi - lo + 1;
+    for (size_t i = size / 2; i-- > 0;)
+        pair_sift(key, idx, lo, size, i);
+    for (size_t s = size; s > 1; s--) {
+        pair_swap(key, idx, lo, lo + s - 1);
+        pair_sift(key, idx, lo, s - 1, 0);
+    }
+}
+
+/* Introsort of pairs [lo, hi] (inclusive) into before() order: Hoare
+ * partitions around a median of three, recursion on the smaller side
+ * (depth O(log m)), heapsort when depth runs out (O(m log m) worst case),
+ * insertion sort for short ranges.  Pairs are all distinct (indexes are
+ * unique), so the order is total and the result does not depend on
+ * stability. */
+static void pair_introsort(size_t *key, size_t *idx, size_t lo, size_t hi,
+                           unsigned depth)
+{
+    while (hi - lo >= 16) {
+        if (depth == 0) {
+            pair_heapsort(key, idx, lo, hi);
+            return;
+        }
+        depth--;
+        const size_t mid = lo + (hi - lo) / 2;
+        if (pair_before(key, idx, mid, lo))
+            pair_swap(key, idx, mid, lo);
+        if (pair_before(key, idx, hi, lo))
+            pair_swap(key, idx, hi, lo);
+        if (pair_before(key, idx, hi, mid))
+            pair_swap(key, idx, hi, mid);
+        const size_t pk = key[mid], pi = idx[mid];
+        size_t i = lo - 1, j = hi + 1; /* lo - 1 may wrap; i++ undoes it */
+        for (;;) {
+            do
+                i++;
+            while (key[i] > pk || (key[i] == pk && idx[i] < pi));
+            do
+                j--;
+            while (key[j] < pk || (key[j] == pk && idx[j] > pi));
+            if (i >= j)
+                break;
+            pair_swap(key, idx, i, j);
+        }
+        /* [lo, j] and [j+1, hi], both non-empty */
+        if (j - lo < hi - j) {
+            pair_introsort(key, idx, lo, j, depth);
+            lo = j + 1;
+        } else {
+            pair_introsort(key, idx, j + 1, hi, depth);
+            hi = j;
+        }
+    }
+    for (size_t i = lo + 1; i <= hi; i++) {
+        const size_t k = key[i], v = idx[i];
+        size_t j = i;
+        while (j > lo && (key[j - 1] < k || (key[j - 1] == k && idx[j - 1] > v))) {
+            key[j] = key[j - 1];
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        key[j] = k;
+        idx[j] = v;
+    }
+}
+#endif
+
+/* Heap of k indexes whose root is the *last* in before() order (the worst
+ * kept page): sift the entry at i down. */
+static void sift_down(const double *ratio, size_t *h, size_t k, size_t i)
+{
+    for (;;) {
+        const size_t l = 2 * i + 1, r = l + 1;
+        size_t w = i;
+        if (l < k && before(ratio, h[w], h[l]))
+            w = l;
+        if (r < k && before(ratio, h[w], h[r]))
+            w = r;
+        if (w == i)
+            return;
+        const size_t t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+/*
+ * n most critical.  Eligible: ratio[i] > thr (NaN ratios and a NaN thr
+ * select nothing; +INFINITY is eligible for any finite thr).  Selected:
+ * all eligible when n == 0 or there are at most n, else the n first in
+ * the order "higher ratio first, lower index first on equal ratios".
+ * order[] receives them in that order; the return value is how many.
+ * count == 0 or ratio/order NULL returns 0.
+ *
+ * Buffers: order[] needs room for the result only -- count entries when
+ * n == 0, else min(n, count).  scratch[] (count entries) is used only
+ * when all eligible pages are selected; it may be NULL (the heap path
+ * then does that case too, correct but slower).
+ *
+ * Cost: a counting pass, then
+ *   - all eligible selected (n == 0 or m <= n), 64-bit size_t: the
+ *     eligible pages go in as (key, index) pairs, key in scratch[k],
+ *     index in order[k], and an introsort orders them: O(m log m) worst
+ *     case, sequential memory access;
+ *   - otherwise (m > n, or no scratch): a heap of the best pages seen so
+ *     far, kept in order[0..k) with the worst at the root, then sorted in
+ *     place by popping: O(m log k), k = number returned.
+ * Both paths give the same, unique, answer: the order is total.
+ * No allocation, no global comparator state.
+ */
+size_t ph_crit_most_critical(const double *ratio, size_t count, double thr,
+                             size_t n, size_t *order, size_t *scratch)
+{
+    if (!ratio || !order || count == 0)
+        return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++)
+        if (ratio[i] > thr)
+            m++;
+    if (m == 0)
+        return 0;
+
+#if SIZE_MAX >= UINT64_MAX
+    if ((n == 0 || m <= n) && scratch) {
+        size_t k = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (ratio[i] > thr) {
+                scratch[k] = ratio_key(ratio[i]);
+                order[k++] = i;
+            }
+        }
+        unsigned depth = 0;
+        for (size_t v = m; v > 1; v >>= 1)
+            depth += 2;
+        pair_introsort(scratch, order, 0, m - 1, depth);
+        return m;
+    }
+#endif
+
+    const size_t k = (n == 0 || m <= n) ? m : n;
+    size_t size = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!(ratio[i] > thr))
+            continue;
+        if (size < k) {
+            /* sift up: the parent must not be before the child */
+            size_t c = size++;
+            order[c] = i;
+            while (c > 0) {
+                const size_t p = (c - 1) / 2;
+                if (!before(ratio, order[p], order[c]))
+                    break;
+                const size_t t = order[p];
+                order[p] = order[c];
+                order[c] = t;
+                c = p;
+            }
+        } else if (before(ratio, i, order[0])) {
+            order[0] = i;
+            sift_down(ratio, order, k, 0);
+        }
+    }
+    /* pop the worst to the end each time: best ends up first */
+    for (size_t s = k; s > 1; s--) {
+        const size_t t = order[0];
+        order[0] = order[s - 1];
+        order[s - 1] = t;
+        sift_down(ratio, order, s - 1, 0);
+    }
+    return k;
+}

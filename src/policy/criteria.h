@@ -1,0 +1,111 @@
+/*
+ * criteria.h -- the UPMlib migration policies as pure functions.
+ *
+ * Every function here is a pure function of counts and state: no globals,
+ * no clock, no OS, no allocation.  The engine (src/engine/) owns the state
+ * and calls these; tests drive them directly with made-up counts.
+ * Node arguments are node *indexes* (0..n-1), not OS node numbers.
+ *
+ * The equations are those of Nikolopoulos et al., "A case for user-level
+ * dynamic page migration" (ICS 2000), section 3, and "Transparent data
+ * distribution in OpenMP with UPMlib" (WOMPAT 2000 / IWOMP), section 2.2:
+ *
+ *   competitive (eq. 1, 2):  migrate from home h to node i when
+ *       racc(i) * rc(i,h)  >  (ru(i,h) / l) * factor * lacc * l  +  ml
+ *     where rc(i,h) = ru(i,h) + contention_ns * c(h)   (contended latency)
+ *           c(h)    = number of nodes with more accesses than h
+ *           ru(i,h) = uncontended latency from node i to memory on h
+ *           l       = uncontended local latency on h (ru(h,h))
+ *           factor  = the area's selectiveness factor (1 at start,
+ *                     raised by self-tuning)
+ *           ml      = migration cost in ns (0 in the optimistic variant)
+ *     Among qualifying nodes, the one with the highest
+ *     racc(i)*rc(i,h) / (lacc*l) wins (lacc == 0: the highest
+ *     racc(i)*rc(i,h)).
+ *   predictive (eq. 3):  for a node i that gained a migrated thread,
+ *       racc(i, t) > racc(i, t-1)  and  lacc(t) < lacc(t-1)
+ *     among qualifying nodes, the one with the most accesses in t wins.
+ *   ping-pong (3.3):  a page chosen to move back to the node it left at
+ *     its previous migration freezes instead of moving; frozen pages melt
+ *     after melt_iters iterations.
+ *   self-tuning (3.4):  when the area's estimated maximum remote latency
+ *     grows between invocations, factor += step (up to factor_max).
+ *   cold areas:  an area with no candidates for cold_after consecutive
+ *     invocations is cold (not scanned) until a predictive switch.
+ *   n most critical (WOMPAT 2.2):  eligible when raccmax / lacc > thr
+ *     (lacc == 0 and raccmax > 0 counts as infinitely critical); when more
+ *     than n are eligible, the n with the highest ratio.
+ */
+#ifndef PH_POLICY_CRITERIA_H
+#define PH_POLICY_CRITERIA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The latency model the competitive criterion reads. */
+typedef struct ph_latency_model {
+    int nnodes;
+    const double *lat_ns;   /* nnodes*nnodes: lat_ns[i*n+h] = ru(i,h) */
+    double contention_ns;   /* added per competing node (paper: 50 ns) */
+    const double *migrate_ns; /* nnodes*nnodes: cost of moving one page
+                                 from h to i, migrate_ns[h*n+i]; NULL = 0 */
+} ph_latency_model;
+
+/* Competitive criterion for one page.  acc[0..n) are this interval's
+ * accesses per node, home the page's current home.  Returns the target
+ * node, or -1 when no node qualifies (or home < 0 or all counts 0).
+ * *ratio_out (may be NULL) gets the winner's ratio (see above). */
+int ph_crit_competitive(const ph_latency_model *m, const uint32_t *acc,
+                        int home, double factor, int optimistic,
+                        double *ratio_out);
+
+/* c(h): the number of nodes with more accesses than home. */
+int ph_crit_contention(const uint32_t *acc, int n, int home);
+
+/* Estimated maximum latency due to remote accesses to one page, in ns:
+ * max over i != home of acc[i] * rc(i, home).  Summed over an area's
+ * pages it is the self-tuning metric. */
+double ph_crit_remote_latency_ns(const ph_latency_model *m,
+                                 const uint32_t *acc, int home);
+
+/* Predictive criterion for one page.  acc / acc_prev are this and the
+ * previous interval's accesses per node; gained[i] != 0 when a thread
+ * moved to node i (seen there at two consecutive parallel-region
+ * boundaries).  Returns the target node or -1. */
+int ph_crit_predictive(const uint32_t *acc, const uint32_t *acc_prev,
+                       int n, int home, const uint8_t *gained);
+
+/* Ping-pong prevention.  home / prev_home (-1 = never moved) of a page the
+ * competitive criterion wants to move to target.  Returns 1 when the page
+ * must freeze instead (target == prev_home), else 0. */
+int ph_crit_pingpong(int home, int prev_home, int target);
+
+/* 1 when a page frozen at iteration frozen_since melts at iteration now
+ * (now - frozen_since >= melt_iters; iterations may wrap at 2^16). */
+int ph_crit_melts(uint16_t frozen_since, uint16_t now, unsigned melt_iters);
+
+/* Self-tuning: the new factor given the area's metric at the previous and
+ * this invocation (prev < 0: first invocation, factor unchanged). */
+double ph_crit_selftune(double prev_max_remote_ns, double max_remote_ns,
+                        double factor, double step, double factor_max);
+
+/* Cold areas: given the number of consecutive candidate-free invocations
+ * before this one and this invocation's candidate count, the new streak;
+ * *cold set to 1 when the streak reaches cold_after (0 disables). */
+unsigned ph_crit_cold(unsigned streak, size_t candidates, unsigned cold_after,
+                      int *cold);
+
+/* Criticality of one page: raccmax / lacc (INFINITY when lacc == 0 and
+ * raccmax > 0; 0 when no remote access).  *target gets the node of
+ * raccmax (-1 when none). */
+double ph_crit_criticality(const uint32_t *acc, int n, int home, int *target);
+
+/* n most critical: ratio[0..count) of candidate pages; writes into
+ * order[] the indexes of the selected pages (ratio > thr), at most n
+ * (n == 0: no limit), highest ratio first (ties: lower index first).
+ * Returns how many were selected.  scratch: count entries the function
+ * may use. */
+size_t ph_crit_most_critical(const double *ratio, size_t count, double thr,
+                             size_t n, size_t *order, size_t *scratch);
+
+#endif

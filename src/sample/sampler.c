@@ -1,0 +1,724 @@
+/*
+ * sampler.c -- the SIGSEGV page-protection sampler, everything but the
+ * handler (sigsegv.c): options, hot ranges, choosing and protecting the
+ * watched runs, lifting them, draining the rings, statistics, and the
+ * per-thread alternate signal stack.
+ *
+ * Runs.  A hot range is cut into runs of `run_pages` contiguous pages
+ * (the last one may be shorter), the unit that is protected and trapped
+ * together: the first touch of a watched run records one sample (that
+ * page, the toucher's node) and opens the whole run.  Each protected run
+ * can split a kernel VMA in up to three, so at most `max_runs` runs are
+ * protected at once.
+ *
+ * arm(full).  First lifts the previous interval's protections.  Budget
+ * mode: a rotating cursor walks the runs of all ranges in the order they
+ * were added, taking runs until `pages_per_interval` pages (or max_runs
+ * runs) are watched; the next interval continues where this one stopped,
+ * so every page is watched within ceil(total / budget) intervals.  Full
+ * mode (full, or pages_per_interval == 0) watches every page: runs grow
+ * beyond run_pages when needed so that all ranges fit in max_runs runs.
+ * Adjacent watched runs are protected with one mprotect(2) call.
+ *
+ * Protocol with the handler (see sigsegv.h): a run is ARMING while it is
+ * being protected, ARMED once it is, and IDLE only after it has been
+ * opened again; whoever moves it out of ARMED (handler: FIRING, us:
+ * LIFTING) opens it.  The run geometry of a range changes only while none of its runs is armed
+ * and after every handler has left the range.  remove_range() retires the
+ * range's slot: REMOVING, lift, wait until no handler is inside, free.
+ * Samples carry their slot's generation; drain() drops those of retired
+ * ranges, so no drain reports a page of a removed range.
+ *
+ * VMAs: the kernel merges the pieces of a split range again when they
+ * are lifted, but only pieces that share an anon_vma.  Memory first
+ * touched while split (never-faulted pages armed and then touched) gets
+ * one anon_vma per piece, and those pieces stay separate VMAs for good.
+ * Hot data is normally faulted before it is watched; the engine should
+ * not arm ranges it knows to be untouched.
+ *
+ * Limits: PH_SIG_MAX_INSTANCES samplers and PH_SIG_MAX_SLOTS ranges at
+ * once (the handler scans the range table linearly, after trying the
+ * range the thread hit last); rings hold ring_samples entries rounded up
+ * to a power of two (at least 64).
+ *
+ * Threads and rings: each sampler owns a pool of single-producer rings
+ * that threads claim on their first trap.  ph_sampler_thread_init() gives
+ * the calling thread a 64 KiB alternate signal stack (a watched page may
+ * be on its stack) and a thread-exit hook that frees the stack and gives
+ * its rings back.  Threads that never call it keep their rings until the
+ * sampler closes.
+ */
+#include "sample/sigsegv.h"
+#include "sample/source.h"
+
+#include "base/error.h"
+#include "config/options.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PG_BYTES ((uintptr_t)4096)
+#define ALTSTACK_BYTES ((size_t)64 << 10)
+#define DRAIN_BATCH 512
+#define DEFAULT_RING_SAMPLES 4096
+
+typedef struct sp_range {
+    size_t slot;
+    uintptr_t start;
+    size_t npages;
+} sp_range;
+
+typedef struct sp_armed {
+    size_t slot;
+    size_t run;
+} sp_armed;
+
+typedef struct sampler {
+    ph_source src;
+    size_t inst;
+    ph_sampler_opts o;
+    sp_range *ranges;
+    size_t nranges, capranges;
+    size_t cur_range, cur_run;   /* rotation cursor */
+    sp_armed *armed;             /* runs armed this interval, max_runs */
+    size_t narmed;
+    ph_source_stats st;
+    uint64_t foreign_base;
+    size_t rings_bytes;
+    void *ring_mem;
+} sampler;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void wait_zero(atomic_long *count)
+{
+    while (atomic_load_explicit(count, memory_order_seq_cst) != 0)
+        sched_yield();
+}
+
+static size_t div_up(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+static size_t pow2_at_least(size_t v)
+{
+    size_t p = 64;
+    while (p < v && p < ((size_t)1 << 24))
+        p <<= 1;
+    return p;
+}
+
+/* Zero fields (or NULL opts) take the tunables; pages_per_interval 0
+ * stays 0 (full) when opts are given. */
+static void resolve_opts(const ph_sampler_opts *in, ph_sampler_opts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in)
+        *out = *in;
+    else
+        out->pages_per_interval = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
+    if (!out->max_runs)
+        out->max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS);
+    if (!out->run_pages)
+        out->run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES);
+    if (!out->ring_samples)
+        out->ring_samples = DEFAULT_RING_SAMPLES;
+    out->ring_samples = pow2_at_least(out->ring_samples);
+}
+
+/* ---- the instance (rings, node table) ------------------------------------- */
+
+static size_t ring_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    size_t r = n > 0 ? (size_t)n * 4 : 64;
+    return r < 64 ? 64 : r > 1024 ? 1024 : r;
+}
+
+static int inst_rings(sampler *s, ph_sig_inst *in)
+{
+    size_t n = ring_count();
+    in->rings = calloc(n, sizeof *in->rings);
+    s->rings_bytes = n * s->o.ring_samples * sizeof(ph_sig_entry);
+    s->ring_mem = mmap(NULL, s->rings_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!in->rings || s->ring_mem == MAP_FAILED) {
+        free(in->rings);
+        in->rings = NULL;
+        if (s->ring_mem != MAP_FAILED)
+            munmap(s->ring_mem, s->rings_bytes);
+        s->ring_mem = NULL;
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+        in->rings[k].buf = (ph_sig_entry *)s->ring_mem + k * s->o.ring_samples;
+    in->nrings = n;
+    in->ring_mask = s->o.ring_samples - 1;
+    return 0;
+}
+
+/* Claim a free instance entry for s and publish it.  0 or -1/errno. */
+static int inst_open(sampler *s, ph_os *os)
+{
+    pthread_mutex_lock(&table_lock);
+    size_t i = 0;
+    while (i < PH_SIG_MAX_INSTANCES &&
+           PH_SIG_STATE(atomic_load(&ph_sig_insts[i].word)) != PH_SIG_FREE)
+        i++;
+    if (i == PH_SIG_MAX_INSTANCES) {
+        pthread_mutex_unlock(&table_lock);
+        return ph_fail(EMFILE, "sampler: %d samplers are open already",
+                       PH_SIG_MAX_INSTANCES);
+    }
+    ph_sig_inst *in = &ph_sig_insts[i];
+    if (inst_rings(s, in) != 0) {
+        pthread_mutex_unlock(&table_lock);
+        return ph_fail(ENOMEM, "sampler: no memory for the sample rings");
+    }
+    in->os = os;
+    for (int id = 0; id < PH_SIG_NODE_IDS; id++)
+        in->node_index[id] = (int16_t)ph_os_node_index(os->topo, id);
+    atomic_store(&in->traps, 0);
+    atomic_store(&in->dropped, 0);
+    atomic_store(&in->handler_ns, 0);
+    uint64_t gen = PH_SIG_GEN(atomic_load(&in->word)) + 1;
+    atomic_store_explicit(&in->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);
+    s->inst = i;
+    pthread_mutex_unlock(&table_lock);
+    return 0;
+}
+
+static void inst_close(sampler *s)
+{
+    ph_sig_inst *in = &ph_sig_insts[s->inst];
+    pthread_mutex_lock(&table_lock);
+    uint64_t gen = PH_SIG_GEN(atomic_load(&in->word)) + 1;
+    atomic_store_explicit(&in->word, PH_SIG_WORD(gen, PH_SIG_FREE), memory_order_seq_cst);
+    wait_zero(&in->users);
+    munmap(s->ring_mem, s->rings_bytes);
+    free(in->rings);
+    in->rings = NULL;
+    in->nrings = 0;
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* ---- hot ranges (slots) ----------------------------------------------------- */
+
+static int overlaps_any(uintptr_t a, uintptr_t b)
+{
+    size_t n = atomic_load(&ph_sig_slot_hiwater);
+    for (size_t i = 0; i < n; i++) {
+        ph_sig_slot *sl = &ph_sig_slots[i];
+        if (PH_SIG_STATE(atomic_load(&sl->word)) != PH_SIG_FREE &&
+            a < atomic_load(&sl->end) && atomic_load(&sl->start) < b)
+            return 1;
+    }
+    return 0;
+}
+
+/* A published slot for [a, b).  Its index, or -1/errno. */
+static long slot_open(sampler *s, uintptr_t a, uintptr_t b)
+{
+    size_t nruns = div_up((b - a) / PG_BYTES, s->o.run_pages);
+    atomic_uchar *runs = calloc(nruns, sizeof *runs);
+    if (!runs)
+        return ph_fail(ENOMEM, "sampler: no memory for %zu runs", nruns);
+    pthread_mutex_lock(&table_lock);
+    if (overlaps_any(a, b)) {
+        pthread_mutex_unlock(&table_lock);
+        free(runs);
+        return ph_fail(EEXIST, "sampler: range %#lx+%zu overlaps a hot range",
+                       (unsigned long)a, (size_t)(b - a));
+    }
+    size_t i = 0;
+    while (i < PH_SIG_MAX_SLOTS && PH_SIG_STATE(atomic_load(&ph_sig_slots[i].word)) != PH_SIG_FREE)
+        i++;
+    if (i == PH_SIG_MAX_SLOTS) {
+        pthread_mutex_unlock(&table_lock);
+        free(runs);
+        return ph_fail(ENOSPC, "sampler: more than %d hot ranges", PH_SIG_MAX_SLOTS);
+    }
+    ph_sig_slot *sl = &ph_sig_slots[i];
+    atomic_store(&sl->start, a);
+    atomic_store(&sl->end, b);
+    atomic_store(&sl->run_pages, s->o.run_pages);
+    atomic_store(&sl->runs, runs);
+    atomic_store(&sl->inst, (int)s->inst);
+    uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
+    atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);
+    if (atomic_load(&ph_sig_slot_hiwater) <= i)
+        atomic_store_explicit(&ph_sig_slot_hiwater, i + 1, memory_order_release);
+    pthread_mutex_unlock(&table_lock);
+    return (long)i;
+}
+
+/* After its runs are lifted: wait out the handlers and free the slot. */
+static void slot_close(size_t i)
+{
+    ph_sig_slot *sl = &ph_sig_slots[i];
+    wait_zero(&sl->inflight);
+    pthread_mutex_lock(&table_lock);
+    free(atomic_load(&sl->runs));
+    atomic_store(&sl->runs, NULL);
+    uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
+    atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_FREE), memory_order_release);
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* Bytes of run r of slot i under its current geometry, and its start. */
+static uintptr_t run_span(size_t i, size_t r, size_t *len)
+{
+    ph_sig_slot *sl = &ph_sig_slots[i];
+    uintptr_t bytes = atomic_load(&sl->run_pages) * PG_BYTES;
+    uintptr_t a = atomic_load(&sl->start) + r * bytes;
+    uintptr_t end = atomic_load(&sl->end);
+    *len = (size_t)((a + bytes < end ? a + bytes : end) - a);
+    return a;
+}
+
+/* Change a range's run geometry (nothing of it armed). */
+static void set_geometry(size_t i, size_t run_pages)
+{
+    ph_sig_slot *sl = &ph_sig_slots[i];
+    if (atomic_load(&sl->run_pages) == run_pages)
+        return;
+    atomic_store_explicit(&sl->run_pages, run_pages, memory_order_seq_cst);
+    wait_zero(&sl->inflight);
+}
+
+/* ---- protecting and lifting ------------------------------------------------- */
+
+static atomic_uchar *run_state(const sp_armed *e)
+{
+    return &atomic_load(&ph_sig_slots[e->slot].runs)[e->run];
+}
+
+/* End of the span of armed[k...]: consecutive entries whose runs are
+ * adjacent in memory.  *span and *span_len describe it. */
+static size_t span_end(const sampler *s, size_t k, size_t to, uintptr_t *span,
+                       size_t *span_len)
+{
+    size_t len;
+    *span = run_span(s->armed[k].slot, s->armed[k].run, &len);
+    *span_len = len;
+    for (k++; k < to; k++) {
+        uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
+        if (a != *span + *span_len)
+            break;
+        *span_len += len;
+    }
+    return k;
+}
+
+/* Lift armed[from, to): every run ends IDLE and read-write.  Runs a
+ * handler is opening are waited for; adjacent runs share one mprotect
+ * (opening a run a handler already opened is harmless). */
+static void lift(sampler *s, size_t from, size_t to)
+{
+    for (size_t k = from; k < to;) {
+        uintptr_t span;
+        size_t span_len, first = k;
+        k = span_end(s, k, to, &span, &span_len);
+        int any = 0;
+        for (size_t j = first; j < k; j++) {
+            unsigned char st = PH_RUN_ARMED;
+            if (atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_LIFTING))
+                any = 1;
+            else
+                while (atomic_load(run_state(&s->armed[j])) == PH_RUN_FIRING)
+                    sched_yield();
+        }
+        if (any)
+            mprotect((void *)span, span_len, PROT_READ | PROT_WRITE);
+        for (size_t j = first; j < k; j++) {
+            unsigned char st = PH_RUN_LIFTING;
+            atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_IDLE);
+        }
+    }
+}
+
+/* Protect armed[from, to) (all IDLE), adjacent runs with one call: ARMING,
+ * mprotect, ARMED (a handler still busy with a fault of an earlier
+ * interval must not open a run before it is protected).  0, or
+ * -1/errno with the interval cut short before the span that failed. */
+static int protect(sampler *s, size_t from, size_t to)
+{
+    for (size_t k = from; k < to;) {
+        uintptr_t span;
+        size_t span_len, first = k;
+        k = span_end(s, k, to, &span, &span_len);
+        for (size_t j = first; j < k; j++)
+            atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
+        int rc = mprotect((void *)span, span_len, PROT_NONE);
+        for (size_t j = first; j < k; j++)
+            atomic_store(run_state(&s->armed[j]), PH_RUN_ARMED);
+        if (rc != 0) {
+            int e = errno; /* keep the spans before; this one may be partial */
+            lift(s, first, k);
+            s->narmed = first;
+            errno = e;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- choosing the runs of an interval ---------------------------------------- */
+
+static size_t runs_with(const sampler *s, size_t g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nranges; i++)
+        n += div_up(s->ranges[i].npages, g);
+    return n;
+}
+
+/* Smallest run size >= run_pages that fits every range in max_runs. */
+static size_t full_geometry(const sampler *s)
+{
+    size_t lo = s->o.run_pages, hi = lo;
+    for (size_t i = 0; i < s->nranges; i++)
+        hi = s->ranges[i].npages > hi ? s->ranges[i].npages : hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (runs_with(s, mid) <= s->o.max_runs)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static void choose_full(sampler *s)
+{
+    size_t g = full_geometry(s);
+    for (size_t i = 0; i < s->nranges; i++) {
+        set_geometry(s->ranges[i].slot, g);
+        size_t n = div_up(s->ranges[i].npages, g);
+        for (size_t r = 0; r < n && s->narmed < s->o.max_runs; r++)
+            s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r};
+    }
+}
+
+static void choose_budget(sampler *s)
+{
+    size_t g = s->o.run_pages, total = runs_with(s, g), pages = 0;
+    for (size_t i = 0; i < s->nranges; i++)
+        set_geometry(s->ranges[i].slot, g);
+    if (s->cur_range >= s->nranges)
+        s->cur_range = s->cur_run = 0;
+    for (size_t taken = 0; taken < total && pages < s->o.pages_per_interval &&
+                           s->narmed < s->o.max_runs;
+         taken++) {
+        const sp_range *rg = &s->ranges[s->cur_range];
+        size_t nruns = div_up(rg->npages, g);
+        if (s->cur_run >= nruns) { /* defensive: a stale cursor */
+            s->cur_run = 0;
+            s->cur_range = (s->cur_range + 1) % s->nranges;
+            rg = &s->ranges[s->cur_range];
+            nruns = div_up(rg->npages, g);
+        }
+        size_t len;
+        run_span(rg->slot, s->cur_run, &len);
+        s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run};
+        pages += len / PG_BYTES;
+        if (++s->cur_run == nruns) {
+            s->cur_run = 0;
+            s->cur_range = (s->cur_range + 1) % s->nranges;
+        }
+    }
+}
+
+/* ---- the source operations -------------------------------------------------- */
+
+static sampler *sp_of(ph_source *src)
+{
+    return src->impl;
+}
+
+static int sp_disarm(ph_source *src)
+{
+    sampler *s = sp_of(src);
+    uint64_t t0 = now_ns();
+    lift(s, 0, s->narmed);
+    s->narmed = 0;
+    s->st.arm_ns += now_ns() - t0;
+    return 0;
+}
+
+static int sp_arm(ph_source *src, int full)
+{
+    sampler *s = sp_of(src);
+    sp_disarm(src);
+    uint64_t t0 = now_ns();
+    s->st.intervals++;
+    if (s->nranges == 0)
+        return 0;
+    if (full || s->o.pages_per_interval == 0)
+        choose_full(s);
+    else
+        choose_budget(s);
+    int rc = protect(s, 0, s->narmed);
+    for (size_t k = 0; k < s->narmed; k++) {
+        size_t len;
+        run_span(s->armed[k].slot, s->armed[k].run, &len);
+        s->st.armed_pages += len / PG_BYTES;
+    }
+    if (s->narmed > s->st.max_runs)
+        s->st.max_runs = s->narmed;
+    s->st.arm_ns += now_ns() - t0;
+    if (rc != 0)
+        return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s", strerror(errno));
+    return 0;
+}
+
+static int sp_add_range(ph_source *src, void *addr, size_t bytes)
+{
+    sampler *s = sp_of(src);
+    uintptr_t a = (uintptr_t)addr;
+    if ((a | bytes) & (PG_BYTES - 1) || bytes == 0)
+        return ph_fail(EINVAL, "sampler: range %p+%zu is not whole 4 KiB pages", addr, bytes);
+    if (s->nranges == s->capranges) {
+        size_t cap = s->capranges ? 2 * s->capranges : 16;
+        sp_range *r = realloc(s->ranges, cap * sizeof *r);
+        if (!r)
+            return ph_fail(ENOMEM, "sampler: no memory for a range");
+        s->ranges = r;
+        s->capranges = cap;
+    }
+    long slot = slot_open(s, a, a + bytes);
+    if (slot < 0)
+        return -1;
+    s->ranges[s->nranges++] = (sp_range){(size_t)slot, a, bytes / PG_BYTES};
+    return 0;
+}
+
+/* Take the armed runs of slot out of the interval and lift them. */
+static void lift_slot(sampler *s, size_t slot)
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < s->narmed; k++) {
+        if (s->armed[k].slot == slot) {
+            lift(s, k, k + 1);
+            continue;
+        }
+        s->armed[keep++] = s->armed[k];
+    }
+    s->narmed = keep;
+}
+
+static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
+{
+    sampler *s = sp_of(src);
+    size_t i = 0;
+    while (i < s->nranges &&
+           !(s->ranges[i].start == (uintptr_t)addr && s->ranges[i].npages * PG_BYTES == bytes))
+        i++;
+    if (i == s->nranges)
+        return ph_fail(ENOENT, "sampler: %p+%zu is not a hot range", addr, bytes);
+    size_t slot = s->ranges[i].slot;
+    ph_sig_slot *sl = &ph_sig_slots[slot];
+    uint64_t w = atomic_load(&sl->word);
+    atomic_store_explicit(&sl->word, PH_SIG_WORD(PH_SIG_GEN(w), PH_SIG_REMOVING),
+                          memory_order_seq_cst);
+    uint64_t t0 = now_ns();
+    lift_slot(s, slot);
+    s->st.arm_ns += now_ns() - t0;
+    slot_close(slot);
+    memmove(s->ranges + i, s->ranges + i + 1, (s->nranges - i - 1) * sizeof *s->ranges);
+    s->nranges--;
+    if (s->cur_range > i)
+        s->cur_range--;
+    else if (s->cur_range == i)
+        s->cur_run = 0;
+    return 0;
+}
+
+/* A ring entry still belongs to a live range of this sampler. */
+static int entry_live(const sampler *s, const ph_sig_entry *e)
+{
+    const ph_sig_slot *sl = &ph_sig_slots[e->slot];
+    uint64_t w = atomic_load_explicit(&sl->word, memory_order_acquire);
+    return PH_SIG_STATE(w) == PH_SIG_ACTIVE && (uint32_t)PH_SIG_GEN(w) == e->slot_gen &&
+           (size_t)atomic_load_explicit(&sl->inst, memory_order_relaxed) == s->inst;
+}
+
+static size_t drain_ring(sampler *s, ph_sig_ring *r, uint64_t mask, ph_sample *batch,
+                         size_t *nb, ph_sample_fn fn, void *arg)
+{
+    size_t n = 0;
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    for (; t < h; t++) {
+        ph_sig_entry e = r->buf[t & mask];
+        if (!entry_live(s, &e))
+            continue;
+        batch[(*nb)++] = (ph_sample){e.page, e.node, 1};
+        n++;
+        if (*nb == DRAIN_BATCH) {
+            fn(arg, batch, *nb);
+            *nb = 0;
+        }
+    }
+    atomic_store_explicit(&r->tail, t, memory_order_release);
+    return n;
+}
+
+static size_t sp_drain(ph_source *src, ph_sample_fn fn, void *arg)
+{
+    sampler *s = sp_of(src);
+    ph_sig_inst *in = &ph_sig_insts[s->inst];
+    ph_sample batch[DRAIN_BATCH];
+    size_t nb = 0, n = 0;
+    for (size_t k = 0; k < in->nrings; k++)
+        n += drain_ring(s, &in->rings[k], in->ring_mask, batch, &nb, fn, arg);
+    if (nb)
+        fn(arg, batch, nb);
+    s->st.samples += n;
+    return n;
+}
+
+static void sp_stats(ph_source *src, ph_source_stats *out)
+{
+    sampler *s = sp_of(src);
+    ph_sig_inst *in = &ph_sig_insts[s->inst];
+    *out = s->st;
+    out->dropped = atomic_load(&in->dropped);
+    for (size_t k = 0; k < in->nrings; k++)
+        out->dropped += atomic_load(&in->rings[k].dropped);
+    out->foreign_faults = atomic_load(&ph_sig_foreign) - s->foreign_base;
+    out->handler_ns = atomic_load(&in->handler_ns);
+}
+
+static void sp_close(ph_source *src)
+{
+    sampler *s = sp_of(src);
+    sp_disarm(src);
+    while (s->nranges > 0)
+        sp_remove_range(src, (void *)s->ranges[0].start, s->ranges[0].npages * PG_BYTES);
+    inst_close(s);
+    free(s->ranges);
+    free(s->armed);
+    free(s);
+}
+
+static const ph_source_ops sampler_ops = {
+    .name = "sigsegv",
+    .add_range = sp_add_range,
+    .remove_range = sp_remove_range,
+    .arm = sp_arm,
+    .disarm = sp_disarm,
+    .drain = sp_drain,
+    .stats = sp_stats,
+    .close = sp_close,
+};
+
+ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
+{
+    if (!os || !os->topo) {
+        ph_fail(EINVAL, "sampler: no OS table");
+        return NULL;
+    }
+    sampler *s = calloc(1, sizeof *s);
+    if (!s) {
+        ph_fail(ENOMEM, "sampler: out of memory");
+        return NULL;
+    }
+    resolve_opts(opts, &s->o);
+    s->armed = calloc(s->o.max_runs, sizeof *s->armed);
+    if (!s->armed || ph_sig_install() != 0) {
+        int e = s->armed ? errno : ENOMEM;
+        free(s->armed);
+        free(s);
+        ph_fail(e, "sampler: cannot install the SIGSEGV handler: %s", strerror(e));
+        return NULL;
+    }
+    (void)os->ops->current_node(os); /* resolve its symbols outside a handler */
+    if (inst_open(s, os) != 0) {
+        free(s->armed);
+        free(s);
+        return NULL;
+    }
+    s->foreign_base = atomic_load(&ph_sig_foreign);
+    s->src.ops = &sampler_ops;
+    s->src.impl = s;
+    return &s->src;
+}
+
+/* ---- threads: alternate signal stack, thread exit --------------------------- */
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local int tl_thread_ready;
+static _Thread_local void *tl_altstack;
+
+static void thread_exit(void *unused)
+{
+    (void)unused;
+    ph_sig_release_thread_rings();
+    if (tl_altstack) {
+        stack_t cur, off = {.ss_flags = SS_DISABLE};
+        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)tl_altstack + PG_BYTES)
+            sigaltstack(&off, NULL);
+        munmap(tl_altstack, ALTSTACK_BYTES + PG_BYTES);
+        tl_altstack = NULL;
+    }
+}
+
+static void make_thread_key(void)
+{
+    pthread_key_create(&thread_key, thread_exit);
+}
+
+/* A 64 KiB alternate stack above a guard page. */
+static int own_altstack(void)
+{
+    void *p = mmap(NULL, ALTSTACK_BYTES + PG_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return ph_fail(errno, "sampler: no memory for a signal stack");
+    mprotect(p, PG_BYTES, PROT_NONE);
+    stack_t ss = {.ss_sp = (char *)p + PG_BYTES, .ss_size = ALTSTACK_BYTES, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        int e = errno;
+        munmap(p, ALTSTACK_BYTES + PG_BYTES);
+        return ph_fail(e, "sampler: sigaltstack failed: %s", strerror(e));
+    }
+    tl_altstack = p;
+    return 0;
+}
+
+int ph_sampler_thread_init(void)
+{
+    if (tl_thread_ready)
+        return 0;
+    pthread_once(&thread_key_once, make_thread_key);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) != 0)
+        return ph_fail(errno, "sampler: sigaltstack failed: %s", strerror(errno));
+    /* Keep a big enough stack someone else gave this thread (ASan does). */
+    if (((cur.ss_flags & SS_DISABLE) || cur.ss_size < ALTSTACK_BYTES / 2) &&
+        own_altstack() != 0)
+        return -1;
+    pthread_setspecific(thread_key, (void *)1);
+    tl_thread_ready = 1;
+    return 0;
+}

@@ -1,0 +1,335 @@
+/*
+ * sigsegv.c -- the SIGSEGV handler of the page-protection sampler.  This is
+ * the only file of pagehome that runs in signal context.
+ *
+ * What happens on a trap (see sigsegv.h for the shared tables):
+ *   1. Only SEGV_ACCERR faults can be ours (we protect with PROT_NONE);
+ *      anything else goes straight to the previous handler.
+ *   2. Find the hot range holding si_addr: the slot this thread hit last,
+ *      then a scan of the slot table up to its high-water mark.  Enter the
+ *      slot (inflight++) and re-check its word, so that remove_range() can
+ *      wait for us before it frees the run states or the memory goes away.
+ *   3. The run holding the page: ARMED -> FIRING by CAS.  The winner
+ *      records (page, node index of this thread) into this thread's ring,
+ *      mprotect()s the run back to read-write and stores IDLE.  A thread
+ *      that loses the race (FIRING), or meets a run the sampler is
+ *      changing (ARMING, LIFTING), just returns: its access is retried and
+ *      either succeeds or traps again until the run is settled.
+ *      IDLE means the run was opened between our fault and our look; the
+ *      retry succeeds.  The same thread faulting on the same address
+ *      with the run IDLE again and again is not our fault after all: after
+ *      PH_SIG_STALE_TRIES of those it is passed on as foreign.  An
+ *      address in no hot range may have faulted while its range was
+ *      still armed and been freed since (remove_range lifts every
+ *      protection before it frees the slot): it too is retried, once.
+ *      So a fault that is not ours reaches the previous handler on its
+ *      second occurrence (the access re-executes identically).
+ *   4. Not ours: count it and chain to the handler that was installed
+ *      before us (SA_SIGINFO or plain).  SIG_DFL and SIG_IGN (the kernel
+ *      forces a fault's SIGSEGV through SIG_IGN) restore the default
+ *      disposition and return, so the access faults again and the program
+ *      dies by SIGSEGV with a core, as it would have without us; a SIGSEGV
+ *      sent with kill() is re-raised instead.
+ *
+ * Async-signal-safety: no allocation, no locks, no stdio.  Only atomics,
+ * the preallocated tables and rings, initial-exec thread-locals (no
+ * allocation on first access), mprotect(2), clock_gettime(2), sigaction(2),
+ * raise(3), and os->ops->current_node() (async-signal-safe by the os.h
+ * contract).  errno is saved and restored.  While the handler runs every
+ * signal is blocked (sa_mask full), so it never nests on one thread and a
+ * thread's ring has exactly one producer at a time.
+ *
+ * Rings: each sampler owns a pool of rings; a thread claims one with a CAS
+ * on its first trap and remembers it in a thread-local (per sampler,
+ * checked against the sampler's generation).  ph_sampler_thread_init()
+ * registers a thread-exit hook that gives the rings back.
+ *
+ * Limits (documented for the engine): the kernel does not raise SIGSEGV
+ * for a protected page passed to a system call (read(2) into it fails
+ * with EFAULT), so hot ranges should not be syscall buffers while armed;
+ * a SIGSEGV handler installed *after* the sampler must chain to it.
+ */
+#include "sample/sigsegv.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define PH_SIG_PAGE_BYTES ((uintptr_t)4096)
+#define PH_SIG_STALE_TRIES 64
+
+ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
+ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
+atomic_size_t ph_sig_slot_hiwater;
+atomic_uint_fast64_t ph_sig_foreign;
+
+/* The disposition before ours; written once before ours is installed. */
+static struct sigaction prev_action;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static int install_errno;
+
+/* This thread's ring of each sampler, valid while gen matches. */
+typedef struct tl_ring_ref {
+    uint64_t gen;
+    ph_sig_ring *ring;
+} tl_ring_ref;
+static _Thread_local tl_ring_ref tl_rings[PH_SIG_MAX_INSTANCES]
+    __attribute__((tls_model("initial-exec")));
+static _Thread_local size_t tl_last_slot __attribute__((tls_model("initial-exec")));
+/* Retries of one address: with the run IDLE, and outside every range. */
+typedef struct tl_retry {
+    uintptr_t addr;
+    unsigned count;
+} tl_retry;
+static _Thread_local tl_retry tl_idle_retry __attribute__((tls_model("initial-exec")));
+static _Thread_local tl_retry tl_gone_retry __attribute__((tls_model("initial-exec")));
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- recording ----------------------------------------------------------- */
+
+/* This thread's ring of instance i (claimed on first use), or NULL. */
+static ph_sig_ring *thread_ring(ph_sig_inst *in, size_t i)
+{
+    uint64_t gen = PH_SIG_GEN(atomic_load_explicit(&in->word, memory_order_acquire));
+    if (tl_rings[i].gen == gen && tl_rings[i].ring)
+        return tl_rings[i].ring;
+    for (size_t k = 0; k < in->nrings; k++) {
+        int free_ring = 0;
+        if (atomic_compare_exchange_strong_explicit(&in->rings[k].owned, &free_ring, 1,
+                                                    memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            tl_rings[i].gen = gen;
+            tl_rings[i].ring = &in->rings[k];
+            return &in->rings[k];
+        }
+    }
+    return NULL;
+}
+
+static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (h - t > mask) {
+        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    r->buf[h & mask] = *e;
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+static void record(size_t slot, uint64_t slot_gen, uintptr_t page)
+{
+    size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
+    ph_sig_inst *in = &ph_sig_insts[i];
+    int id = in->os->ops->current_node(in->os);
+    int node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
+    ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
+    if (!r) {
+        atomic_fetch_add_explicit(&in->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    ph_sig_entry e = {page, (uint32_t)slot_gen, (uint16_t)slot, (int16_t)node};
+    ring_push(r, in->ring_mask, &e);
+    atomic_fetch_add_explicit(&in->traps, 1, memory_order_relaxed);
+}
+
+/* ---- the run of a fault ---------------------------------------------------- */
+
+/* Same thread, same address again: 1 while it may still be a race with
+ * whoever opened the page (retry the access), 0 once `tries` retries did
+ * not help. */
+static int stale_retry(tl_retry *r, uintptr_t addr, unsigned tries)
+{
+    if (r->addr != addr) {
+        r->addr = addr;
+        r->count = 0;
+    }
+    if (++r->count <= tries)
+        return 1;
+    r->addr = 0;
+    return 0;
+}
+
+/* Unprotect [a, a+len); if that fails (the VMA limit), open the whole
+ * range, which only merges VMAs.  0 or -1. */
+static int open_run(ph_sig_slot *s, uintptr_t a, size_t len)
+{
+    if (mprotect((void *)a, len, PROT_READ | PROT_WRITE) == 0)
+        return 0;
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+    return mprotect((void *)start, end - start, PROT_READ | PROT_WRITE);
+}
+
+/* Inside slot s (entered): handle a fault at addr.  1 ours, 0 not. */
+static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
+{
+    ph_sig_slot *s = &ph_sig_slots[idx];
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+    size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
+    atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
+    uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
+    size_t r = (size_t)((addr - start) / run_bytes);
+    unsigned char st = atomic_load_explicit(&runs[r], memory_order_acquire);
+    if (st == PH_RUN_ARMED &&
+        atomic_compare_exchange_strong_explicit(&runs[r], &st, PH_RUN_FIRING,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        uintptr_t a = start + r * run_bytes;
+        uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
+        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1));
+        int ok = open_run(s, a, b - a) == 0;
+        atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
+        tl_idle_retry.addr = 0;
+        return ok;
+    }
+    if (st == PH_RUN_FIRING || st == PH_RUN_LIFTING || st == PH_RUN_ARMING)
+        return 1;
+    return stale_retry(&tl_idle_retry, addr, PH_SIG_STALE_TRIES);
+}
+
+/* Enter slot idx if it holds addr.  -1 not there, else the result of
+ * handling the fault (1 ours, 0 not). */
+static int try_slot(size_t idx, uintptr_t addr)
+{
+    ph_sig_slot *s = &ph_sig_slots[idx];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    if (PH_SIG_STATE(w) == PH_SIG_FREE)
+        return -1;
+    if (addr < atomic_load_explicit(&s->start, memory_order_relaxed) ||
+        addr >= atomic_load_explicit(&s->end, memory_order_relaxed))
+        return -1;
+    atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+    uint64_t w2 = atomic_load_explicit(&s->word, memory_order_seq_cst);
+    int res;
+    if (w2 != w || PH_SIG_STATE(w2) != PH_SIG_ACTIVE)
+        res = 1; /* being removed or replaced: its protection is being lifted */
+    else
+        res = fault_in_slot(idx, w2, addr);
+    atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    tl_last_slot = idx;
+    return res;
+}
+
+/* 1 when the fault at addr was ours and has been dealt with. */
+static int handle_ours(uintptr_t addr)
+{
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    if (tl_last_slot < n) {
+        int r = try_slot(tl_last_slot, addr);
+        if (r >= 0)
+            return r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int r = try_slot(i, addr);
+        if (r >= 0)
+            return r;
+    }
+    return 0;
+}
+
+/* ---- chaining ---------------------------------------------------------------- */
+
+static void chain(int sig, siginfo_t *si, void *ctx)
+{
+    if (prev_action.sa_flags & SA_SIGINFO) {
+        if (prev_action.sa_sigaction) {
+            prev_action.sa_sigaction(sig, si, ctx);
+            return;
+        }
+    } else if (prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN) {
+        prev_action.sa_handler(sig);
+        return;
+    }
+    /* Default: die by this signal.  A fault re-executes and faults again
+     * under SIG_DFL; a signal sent by kill() is raised again (it stays
+     * pending until we return). */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+}
+
+static void on_sigsegv(int sig, siginfo_t *si, void *ctx)
+{
+    int saved_errno = errno;
+    if (si->si_code == SEGV_ACCERR) {
+        uint64_t t0 = now_ns();
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        if (handle_ours(addr)) {
+            size_t slot = tl_last_slot;
+            int i = atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
+            if (i >= 0 && i < PH_SIG_MAX_INSTANCES)
+                atomic_fetch_add_explicit(&ph_sig_insts[i].handler_ns, now_ns() - t0,
+                                          memory_order_relaxed);
+            errno = saved_errno;
+            return;
+        }
+        /* The page may have been ours when it faulted and its range
+         * removed since (removal lifts before it frees the slot): one
+         * retry tells that apart from a fault that is not ours. */
+        if (stale_retry(&tl_gone_retry, addr, 1)) {
+            errno = saved_errno;
+            return;
+        }
+    }
+    atomic_fetch_add_explicit(&ph_sig_foreign, 1, memory_order_relaxed);
+    chain(sig, si, ctx);
+    errno = saved_errno;
+}
+
+/* ---- installation (normal context) ------------------------------------------ */
+
+static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsegv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    (void)now_ns(); /* bind clock_gettime before any trap needs it */
+    if (sigaction(SIGSEGV, NULL, &prev_action) != 0 ||
+        sigaction(SIGSEGV, &sa, NULL) != 0)
+        install_errno = errno ? errno : EINVAL;
+}
+
+int ph_sig_install(void)
+{
+    pthread_once(&install_once, install);
+    if (install_errno) {
+        errno = install_errno;
+        return -1;
+    }
+    return 0;
+}
+
+void ph_sig_release_thread_rings(void)
+{
+    for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++) {
+        ph_sig_inst *in = &ph_sig_insts[i];
+        if (!tl_rings[i].ring)
+            continue;
+        /* Same protocol as the slots: announce, re-check, then touch. */
+        atomic_fetch_add_explicit(&in->users, 1, memory_order_seq_cst);
+        uint64_t w = atomic_load_explicit(&in->word, memory_order_seq_cst);
+        if (PH_SIG_STATE(w) == PH_SIG_ACTIVE && PH_SIG_GEN(w) == tl_rings[i].gen)
+            atomic_store_explicit(&tl_rings[i].ring->owned, 0, memory_order_release);
+        atomic_fetch_sub_explicit(&in->users, 1, memory_order_release);
+        tl_rings[i].ring = NULL;
+        tl_rings[i].gen = 0;
+    }
+}

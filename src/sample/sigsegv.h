@@ -1,0 +1,108 @@
+/*
+ * sigsegv.h -- the state the SIGSEGV handler (sigsegv.c) shares with the
+ * rest of the sampler (sampler.c).  Private to src/sample/.
+ *
+ * Everything the handler reads lives in two fixed, process-wide tables
+ * (no allocation, no locks in the handler):
+ *
+ *   ph_sig_inst[]  one entry per open sampler: its ph_os (current_node),
+ *                  an OS-node-number -> node-index table, its pool of
+ *                  per-thread sample rings and its counters;
+ *   ph_sig_slot[]  one entry per hot range of any sampler: bounds, the
+ *                  run geometry of the current interval, one atomic state
+ *                  byte per run, and an in-flight count of handlers
+ *                  working inside the range.
+ *
+ * Each entry has a `word` = (generation << 2) | state.  Normal code fills
+ * an entry while it is FREE and publishes it with a release store of
+ * ACTIVE; the handler loads the word (acquire), checks the address,
+ * increments `inflight`, and loads the word again: unchanged means the
+ * entry cannot be freed until it decrements.  Retiring an entry sets
+ * REMOVING, lifts every protection, waits for inflight == 0, and only then
+ * bumps the generation and frees.
+ *
+ * Run states: IDLE (not protected by us), ARMING (arm is protecting it),
+ * ARMED (protected, first touch traps), FIRING (a handler claimed it and
+ * is unprotecting it), LIFTING (disarm/remove is unprotecting it).  Only
+ * the owner of a transition calls mprotect on the run, and the run
+ * becomes ARMED only after its mprotect(PROT_NONE) returned, IDLE only
+ * after its mprotect(PROT_READ|PROT_WRITE) returned.  A handler that
+ * meets ARMING, FIRING or LIFTING returns at once: the access is retried.
+ */
+#ifndef PH_SAMPLE_SIGSEGV_H
+#define PH_SAMPLE_SIGSEGV_H
+
+#include "os/os.h"
+#include "sample/source.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PH_SIG_MAX_INSTANCES 8      /* samplers open at once */
+#define PH_SIG_MAX_SLOTS 1024       /* hot ranges of all samplers at once */
+#define PH_SIG_NODE_IDS 1024        /* OS node numbers are 0..1023 */
+
+enum { PH_SIG_FREE = 0, PH_SIG_ACTIVE = 1, PH_SIG_REMOVING = 2 };
+enum { PH_RUN_IDLE = 0, PH_RUN_ARMED = 1, PH_RUN_FIRING = 2, PH_RUN_LIFTING = 3,
+       PH_RUN_ARMING = 4 };
+
+#define PH_SIG_STATE(w) ((unsigned)((w) & 3u))
+#define PH_SIG_GEN(w) ((w) >> 2)
+#define PH_SIG_WORD(gen, state) (((uint64_t)(gen) << 2) | (uint64_t)(state))
+
+/* One recorded trap, as it sits in a ring.  The slot and its generation
+ * let drain() drop samples of ranges removed since they were taken. */
+typedef struct ph_sig_entry {
+    uintptr_t page;
+    uint32_t slot_gen;   /* low 32 bits of the slot's generation */
+    uint16_t slot;
+    int16_t node;        /* node index */
+} ph_sig_entry;
+
+/* A single-producer (one thread's handler) single-consumer (drain) ring.
+ * head and tail count entries ever written / consumed. */
+typedef struct ph_sig_ring {
+    atomic_int owned;                 /* 0 free, 1 claimed by a thread */
+    atomic_uint_fast64_t head;        /* producer */
+    atomic_uint_fast64_t tail;        /* consumer */
+    atomic_uint_fast64_t dropped;     /* entries lost to a full ring */
+    ph_sig_entry *buf;                /* mask + 1 entries */
+} ph_sig_ring;
+
+typedef struct ph_sig_inst {
+    atomic_uint_fast64_t word;        /* gen << 2 | FREE/ACTIVE */
+    ph_os *os;
+    int16_t node_index[PH_SIG_NODE_IDS]; /* OS node number -> index, -1 */
+    ph_sig_ring *rings;
+    size_t nrings;
+    uint64_t ring_mask;
+    atomic_uint_fast64_t traps;       /* samples recorded into rings */
+    atomic_uint_fast64_t dropped;     /* no ring, or no node */
+    atomic_uint_fast64_t handler_ns;
+    atomic_long users;                /* threads giving rings back */
+} ph_sig_inst;
+
+typedef struct ph_sig_slot {
+    atomic_uint_fast64_t word;        /* gen << 2 | FREE/ACTIVE/REMOVING */
+    atomic_uintptr_t start, end;      /* 4 KiB aligned */
+    atomic_size_t run_pages;          /* geometry of the current interval */
+    _Atomic(atomic_uchar *) runs;     /* one state per run */
+    atomic_int inst;                  /* owning instance index */
+    atomic_long inflight;             /* handlers inside the range */
+} ph_sig_slot;
+
+extern ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
+extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
+/* Slots below this index may be in use (the handler scans up to it). */
+extern atomic_size_t ph_sig_slot_hiwater;
+/* SIGSEGVs passed on to the previous handler, process-wide. */
+extern atomic_uint_fast64_t ph_sig_foreign;
+
+/* Install the handler (once per process; later calls return 0 at once).
+ * 0 or -1/errno. */
+int ph_sig_install(void);
+/* Forget the calling thread's rings (thread exit; normal context). */
+void ph_sig_release_thread_rings(void);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * source.h -- where the engine's access counts come from.
+ *
+ * UPMlib read per-page, per-node reference counters from the Origin2000's
+ * memory modules.  Linux gives user space nothing of the kind, so pagehome
+ * takes *samples*: each sample says "a thread running on node n touched
+ * 4 KiB page p".  An access source produces them; the engine (src/engine/)
+ * turns them into per-page counts and applies the policies.
+ *
+ * Two sources share this contract:
+ *   sampler.c + sigsegv.c  the real one: protects a rotating subset of the
+ *                          hot pages (PROT_NONE); the first touch of each
+ *                          traps, and the SIGSEGV handler records
+ *                          (page, node of the faulting thread) into a
+ *                          per-thread ring and restores access;
+ *   synth.c                the simulated machine's: exact counts from a
+ *                          workload model (optionally thinned by sampling
+ *                          noise), so that policy tests are deterministic.
+ *
+ * CONTRACT
+ *  - The engine tells the source which ranges are hot (add_range /
+ *    remove_range, both 4 KiB aligned, never overlapping).  remove_range
+ *    returns only when no part of the source touches the range any more:
+ *    protections are lifted, no handler is still working on it, and no
+ *    later drain() reports a page of it.  After it returns the memory may
+ *    be unmapped.
+ *  - arm() starts one sampling interval: the source chooses which pages
+ *    to watch within its budget (rotation, so that every hot page is
+ *    watched within a few intervals) and starts watching.  `full` asks for
+ *    every page of every range (full-snapshot mode).
+ *  - drain() hands every sample recorded since the last drain to fn, in
+ *    batches, and returns the number of samples.  It may run concurrently
+ *    with the program's threads touching watched pages.  Samples carry
+ *    node *indexes* (0..nnodes-1 of the topology), not OS node numbers.
+ *  - disarm() stops watching (lifts every protection) without losing
+ *    samples already recorded: they come out of the next drain().
+ *  - set_budget() (optional) changes how many pages the next arm()
+ *    watches; 0 means every page.
+ *  - Samples may be lost (a full ring): `dropped` in the stats counts
+ *    them; nothing else goes wrong.
+ *  - All calls except drain's callback are made by one engine thread at a
+ *    time (the engine serialises them); the program's threads only ever
+ *    meet the source through the pages it watches.
+ */
+#ifndef PH_SAMPLE_SOURCE_H
+#define PH_SAMPLE_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ph_topology;
+struct ph_os;
+
+typedef struct ph_sample {
+    uintptr_t page;   /* 4 KiB aligned address */
+    int32_t node;     /* node index of the accessing thread */
+    uint32_t count;   /* accesses this sample stands for (1 for a trap) */
+} ph_sample;
+
+typedef void (*ph_sample_fn)(void *arg, const ph_sample *s, size_t n);
+
+typedef struct ph_source_stats {
+    uint64_t armed_pages;     /* pages watched, summed over intervals */
+    uint64_t samples;         /* samples delivered by drain() */
+    uint64_t dropped;         /* samples lost (ring full) */
+    uint64_t foreign_faults;  /* SIGSEGVs that were not ours (chained) */
+    uint64_t intervals;       /* arm() calls */
+    uint64_t max_runs;        /* most protected runs at once */
+    uint64_t handler_ns;      /* time in the handler (sampler), 0 if unknown */
+    uint64_t arm_ns;          /* time in arm/disarm (mprotect calls) */
+} ph_source_stats;
+
+typedef struct ph_source ph_source;
+
+typedef struct ph_source_ops {
+    const char *name;  /* "sigsegv", "synth" */
+    int (*add_range)(ph_source *s, void *addr, size_t bytes);
+    int (*remove_range)(ph_source *s, void *addr, size_t bytes);
+    int (*arm)(ph_source *s, int full);
+    int (*disarm)(ph_source *s);
+    size_t (*drain)(ph_source *s, ph_sample_fn fn, void *arg);
+    void (*stats)(ph_source *s, ph_source_stats *out);
+    void (*close)(ph_source *s);
+    /* Change the pages watched per interval from the next arm() on (the
+     * engine adapts it to the sampling budget).  May be NULL: fixed. */
+    int (*set_budget)(ph_source *s, size_t pages_per_interval);
+} ph_source_ops;
+
+struct ph_source {
+    const ph_source_ops *ops;
+    void *impl;
+};
+
+/* ---- the SIGSEGV sampler (sampler.c, sigsegv.c) ---- */
+
+typedef struct ph_sampler_opts {
+    /* Pages watched per interval, summed over all ranges (the budget; the
+     * engine derives it from the tunables).  0 = every page (full). */
+    size_t pages_per_interval;
+    /* Most discontiguous protected runs at once (each splits a VMA;
+     * vm.max_map_count is 65530 by default). */
+    size_t max_runs;
+    /* Pages per protected run (contiguous pages watched together). */
+    size_t run_pages;
+    /* Samples each thread's ring holds between drains. */
+    size_t ring_samples;
+} ph_sampler_opts;
+
+/* Open the SIGSEGV sampler.  `os` answers current_node() in the handler
+ * (the real cpu->node table on Linux, the virtual binding on the
+ * simulated machine).  Installs the SIGSEGV handler on first open (once
+ * per process, chained to the previous handler).  NULL/errno. */
+ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts);
+/* Give the calling thread an alternate signal stack (idempotent, cheap
+ * after the first call per thread).  The engine calls it for every
+ * OpenMP thread it meets; a protected page may be on a stack. */
+int ph_sampler_thread_init(void);
+
+/* ---- the synthetic source (synth.c) ---- */
+
+/* How many times threads on each node access page `page` (index within
+ * range `range`, in the order ranges were added) during one interval.
+ * Fill acc[0..nnodes) and return 0; the model keeps its own notion of
+ * iteration and phase (see tests/sim/workloads.h). */
+typedef int (*ph_synth_model_fn)(void *model, size_t range, size_t page,
+                                 uint32_t *acc, int nnodes);
+
+/* A source that, on drain(), reports for every watched page the model's
+ * counts (exact when noise == 0; with noise in (0,1], each access is kept
+ * with probability 1-noise, seeded).  Watched pages follow the same
+ * budget rule as the sampler (pages_per_interval, 0 = all). */
+ph_source *ph_synth_open(const struct ph_topology *topo,
+                         ph_synth_model_fn fn, void *model,
+                         size_t pages_per_interval, double noise,
+                         uint64_t seed);
+
+#endif

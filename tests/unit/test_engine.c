@@ -1,0 +1,781 @@
+/*
+ * test_engine.c -- the migration engine on the simulated machine, driven
+ * by the synthetic workloads of tests/sim/workloads.h through the
+ * synthetic access source: deterministic counts, exact expectations.
+ *
+ * Machine: 4 nodes, 2 sockets of 2 (SLIT 10/12/32).  Every test builds a
+ * rig: the simulator (wrapped in the fault injector), a mover, an engine
+ * with sync invocations, and one array of NPAGES pages placed as the test
+ * asks (single node, round-robin, owner = what first touch by the owners
+ * would give).
+ */
+#include "check.h"
+
+#include "../sim/workloads.h"
+
+#include "base/error.h"
+#include "base/json.h"
+#include "config/options.h"
+#include "engine/engine.h"
+#include "os/os.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NPAGES 256
+#define PG 4096u
+
+static ph_topology *topo;
+
+typedef struct rig {
+    ph_os *sim, *os;
+    ph_mover *mover;
+    ph_engine *e;
+    workload wl;
+    char *mem;
+    size_t npages;
+    ph_hot *h;
+} rig;
+
+static ph_engine_cfg base_cfg(void)
+{
+    ph_engine_cfg c;
+    ph_engine_cfg_from_options(&c);
+    c.mech = PH_MECH_ITERATIVE;
+    c.sync = 1;
+    c.full_snapshot = 1;
+    c.sample_weight = 1;
+    c.stable_after = 3;
+    c.cold_after = 3;
+    c.melt_iters = 8;
+    c.critical_pages = 0;
+    c.sample_budget = 0;
+    return c;
+}
+
+static int node_id(int idx)
+{
+    return topo->nodes[idx].id;
+}
+
+/* Place page p of the rig's array on node index `idx`. */
+static void put(rig *r, size_t p, int idx)
+{
+    if (r->sim->ops->populate_on(r->sim, r->mem + p * PG, PG, node_id(idx)))
+        fprintf(stderr, "populate_on: %s\n", ph_error_message());
+}
+
+enum init { INIT_NODE0, INIT_RR, INIT_OWNER };
+
+static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
+                     const ph_engine_cfg *cfg, size_t budget, double noise,
+                     const ph_fault_plan *faults)
+{
+    memset(r, 0, sizeof *r);
+    r->sim = ph_os_sim_open(topo);
+    r->os = ph_os_faulty_open(r->sim, faults);
+    r->mover = ph_mover_new(r->os);
+    r->npages = npages;
+    r->wl = (workload){.kind = kind, .nnodes = topo->nnodes,
+                       .npages = npages, .acc = 1000};
+    r->mem = r->sim->ops->map(r->sim, npages * PG, PG, PH_MAP_NO_THP);
+    if (!r->sim || !r->os || !r->mover || !r->mem) {
+        fprintf(stderr, "rig: %s\n", ph_error_message());
+        exit(1);
+    }
+    for (size_t p = 0; p < npages; p++)
+        put(r, p, init == INIT_NODE0 ? 0
+                  : init == INIT_RR  ? (int)(p % (size_t)topo->nnodes)
+                                     : wl_owner(&r->wl, p));
+    ph_source *src = ph_synth_open(topo, wl_model, &r->wl, budget, noise, 7);
+    r->e = ph_engine_new(topo, r->os, r->mover, src, cfg);
+    if (!r->e) {
+        fprintf(stderr, "engine: %s\n", ph_error_message());
+        exit(1);
+    }
+    r->h = ph_engine_register(r->e, r->mem, npages * PG, "grid");
+    CHECK(r->h != NULL);
+}
+
+static void rig_close(rig *r)
+{
+    ph_engine_free(r->e);
+    r->sim->ops->unmap(r->sim, r->mem, r->npages * PG);
+    ph_mover_free(r->mover);
+    ph_os_close(r->os);
+}
+
+/* Node index of every page. */
+static void homes(rig *r, int *home)
+{
+    void **pg = malloc(r->npages * sizeof *pg);
+    for (size_t p = 0; p < r->npages; p++)
+        pg[p] = r->mem + p * PG;
+    r->sim->ops->query(r->sim, r->npages, pg, home);
+    for (size_t p = 0; p < r->npages; p++)
+        home[p] = ph_os_node_index(topo, home[p]);
+    free(pg);
+}
+
+/* Pages on the workload's target node (pages without a single target
+ * are not counted). */
+static size_t on_target(rig *r)
+{
+    int *h = malloc(r->npages * sizeof *h);
+    homes(r, h);
+    size_t ok = 0;
+    for (size_t p = 0; p < r->npages; p++)
+        ok += wl_target(&r->wl, p) >= 0 && h[p] == wl_target(&r->wl, p);
+    free(h);
+    return ok;
+}
+
+static size_t with_target(rig *r)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < r->npages; p++)
+        n += wl_target(&r->wl, p) >= 0;
+    return n;
+}
+
+static void iterate(rig *r)
+{
+    CHECK_EQ(ph_engine_iteration_end(r->e), 0);
+    r->wl.iteration++;
+}
+
+static ph_engine_totals totals(rig *r)
+{
+    ph_engine_totals t;
+    ph_engine_get_totals(r->e, &t);
+    return t;
+}
+
+static uint64_t sim_moved(rig *r)
+{
+    ph_sim_counters c;
+    ph_sim_counters_get(r->sim, &c);
+    return c.moved_pages;
+}
+
+/* ---- convergence ---------------------------------------------------- */
+
+static void test_converges(wl_kind kind, enum init init, const char *what)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, kind, NPAGES, init, &c, 0, 0.0, NULL);
+    iterate(&r);
+    iterate(&r);
+    size_t ok = on_target(&r), want = with_target(&r);
+    if (ok != want)
+        fprintf(stderr, "%s: %zu of %zu pages on their owner\n", what, ok,
+                want);
+    CHECK_EQ(ok, want);
+    /* nothing moves once placement is right */
+    uint64_t moved = sim_moved(&r);
+    iterate(&r);
+    iterate(&r);
+    CHECK_EQ(sim_moved(&r), moved);
+    ph_engine_totals t = totals(&r);
+    CHECK(t.remote_accesses_after < t.remote_accesses_before);
+    rig_close(&r);
+}
+
+static void test_first_touch_stays(void)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, WL_LAPLACE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    for (int i = 0; i < 4; i++)
+        iterate(&r);
+    CHECK_EQ(sim_moved(&r), 0);
+    CHECK_EQ(totals(&r).migrated, 0);
+    rig_close(&r);
+    /* a vector every node reads equally stays where it is, too */
+    rig_open(&r, WL_CG, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    for (int i = 0; i < 4; i++)
+        iterate(&r);
+    CHECK_EQ(sim_moved(&r), 0);
+    rig_close(&r);
+}
+
+static void test_noise_and_budget(void)
+{
+    /* sampling noise: every access kept with probability 0.3 */
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.7, NULL);
+    iterate(&r);
+    iterate(&r);
+    CHECK_EQ(on_target(&r), NPAGES);
+    rig_close(&r);
+    /* a budget of a quarter of the pages per iteration: rotation reaches
+     * every page within 4 iterations */
+    c.full_snapshot = 0;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_RR, &c, NPAGES / 4, 0.0, NULL);
+    for (int i = 0; i < 4; i++)
+        iterate(&r);
+    CHECK_EQ(on_target(&r), NPAGES);
+    rig_close(&r);
+}
+
+static void test_deactivates(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.stable_after = 2;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    iterate(&r); /* moves */
+    CHECK(totals(&r).active);
+    iterate(&r); /* quiet 1 */
+    iterate(&r); /* quiet 2: stops */
+    CHECK(!totals(&r).active);
+    uint64_t inv = totals(&r).invocations;
+    iterate(&r);
+    CHECK_EQ(totals(&r).invocations, inv);
+    CHECK_EQ(totals(&r).iterations, 4);
+    rig_close(&r);
+}
+
+/* ---- ping-pong, self-tuning, cold areas ----------------------------- */
+
+static void test_pingpong(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.melt_iters = 4;
+    c.stable_after = 0;
+    c.cold_after = 0;
+    rig r;
+    rig_open(&r, WL_PINGPONG, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    r.wl.pp_pages = 8;
+    iterate(&r); /* it 0: node 0 dominates, pages are home */
+    iterate(&r); /* it 1: node 1 dominates: they move to 1 */
+    int h[NPAGES];
+    homes(&r, h);
+    for (int p = 0; p < 8; p++)
+        CHECK_EQ(h[p], 1);
+    uint64_t moved = sim_moved(&r);
+    iterate(&r); /* it 2: back to 0 would be ping-pong: they freeze */
+    CHECK_EQ(sim_moved(&r), moved);
+    ph_hot_stats st;
+    CHECK_EQ(ph_engine_area_stats(r.e, r.h, &st), 0);
+    CHECK_EQ(st.frozen, 8);
+    homes(&r, h);
+    for (int p = 0; p < 8; p++)
+        CHECK_EQ(h[p], 1);
+    iterate(&r); /* frozen: no move */
+    iterate(&r);
+    CHECK_EQ(sim_moved(&r), moved);
+    /* melt after melt_iters iterations */
+    for (int i = 0; i < 4; i++)
+        iterate(&r);
+    CHECK_EQ(ph_engine_area_stats(r.e, r.h, &st), 0);
+    CHECK_EQ(st.melted, 8);
+    rig_close(&r);
+}
+
+static void test_selftune(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.tune_step = 0.5;
+    c.tune_max = 2.0;
+    c.stable_after = 0;
+    c.cold_after = 0;
+    rig r;
+    rig_open(&r, WL_BT, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    iterate(&r); /* all local: metric 0 */
+    CHECK(r.h->factor == 1.0);
+    r.wl.phase = 1; /* now every page is touched from another node */
+    iterate(&r);
+    CHECK(r.h->factor == 1.5);
+    /* latency falls (the pages moved): the factor stays */
+    iterate(&r);
+    CHECK(r.h->factor == 1.5);
+    r.wl.phase = 0;
+    iterate(&r); /* grows again */
+    CHECK(r.h->factor == 2.0);
+    r.wl.phase = 1;
+    iterate(&r);
+    iterate(&r);
+    CHECK(r.h->factor == 2.0); /* capped */
+    rig_close(&r);
+}
+
+static void test_cold(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.cold_after = 3;
+    c.stable_after = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    for (int i = 0; i < 3; i++)
+        iterate(&r);
+    CHECK(r.h->cold);
+    ph_hot_stats st;
+    ph_engine_area_stats(r.e, r.h, &st);
+    uint64_t scans = st.invocations;
+    iterate(&r);
+    iterate(&r);
+    ph_engine_area_stats(r.e, r.h, &st);
+    CHECK_EQ(st.invocations, scans); /* cold: not scanned */
+    /* a thread migration makes it hot again */
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 0), 0);
+    CHECK(r.h->cold);
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 2), 0);
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 2), 0);
+    CHECK(!r.h->cold);
+    rig_close(&r);
+}
+
+/* ---- predictive criterion ------------------------------------------- */
+
+static void note_team(rig *r)
+{
+    for (int t = 0; t < 4; t++) {
+        int node = t;
+        if (r->wl.iteration >= r->wl.migrate_at && node == r->wl.from)
+            node = r->wl.to;
+        CHECK_EQ(ph_engine_note_thread(r->e, t, 4, node), 0);
+    }
+}
+
+static void test_predictive(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.stable_after = 2;
+    rig r;
+    rig_open(&r, WL_MIGRATE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    r.wl.migrate_at = 4;
+    r.wl.from = 1;
+    r.wl.to = 3;
+    for (int i = 0; i < 4; i++) { /* stable, then inactive */
+        note_team(&r);
+        note_team(&r);
+        iterate(&r);
+    }
+    CHECK(!totals(&r).active);
+    CHECK_EQ(sim_moved(&r), 0);
+    /* iteration 4: thread 1 runs on node 3, seen at two boundaries */
+    note_team(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 0); /* once is not enough */
+    note_team(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 1);
+    CHECK(totals(&r).predictive);
+    CHECK(totals(&r).active);
+    iterate(&r);
+    size_t ok = on_target(&r);
+    CHECK_EQ(ok, NPAGES); /* node 1's quarter followed its thread */
+    CHECK_EQ(sim_moved(&r), NPAGES / 4);
+    note_team(&r);
+    note_team(&r);
+    iterate(&r); /* nothing qualifies any more: back to competitive */
+    CHECK(!totals(&r).predictive);
+    CHECK_EQ(sim_moved(&r), NPAGES / 4);
+    /* a short excursion (one boundary) triggers nothing */
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 2), 0);
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 0), 0);
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 2), 0);
+    CHECK_EQ(totals(&r).thread_migrations, 1);
+    /* a thread that the first team did not have */
+    CHECK_EQ(ph_engine_note_thread(r.e, 4, 5, 2), 0);
+    CHECK_EQ(totals(&r).thread_migrations, 2);
+    rig_close(&r);
+}
+
+/* ---- record / replay / undo ----------------------------------------- */
+
+static void check_homes_shift(rig *r, int shift, size_t limit)
+{
+    int h[NPAGES];
+    homes(r, h);
+    size_t shifted = 0, home = 0;
+    for (size_t p = 0; p < r->npages; p++) {
+        int o = wl_owner(&r->wl, p);
+        shifted += h[p] == (o + shift) % 4;
+        home += h[p] == o;
+    }
+    if (shift == 0) {
+        CHECK_EQ(home, r->npages);
+    } else {
+        CHECK_EQ(shifted, limit);
+        CHECK_EQ(home, r->npages - limit);
+    }
+}
+
+static void test_replay(size_t critical)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_REPLAY;
+    c.critical_pages = critical;
+    size_t n = critical ? critical : NPAGES;
+    rig r;
+    rig_open(&r, WL_BT, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    CHECK_EQ(ph_engine_phase_pages(r.e, 1), -1);
+    for (int it = 0; it < 3; it++) {
+        r.wl.phase = 0;
+        uint64_t before = sim_moved(&r);
+        CHECK_EQ(ph_engine_phase_begin(r.e, 1), 0);
+        r.wl.phase = 1;
+        if (it == 0) {
+            CHECK_EQ(sim_moved(&r), before); /* recording moves nothing */
+        } else {
+            CHECK_EQ(sim_moved(&r), before + n);
+            check_homes_shift(&r, 1, n);
+        }
+        CHECK_EQ(ph_engine_phase_end(r.e, 1), 0);
+        r.wl.phase = 0;
+        if (it == 0)
+            CHECK_EQ(ph_engine_phase_pages(r.e, 1), (long)n);
+        else
+            CHECK_EQ(sim_moved(&r), before + 2 * n);
+        check_homes_shift(&r, 0, 0);
+        iterate(&r);
+    }
+    ph_engine_totals t = totals(&r);
+    CHECK_EQ(t.replayed, 2 * n);
+    CHECK_EQ(t.undone, 2 * n);
+    rig_close(&r);
+}
+
+static void test_hybrid(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_HYBRID;
+    c.hybrid_iters = 2;
+    rig r;
+    rig_open(&r, WL_BT, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    /* iterative part: phases are checked but ignored */
+    for (int it = 0; it < 2; it++) {
+        CHECK_EQ(ph_engine_phase_begin(r.e, 1), 0);
+        CHECK_EQ(ph_engine_phase_end(r.e, 1), 0);
+        iterate(&r);
+    }
+    CHECK_EQ(on_target(&r), NPAGES);
+    CHECK_EQ(ph_engine_phase_pages(r.e, 1), -1);
+    /* then record and replay */
+    uint64_t m0 = sim_moved(&r);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 1), 0);
+    r.wl.phase = 1;
+    CHECK_EQ(ph_engine_phase_end(r.e, 1), 0);
+    r.wl.phase = 0;
+    iterate(&r);
+    CHECK_EQ(ph_engine_phase_pages(r.e, 1), NPAGES);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 1), 0);
+    CHECK_EQ(sim_moved(&r), m0 + NPAGES);
+    CHECK_EQ(ph_engine_phase_end(r.e, 1), 0);
+    CHECK_EQ(sim_moved(&r), m0 + 2 * NPAGES);
+    check_homes_shift(&r, 0, 0);
+    rig_close(&r);
+}
+
+/* ---- sampling mechanism --------------------------------------------- */
+
+static void test_sampling(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_SAMPLING;
+    c.full_snapshot = 0;
+    c.sample_max_moves = 16;
+    rig r;
+    /* 1024 pages, 64 watched per wake, at most 16 moved per wake, with
+     * sampling noise */
+    rig_open(&r, WL_LAPLACE, 1024, INIT_NODE0, &c, 64, 0.5, NULL);
+    int wakes = 0;
+    while (on_target(&r) < 1024 && wakes < 200) {
+        CHECK_EQ(ph_engine_tick(r.e), 0);
+        wakes++;
+    }
+    if (on_target(&r) != 1024) {
+        ph_invocation d[4];
+        size_t nd = ph_engine_log(r.e, 0, d, 4);
+        for (size_t i = 0; i < nd && i < 4; i++)
+            fprintf(stderr, "  sampling wake %zu: scanned %llu accesses %llu candidates %llu migrated %llu\n", i,
+                    (unsigned long long)d[i].scanned, (unsigned long long)d[i].accesses,
+                    (unsigned long long)d[i].candidates, (unsigned long long)d[i].migrated);
+    }
+    CHECK_EQ(on_target(&r), 1024);
+    /* 768 misplaced pages at 16 a wake: at least 48 wakes */
+    CHECK(wakes >= 48);
+    ph_invocation inv[256];
+    size_t n = ph_engine_log(r.e, 0, inv, 256);
+    int capped = 1;
+    for (size_t i = 0; i < n && i < 256; i++)
+        capped &= inv[i].migrated <= 16 && inv[i].kind == PH_INV_SAMPLING;
+    CHECK(capped);
+    rig_close(&r);
+}
+
+/* The budget: when sampling costs more than its share of the interval
+ * the watched pages halve; when it costs less than half, they double. */
+static void test_budget_adapts(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_SAMPLING;
+    c.full_snapshot = 0;
+    c.sample_pages = 512;
+    c.sample_budget = 0.01;
+    c.sample_trap_ns = 1e9; /* every sample "costs" a second: too much */
+    rig r;
+    rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
+    CHECK_EQ(ph_engine_tick(r.e), 0);
+    ph_source_stats s0, s1;
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+    CHECK_EQ(ph_engine_tick(r.e), 0);
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 128); /* 512 -> 256 -> 128 */
+    rig_close(&r);
+    c.sample_trap_ns = 0; /* free: grows to the whole area */
+    rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(ph_engine_tick(r.e), 0);
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+    CHECK_EQ(ph_engine_tick(r.e), 0);
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 1024);
+    rig_close(&r);
+}
+
+/* ---- the memory-manager thread -------------------------------------- */
+
+static void test_manager_thread(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.sync = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_RR, &c, 0, 0.0, NULL);
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0); /* posted */
+    CHECK_EQ(ph_engine_wait(r.e), 0);
+    CHECK_EQ(on_target(&r), NPAGES);
+    CHECK(totals(&r).invocations >= 1);
+    rig_close(&r);
+}
+
+/* Unregister and free while the manager works on the area: the classic
+ * crash, designed out (the engine lock spans an invocation). */
+typedef struct churn_arg {
+    rig *r;
+    atomic_int stop;
+} churn_arg;
+
+static void *poster(void *v)
+{
+    churn_arg *a = v;
+    while (!atomic_load(&a->stop)) {
+        ph_engine_iteration_end(a->r->e);
+        a->r->wl.iteration++;
+    }
+    return NULL;
+}
+
+static void test_unregister_races(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.sync = 0;
+    c.stable_after = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    churn_arg a = {.r = &r};
+    pthread_t t;
+    pthread_create(&t, NULL, poster, &a);
+    int bad = 0;
+    for (int round = 0; round < 200; round++) {
+        char *m = r.sim->ops->map(r.sim, 16 * PG, PG, PH_MAP_NO_THP);
+        if (!m) {
+            bad++;
+            continue;
+        }
+        r.sim->ops->populate_on(r.sim, m, 16 * PG, node_id(0));
+        ph_hot *h = ph_engine_register(r.e, m, 16 * PG, "churn");
+        if (!h)
+            bad++;
+        else if (ph_engine_unregister(r.e, h) != 0)
+            bad++;
+        r.sim->ops->unmap(r.sim, m, 16 * PG);
+    }
+    atomic_store(&a.stop, 1);
+    pthread_join(t, NULL);
+    ph_engine_wait(r.e);
+    CHECK_EQ(bad, 0);
+    rig_close(&r);
+}
+
+/* ---- injected failures ---------------------------------------------- */
+
+static void test_injected_failures(void)
+{
+    ph_fault_plan fp;
+    ph_fault_plan_init(&fp);
+    fp.seed = 3;
+    fp.p_busy = 0.1;
+    fp.p_fault = 0.1;
+    fp.enomem_node = node_id(2);
+    ph_engine_cfg c = base_cfg();
+    c.stable_after = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, &fp);
+    memset(r.mem, 0x5a, NPAGES * PG);
+    for (int i = 0; i < 6; i++)
+        iterate(&r);
+    ph_hot_stats st;
+    CHECK_EQ(ph_engine_area_stats(r.e, r.h, &st), 0);
+    CHECK(st.failed_nomem > 0);
+    CHECK(st.failed_fault + st.failed_busy > 0);
+    int h[NPAGES];
+    homes(&r, h);
+    size_t ok = 0, on2 = 0;
+    for (size_t p = 0; p < NPAGES; p++) {
+        int o = wl_owner(&r.wl, p);
+        ok += h[p] == o;
+        on2 += h[p] == 2;
+    }
+    CHECK_EQ(on2, 0);                 /* node 2 is "full" */
+    CHECK(ok >= NPAGES / 2 + NPAGES / 4 - 4); /* the others arrived */
+    int intact = 1;
+    for (size_t i = 0; i < NPAGES * PG; i++)
+        intact &= r.mem[i] == 0x5a;
+    CHECK(intact);
+    rig_close(&r);
+}
+
+/* ---- API misuse, statistics, bookkeeping cost ----------------------- */
+
+static void test_misuse(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_REPLAY;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    CHECK(ph_engine_register(r.e, r.mem + 10 * PG, PG, "inside") == NULL);
+    CHECK_EQ(errno, EEXIST);
+    CHECK(strstr(ph_error_message(), "overlaps hot area \"grid\"") != NULL);
+    CHECK(ph_engine_register(r.e, NULL, PG, "x") == NULL);
+    CHECK_EQ(errno, EINVAL);
+    CHECK(ph_engine_register(r.e, r.mem, 0, "x") == NULL);
+    CHECK_EQ(ph_engine_phase_end(r.e, 3), -1);
+    CHECK(strstr(ph_error_message(), "without having begun") != NULL);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 64), -1);
+    CHECK_EQ(ph_engine_phase_begin(r.e, -1), -1);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 2), 0);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 2), -1);
+    CHECK_EQ(ph_engine_phase_begin(r.e, 5), -1); /* recording 2 */
+    CHECK_EQ(errno, EBUSY);
+    CHECK_EQ(ph_engine_phase_end(r.e, 2), 0);
+    CHECK_EQ(ph_engine_note_thread(r.e, 5, 4, 0), -1);
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 9), -1);
+    ph_hot *h = r.h;
+    CHECK_EQ(ph_engine_unregister(r.e, h), 0);
+    CHECK_EQ(ph_engine_unregister(r.e, h), -1);
+    CHECK_EQ(errno, ENOENT);
+    r.h = NULL;
+    rig_close(&r);
+}
+
+static void test_stats_json(void)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    iterate(&r);
+    iterate(&r);
+    iterate(&r);
+    char path[] = "/tmp/ph_stats_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_EQ(ph_engine_write_json(r.e, fd), 0);
+    close(fd);
+    ph_json_error err;
+    ph_json *j = ph_json_parse_file(path, &err);
+    unlink(path);
+    CHECK(j != NULL);
+    if (j) {
+        const ph_json *areas = ph_json_get(j, "areas");
+        const ph_json *a0 = ph_json_at(areas, 0);
+        CHECK(a0 != NULL);
+        const ph_json *mig = ph_json_get(a0, "migrated");
+        const ph_json *f2 = ph_json_get(a0, "migrated_first2");
+        CHECK(mig && f2);
+        /* UPMlib Table 1: all migrations in the first two iterations */
+        if (mig && f2)
+            CHECK(mig->number == 3.0 * NPAGES / 4 && f2->number == mig->number);
+        const ph_json *inv = ph_json_get(j, "invocations");
+        CHECK(ph_json_at(inv, 2) != NULL);
+        ph_json_free(j);
+    }
+    ph_engine_totals t = totals(&r);
+    CHECK_EQ(t.migrated, 3 * NPAGES / 4);
+    CHECK_EQ(t.bytes_moved, 3 * NPAGES / 4 * PG);
+    rig_close(&r);
+}
+
+static void test_bookkeeping_cost(void)
+{
+    /* 4 GiB of address space (1 M pages), reserved, never touched */
+    size_t bytes = (size_t)4 << 30;
+    void *m = mmap(NULL, bytes, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "bookkeeping: cannot reserve 4 GiB, skipped\n");
+        return;
+    }
+    workload wl = {.kind = WL_OWNER, .nnodes = topo->nnodes,
+                   .npages = bytes / PG, .acc = 1};
+    ph_os *sim = ph_os_sim_open(topo);
+    ph_mover *mv = ph_mover_new(sim);
+    ph_engine_cfg c = base_cfg();
+    ph_engine *e = ph_engine_new(topo, sim, mv,
+                                 ph_synth_open(topo, wl_model, &wl, 0, 0, 1),
+                                 &c);
+    ph_hot *h = ph_engine_register(e, m, bytes, "big");
+    CHECK(h != NULL);
+    ph_engine_totals t;
+    ph_engine_get_totals(e, &t);
+    CHECK_EQ(t.hot_pages, bytes / PG);
+    /* 8 bytes a page, plus small change */
+    CHECK(t.bookkeeping_bytes <= 8 * (bytes / PG) + (bytes / PG) / 32);
+    ph_engine_free(e);
+    ph_mover_free(mv);
+    ph_os_close(sim);
+    munmap(m, bytes);
+}
+
+int main(void)
+{
+    topo = ph_topo_load("nodes=4,cpus_per_node=1,sockets=2,local=10,"
+                        "remote=12,remote_socket=32");
+    if (!topo) {
+        fprintf(stderr, "topology: %s\n", ph_error_message());
+        return 1;
+    }
+    test_converges(WL_OWNER, INIT_NODE0, "owner from one node");
+    test_converges(WL_OWNER, INIT_RR, "owner from round-robin");
+    test_converges(WL_LAPLACE, INIT_NODE0, "laplace from one node");
+    test_converges(WL_BT, INIT_RR, "bt from round-robin");
+    test_first_touch_stays();
+    test_noise_and_budget();
+    test_deactivates();
+    test_pingpong();
+    test_selftune();
+    test_cold();
+    test_predictive();
+    test_replay(0);
+    test_replay(40);
+    test_hybrid();
+    test_sampling();
+    test_budget_adapts();
+    test_manager_thread();
+    test_unregister_races();
+    test_injected_failures();
+    test_misuse();
+    test_stats_json();
+    test_bookkeeping_cost();
+    ph_topo_free(topo);
+    return check_summary("test_engine");
+}
