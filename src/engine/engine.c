@@ -23,6 +23,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/sorted.h"
 #include "config/options.h"
 
 #include <errno.h>
@@ -75,15 +76,9 @@ int ph_engine_node_index(const ph_engine *e, int os_node)
 /* Index of the first area whose base is > addr (lock held). */
 static size_t upper(const ph_engine *e, uintptr_t addr)
 {
-    size_t lo = 0, hi = e->nhots;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->hots[mid]->base <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t at;
+    PH_UPPER(at, e->hots, e->nhots, it->base, addr);
+    return at;
 }
 
 static ph_hot *find_locked(const ph_engine *e, uintptr_t addr)

@@ -44,6 +44,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/sorted.h"
 #include "config/options.h"
 #include "topo/topo.h"
 
@@ -218,15 +219,9 @@ static int residency_range(uintptr_t a, size_t npages, int8_t *res)
 /* Index of the first range with start > addr. */
 static size_t upper(const sim_state *s, uintptr_t addr)
 {
-    size_t lo = 0, hi = s->nr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->r[mid]->start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t at;
+    PH_UPPER(at, s->r, s->nr, it->start, addr);
+    return at;
 }
 
 static sim_range *find(const sim_state *s, uintptr_t addr)

@@ -10,6 +10,7 @@
 #include "place/alloc.h"
 
 #include "base/error.h"
+#include "base/sorted.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,15 +30,9 @@ static uintptr_t area_end(const ph_area *a)
 /* Index of the first area whose base is > addr.  Lock held. */
 static size_t upper(uintptr_t addr)
 {
-    size_t lo = 0, hi = reg_n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((uintptr_t)reg[mid]->base <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t at;
+    PH_UPPER(at, reg, reg_n, it->base, addr);
+    return at;
 }
 
 /* The area containing addr, or NULL.  Lock held. */
