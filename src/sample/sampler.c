@@ -42,11 +42,10 @@
  * to a power of two (at least 64).
  *
  * Threads and rings: each sampler owns a pool of single-producer rings
- * that threads claim on their first trap.  ph_sampler_thread_init() gives
- * the calling thread a 64 KiB alternate signal stack (a watched page may
- * be on its stack) and a thread-exit hook that frees the stack and gives
- * its rings back.  Threads that never call it keep their rings until the
- * sampler closes.
+ * that threads claim on their first trap.  ph_sampler_thread_init()
+ * (thread.c) gives the calling thread an alternate signal stack and a
+ * thread-exit hook that gives its rings back.  Threads that never call it
+ * keep their rings until the sampler closes.
  */
 #include "sample/sigsegv.h"
 #include "sample/source.h"
@@ -66,7 +65,6 @@
 #include <unistd.h>
 
 #define PG_BYTES ((uintptr_t)4096)
-#define ALTSTACK_BYTES ((size_t)64 << 10)
 #define DRAIN_BATCH 512
 #define DEFAULT_RING_SAMPLES 4096
 
@@ -661,64 +659,4 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
     s->src.ops = &sampler_ops;
     s->src.impl = s;
     return &s->src;
-}
-
-/* ---- threads: alternate signal stack, thread exit --------------------------- */
-
-static pthread_key_t thread_key;
-static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
-static _Thread_local int tl_thread_ready;
-static _Thread_local void *tl_altstack;
-
-static void thread_exit(void *unused)
-{
-    (void)unused;
-    ph_sig_release_thread_rings();
-    if (tl_altstack) {
-        stack_t cur, off = {.ss_flags = SS_DISABLE};
-        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)tl_altstack + PG_BYTES)
-            sigaltstack(&off, NULL);
-        munmap(tl_altstack, ALTSTACK_BYTES + PG_BYTES);
-        tl_altstack = NULL;
-    }
-}
-
-static void make_thread_key(void)
-{
-    pthread_key_create(&thread_key, thread_exit);
-}
-
-/* A 64 KiB alternate stack above a guard page. */
-static int own_altstack(void)
-{
-    void *p = mmap(NULL, ALTSTACK_BYTES + PG_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED)
-        return ph_fail(errno, "sampler: no memory for a signal stack");
-    mprotect(p, PG_BYTES, PROT_NONE);
-    stack_t ss = {.ss_sp = (char *)p + PG_BYTES, .ss_size = ALTSTACK_BYTES, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) != 0) {
-        int e = errno;
-        munmap(p, ALTSTACK_BYTES + PG_BYTES);
-        return ph_fail(e, "sampler: sigaltstack failed: %s", strerror(e));
-    }
-    tl_altstack = p;
-    return 0;
-}
-
-int ph_sampler_thread_init(void)
-{
-    if (tl_thread_ready)
-        return 0;
-    pthread_once(&thread_key_once, make_thread_key);
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) != 0)
-        return ph_fail(errno, "sampler: sigaltstack failed: %s", strerror(errno));
-    /* Keep a big enough stack someone else gave this thread (ASan does). */
-    if (((cur.ss_flags & SS_DISABLE) || cur.ss_size < ALTSTACK_BYTES / 2) &&
-        own_altstack() != 0)
-        return -1;
-    pthread_setspecific(thread_key, (void *)1);
-    tl_thread_ready = 1;
-    return 0;
 }

@@ -33,6 +33,10 @@ int main(void)
     setenv("PAGEHOME_SAMPLE_PERIOD_MS", "10", 1);
     setenv("PAGEHOME_SAMPLE_PAGES", "64", 1);
     setenv("PAGEHOME_SAMPLE_BUDGET", "0", 1);
+    char stats_path[64];
+    snprintf(stats_path, sizeof stats_path, "/tmp/ph_stats_file_%d.json",
+             (int)getpid());
+    setenv("PAGEHOME_STATS_FILE", stats_path, 1);
 
     /* engine calls work before ph_init: they initialise the library */
     double *page_aligned = grid + (512 - ((uintptr_t)grid / 8) % 512) % 512;
@@ -97,6 +101,16 @@ int main(void)
 
     CHECK_EQ(ph_area_unregister(a), 0);
     CHECK_EQ(ph_finalize(), 0);
+    /* the statistics went to stats_file */
+    f = fopen(stats_path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        char text[4096] = "";
+        size_t got = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        CHECK(got > 0 && strstr(text, "\"pagehome_stats\"") != NULL);
+    }
+    unlink(stats_path);
     CHECK_EQ(ph_finalize(), -1);
     CHECK_EQ(ph_iteration_end(), -1);
     CHECK(strstr(ph_last_error(), "after ph_finalize") != NULL);
