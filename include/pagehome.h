@@ -238,7 +238,9 @@ typedef struct ph_hot ph_hotarea_t;
 /* Watch the whole 4 KiB pages inside [addr, addr+bytes) (a partial page
  * at either end is not watched: it may hold other data); name is for
  * reports.  EINVAL when no whole page is inside, EEXIST when it overlaps a
- * registered area. */
+ * registered area.  A watched page passed to a system call (read(2) into
+ * it) fails with EFAULT instead of trapping: do not register I/O
+ * buffers. */
 PH_API ph_hotarea_t *ph_area_register(void *addr, size_t bytes,
                                       const char *name);
 /* Stop watching; safe while the engine works.  Call it before the memory
