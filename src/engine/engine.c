@@ -81,7 +81,7 @@ static size_t upper(const ph_engine *e, uintptr_t addr)
     return at;
 }
 
-static ph_hot *find_locked(const ph_engine *e, uintptr_t addr)
+ph_hot *ph_engine_find_locked(const ph_engine *e, uintptr_t addr)
 {
     size_t u = upper(e, addr);
     if (u == 0)
@@ -93,7 +93,7 @@ static ph_hot *find_locked(const ph_engine *e, uintptr_t addr)
 ph_hot *ph_engine_find(ph_engine *e, const void *addr)
 {
     pthread_mutex_lock(&e->lock);
-    ph_hot *h = find_locked(e, (uintptr_t)addr);
+    ph_hot *h = ph_engine_find_locked(e, (uintptr_t)addr);
     pthread_mutex_unlock(&e->lock);
     return h;
 }
@@ -225,7 +225,7 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
                 (ph_rec_sample){s[k].page, s[k].node, cnt};
             continue;
         }
-        ph_hot *h = find_locked(e, s[k].page);
+        ph_hot *h = ph_engine_find_locked(e, s[k].page);
         if (!h)
             continue;
         size_t i = (s[k].page - h->base) / 4096;

@@ -97,6 +97,8 @@ struct ph_engine {
  * number of pages migrated. */
 uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
                           uint64_t sampler_ns);
+/* The area holding addr, NULL (lock held). */
+ph_hot *ph_engine_find_locked(const ph_engine *e, uintptr_t addr);
 /* Node index of an OS node, -1. */
 int ph_engine_node_index(const ph_engine *e, int os_node);
 /* Move pages (4 KiB addresses) to node indexes; status[i] gets the node

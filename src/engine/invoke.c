@@ -31,6 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every this many scans of an area, the homes of its sampled pages are
+ * asked of the OS again instead of taken from the bookkeeping. */
+#define PH_HOME_REFRESH 8
+
 /* Work arrays of one area's invocation. */
 typedef struct work {
     size_t n, cap;
@@ -131,6 +135,17 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
             status[i] = ph_engine_node_index(e, status[i]);
         if (status[i] == to_idx[i])
             moved++;
+        /* the bookkeeping learns where the page is now */
+        ph_hot *h = ph_engine_find_locked(e, (uintptr_t)pages[i]);
+        if (!h)
+            continue;
+        ph_page *pg = &h->pages[((uintptr_t)pages[i] - h->base) / 4096];
+        if (status[i] >= 0) {
+            pg->home = (int8_t)status[i];
+            pg->flags |= PH_PG_HOME_KNOWN;
+        } else if (status[i] == -ENOENT || status[i] == -EFAULT) {
+            pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
+        }
     }
     return moved;
 }
@@ -200,8 +215,36 @@ static int collect(ph_engine *e, ph_hot *h, work *w)
             w->n++;
         }
     }
-    if (w->n && ph_engine_query(e, w->n, w->addr, w->home) != 0)
+    /* Homes: the bookkeeping's where known (the engine's own moves keep
+     * it right), the OS's for the rest, and the OS's for all of them
+     * every PH_HOME_REFRESH scans of the area, so that moves made by
+     * others (the program, the kernel) are noticed.  Querying every page
+     * at every invocation would cost a move_pages entry per sampled page. */
+    int refresh = h->st.invocations % PH_HOME_REFRESH == 0;
+    size_t nq = 0;
+    for (size_t j = 0; j < w->n; j++) {
+        const ph_page *pg = &h->pages[w->idx[j]];
+        if (!refresh && (pg->flags & PH_PG_HOME_KNOWN)) {
+            w->home[j] = pg->home;
+        } else {
+            w->order[nq] = j;
+            w->scratch[nq] = (size_t)w->addr[j];
+            nq++;
+        }
+    }
+    if (nq && ph_engine_query(e, nq, (void **)w->scratch, w->status) != 0)
         return -1;
+    for (size_t q = 0; q < nq; q++) {
+        size_t j = w->order[q];
+        ph_page *pg = &h->pages[w->idx[j]];
+        w->home[j] = w->status[q];
+        if (w->status[q] >= 0) {
+            pg->home = (int8_t)w->status[q];
+            pg->flags |= PH_PG_HOME_KNOWN;
+        } else {
+            pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
+        }
+    }
     return 0;
 }
 
