@@ -156,6 +156,7 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
                             e->src->ops->name, msg);
     }
     e->next_id++;
+    h->watched = 1;
     h->armed_mark = ph_engine_armed_pages(e);
     h->sweep_mark = h->armed_mark;
     memmove(&e->hots[u + 1], &e->hots[u], (e->nhots - u) * sizeof *e->hots);
@@ -185,7 +186,8 @@ int ph_engine_unregister(ph_engine *e, ph_hot *h)
                        (void *)h);
     }
     /* Samples already taken in the area are dropped with it. */
-    e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
+    if (h->watched)
+        e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
     memmove(&e->hots[i], &e->hots[i + 1],
             (e->nhots - i - 1) * sizeof *e->hots);
     e->nhots--;
@@ -519,8 +521,9 @@ void ph_engine_free(ph_engine *e)
     pthread_mutex_lock(&e->lock);
     ph_engine_disarm(e);
     for (size_t i = 0; i < e->nhots; i++) {
-        e->src->ops->remove_range(e->src, (void *)e->hots[i]->base,
-                                  e->hots[i]->npages * 4096);
+        if (e->hots[i]->watched)
+            e->src->ops->remove_range(e->src, (void *)e->hots[i]->base,
+                                      e->hots[i]->npages * 4096);
         ph_hot_free(e->hots[i]);
     }
     e->nhots = 0;

@@ -75,6 +75,8 @@ typedef struct ph_hot {
     uint64_t armed_mark;        /* source's armed_pages at the last
                                    candidate (or registration) */
     int cold;
+    int watched;                /* its range is in the source (not while
+                                   cold: a cold area costs no traps) */
     ph_hot_stats st;
 } ph_hot;
 

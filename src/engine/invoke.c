@@ -250,11 +250,10 @@ static int collect(ph_engine *e, ph_hot *h, work *w)
 
 /* Keep the cap most critical of the candidates in w (compacting w's
  * target/addr/idx arrays to them).  Candidates are w[0..m). */
-static size_t keep_critical(ph_engine *e, work *w, size_t m, size_t cap)
+static size_t keep_critical(work *w, size_t m, size_t cap)
 {
     if (cap == 0 || m <= cap)
         return m;
-    (void)e;
     size_t k = ph_crit_most_critical(w->ratio, m, -1.0, cap, w->order,
                                      w->scratch);
     /* order[] holds the kept indexes, highest first; keep address order
@@ -361,7 +360,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         m++;
     }
     *found = (size_t)inv.candidates;
-    size_t kept = keep_critical(e, w, m, *left == SIZE_MAX ? 0 : *left);
+    size_t kept = keep_critical(w, m, *left == SIZE_MAX ? 0 : *left);
     if (*left != SIZE_MAX)
         *left -= kept;
     uint64_t moved = ph_engine_move(e, kept, w->addr, w->target, w->status,
@@ -414,6 +413,11 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                                   &cold);
     if (cold && !h->cold) {
         h->cold = 1;
+        /* not scanned any more, so not watched either */
+        if (h->watched &&
+            e->src->ops->remove_range(e->src, (void *)h->base,
+                                      h->npages * 4096) == 0)
+            h->watched = 0;
         ph_info("engine: hot area \"%s\" is cold", h->name);
     }
     inv.factor = h->factor;
@@ -448,9 +452,10 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
     size_t found_all = 0;
     /* pages the invocation may still move: SIZE_MAX = no cap */
     size_t left = max_moves ? max_moves : SIZE_MAX;
-    uint64_t hot_total = 0;
+    uint64_t hot_total = 0; /* pages the source watches */
     for (size_t a = 0; a < e->nhots; a++)
-        hot_total += e->hots[a]->npages;
+        if (e->hots[a]->watched)
+            hot_total += e->hots[a]->npages;
     for (size_t a = 0; a < e->nhots; a++) {
         ph_hot *h = e->hots[a];
         if ((h->cold && !e->predictive) || left == 0) {

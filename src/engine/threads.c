@@ -32,9 +32,14 @@ static void trigger(ph_engine *e, int to, const char *why, int thread)
     /* Cold areas are scanned again, a stable engine wakes up. */
     uint64_t armed = ph_engine_armed_pages(e);
     for (size_t a = 0; a < e->nhots; a++) {
-        e->hots[a]->cold = 0;
-        e->hots[a]->cold_streak = 0;
-        e->hots[a]->armed_mark = armed;
+        ph_hot *h = e->hots[a];
+        h->cold = 0;
+        h->cold_streak = 0;
+        h->armed_mark = armed;
+        if (!h->watched &&
+            e->src->ops->add_range(e->src, (void *)h->base,
+                                   h->npages * 4096) == 0)
+            h->watched = 1;
     }
     e->quiet = 0;
     if (!e->active) {

@@ -356,6 +356,12 @@ static void test_cold(void)
     iterate(&r);
     ph_engine_area_stats(r.e, r.h, &st);
     CHECK_EQ(st.invocations, scans); /* cold: not scanned */
+    ph_source_stats s0, s1;
+    ph_source *src = ph_engine_source(r.e);
+    src->ops->stats(src, &s0);
+    iterate(&r);
+    src->ops->stats(src, &s1);
+    CHECK_EQ(s1.armed_pages, s0.armed_pages); /* nor watched */
     /* a thread migration makes it hot again */
     CHECK_EQ(ph_engine_note_thread(r.e, 0, 4, 0), 0);
     CHECK(r.h->cold);
@@ -552,6 +558,7 @@ static void test_budget_adapts(void)
     c.full_snapshot = 0;
     c.sample_pages = 512;
     c.sample_budget = 0.01;
+    c.cold_after = 0; /* the area has no candidates: it would go cold */
     c.sample_trap_ns = 1e9; /* every sample "costs" a second: too much */
     rig r;
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
