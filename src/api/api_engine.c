@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -177,6 +178,23 @@ PH_API int ph_stats_write(int fd)
 {
     ph_engine *e = engine("ph_stats_write");
     return e ? ph_engine_write_json(e, fd) : -1;
+}
+
+/* Not public: transparent mode's switch to another mechanism at run time
+ * (src/preload/ompt.c).  name: "iterative", "sampling", ... */
+__attribute__((visibility("hidden"))) int ph_api_engine_switch(const char *name);
+int ph_api_engine_switch(const char *name)
+{
+    static const char *const names[] = {"iterative", "sampling", "replay",
+                                        "hybrid", "off"};
+    ph_engine *e = engine("engine switch");
+    if (!e)
+        return -1;
+    for (int m = 0; m <= PH_MECH_OFF; m++)
+        if (name && strcmp(name, names[m]) == 0)
+            return ph_engine_set_mechanism(e, (ph_mechanism)m);
+    return ph_fail(EINVAL, "engine switch: no mechanism \"%s\"",
+                   name ? name : "(null)");
 }
 
 PH_API int ph_finalize(void)

@@ -404,11 +404,12 @@ static void deadline_after_ms(struct timespec *ts, unsigned ms)
 static void *manager_main(void *arg)
 {
     ph_engine *e = arg;
-    int sampling = e->cfg.mech == PH_MECH_SAMPLING;
     struct timespec next;
     deadline_after_ms(&next, e->cfg.sample_period_ms);
     pthread_mutex_lock(&e->lock);
     while (!e->stop || e->pending) {
+        /* read each time: ph_engine_set_mechanism may change it */
+        int sampling = e->cfg.mech == PH_MECH_SAMPLING;
         if (e->pending) {
             unsigned n = e->pending;
             e->pending = 0;
@@ -548,6 +549,39 @@ uint64_t ph_engine_armed_pages(ph_engine *e)
     memset(&ss, 0, sizeof ss);
     e->src->ops->stats(e->src, &ss);
     return ss.armed_pages;
+}
+
+int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
+{
+    if ((int)mech < 0 || mech > PH_MECH_OFF)
+        return ph_fail(EINVAL, "engine: no mechanism %d", (int)mech);
+    pthread_mutex_lock(&e->lock);
+    if (e->recording >= 0) {
+        pthread_mutex_unlock(&e->lock);
+        return ph_fail(EBUSY, "engine: a phase is being recorded");
+    }
+    e->cfg.mech = mech;
+    e->active = 1;
+    e->quiet = 0;
+    if (mech == PH_MECH_OFF)
+        ph_engine_disarm(e);
+    else if (!e->armed)
+        ph_engine_arm(e);
+    int start = !e->cfg.sync && !e->has_mgr && mech != PH_MECH_OFF;
+    pthread_cond_signal(&e->cv); /* the manager re-reads the mechanism */
+    pthread_mutex_unlock(&e->lock);
+    if (start) {
+        int rc = pthread_create(&e->mgr, NULL, manager_main, e);
+        if (rc != 0)
+            return ph_fail(rc, "engine: cannot start the memory manager");
+        pthread_mutex_lock(&e->lock);
+        e->has_mgr = 1;
+        pthread_mutex_unlock(&e->lock);
+    }
+    ph_info("engine: mechanism switched to %s",
+            (const char *[]){"iterative", "sampling", "replay", "hybrid",
+                             "off"}[mech]);
+    return 0;
 }
 
 ph_source *ph_engine_source(ph_engine *e)

@@ -165,6 +165,11 @@ size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
 /* Everything as JSON (engine totals, configuration, areas, log). */
 int ph_engine_write_json(ph_engine *e, int fd);
 
+/* Change the mechanism while running (transparent mode falls back to
+ * sampling when it finds no iteration); starts the memory manager if
+ * needed.  EBUSY while a phase is recorded. */
+int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech);
+
 /* The source (tests). */
 ph_source *ph_engine_source(ph_engine *e);
 

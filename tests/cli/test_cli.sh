@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_cli.sh PAGEHOME -- the pagehome command as a user meets it.
 set -uo pipefail
-ph=${1:?usage: test_cli.sh PATH_TO_PAGEHOME}
+ph=${1:?usage: test_cli.sh PATH_TO_PAGEHOME [run|norun]}
+with_run=${2:-norun}
 pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -81,6 +82,34 @@ expect 2 '\-\-pagesize must be 4K or 2M' -- "$ph" place --pagesize 1G
 expect 2 '\-\-touch must be serial or parallel' -- "$ph" place --touch sometimes
 # and on this machine, for real
 expect 0 'block +' -- "$ph" place --size 1M
+
+# pagehome run: bad input, and a program's status and output untouched
+expect 2 'no program given' -- "$ph" run
+expect 2 "unknown option '--frob'" -- "$ph" run --frob -- /bin/true
+expect 1 "no program '/no/such/program'" -- "$ph" run -- /no/such/program
+expect 1 "no program 'no-such-program-xyz' \(not found on PATH\)" -- "$ph" run -- no-such-program-xyz
+printf 'data\n' > "$tmp/notexec" && chmod 644 "$tmp/notexec"
+expect 1 "is not an executable file" -- "$ph" run -- "$tmp/notexec"
+expect 2 '\-\-migrate must be off, iterative' -- "$ph" run --migrate fast -- /bin/true
+expect 2 'unknown policy "cyclc"' -- "$ph" run --placement cyclc -- /bin/true
+expect 2 'budget="lots" is invalid' -- "$ph" run --budget lots -- /bin/true
+expect 2 '\-\-runtime must be libomp or gomp' -- "$ph" run --runtime icc -- /bin/true
+expect 0 'usage: pagehome run' -- "$ph" help run
+if [ "$with_run" = run ]; then
+    expect 7 '^hello world$' -- "$ph" run -- /bin/sh -c 'echo hello world; exit 7'
+    expect 0 '^a b$' -- "$ph" run --migrate off -- echo a b
+    # a program killed by a signal: pagehome dies of the same signal
+    "$ph" run -- /bin/sh -c 'kill -TERM $$' >/dev/null 2>&1
+    rc=$?
+    if [ "$rc" -eq 143 ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAILED: run of a program killed by SIGTERM: exit $rc, want 143"; fi
+    if command -v gcc >/dev/null && printf 'int main(void){return 0;}\n' > "$tmp/s.c" &&
+        gcc -static -o "$tmp/static" "$tmp/s.c" 2>/dev/null; then
+        expect 1 'is a static binary: LD_PRELOAD cannot' -- "$ph" run -- "$tmp/static"
+    fi
+    cp /bin/true "$tmp/suid" && chmod u+s "$tmp/suid"
+    expect 1 'is setuid/setgid' -- "$ph" run -- "$tmp/suid"
+fi
 
 echo "test_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

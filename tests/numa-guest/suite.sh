@@ -36,6 +36,15 @@ if [ -x "$build/tests/guest/guest_engine" ]; then
     run guest_engine env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_STATS_FILE=/tmp/engine_stats.json "$build/tests/guest/guest_engine"
 fi
+# transparent mode: unmodified programs in the first-touch trap, gcc
+# (run on LLVM's libomp) and clang builds, plain and under `pagehome run`
+for prog in prog_trap prog_trap_clang; do
+    if [ -x "$build/tests/preload/$prog" ]; then
+        run "run-$prog" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+            sh "$(dirname "$0")/../preload/check_run.sh" \
+            "$build/tools/pagehome/pagehome" "$build/tests/preload/$prog" 90 512 12
+    fi
+done
 run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
 echo "numa-guest suite: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -595,6 +595,31 @@ static void test_manager_thread(void)
     rig_close(&r);
 }
 
+/* Transparent mode's fallback: an iterative engine that never hears of
+ * an iteration is switched to sampling at run time; the manager then
+ * wakes by itself. */
+static void test_switch_mechanism(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.sync = 0;
+    c.sample_period_ms = 2;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    CHECK_EQ(ph_engine_set_mechanism(r.e, PH_MECH_SAMPLING), 0);
+    for (int i = 0; i < 2000 && on_target(&r) < NPAGES; i++)
+        usleep(1000);
+    CHECK_EQ(on_target(&r), NPAGES);
+    CHECK_EQ(ph_engine_set_mechanism(r.e, (ph_mechanism)9), -1);
+    rig_close(&r);
+    /* a sync engine switches too (no manager: ticks drive it) */
+    c.sync = 1;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    CHECK_EQ(ph_engine_set_mechanism(r.e, PH_MECH_SAMPLING), 0);
+    CHECK_EQ(ph_engine_tick(r.e), 0);
+    CHECK_EQ(on_target(&r), NPAGES);
+    rig_close(&r);
+}
+
 /* Unregister and free while the manager works on the area: the classic
  * crash, designed out (the engine lock spans an invocation). */
 typedef struct churn_arg {
@@ -809,6 +834,7 @@ int main(void)
     test_sampling();
     test_budget_adapts();
     test_manager_thread();
+    test_switch_mechanism();
     test_unregister_races();
     test_injected_failures();
     test_misuse();

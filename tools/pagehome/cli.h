@@ -17,6 +17,7 @@
 
 int cmd_topo(int argc, char **argv);
 int cmd_place(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* "pagehome: <msg>" to stderr; returns `status`. */
 int cli_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -31,6 +31,8 @@ static void usage(FILE *out)
 "            and migration costs)\n"
 "  place     allocate an array with each placement policy and show where its\n"
 "            pages are, per node\n"
+"  run       run an unmodified OpenMP program with pagehome (transparent\n"
+"            mode: pagehome run [options] -- PROGRAM [ARGS...])\n"
 "  help      this text, or `pagehome help COMMAND`\n"
 "\n"
 "global options:\n"
@@ -117,6 +119,10 @@ int main(int argc, char **argv)
             char *h[] = {"topo", "--help", NULL};
             return cmd_topo(2, h);
         }
+        if (sub_argc > 1 && strcmp(sub_argv[1], "run") == 0) {
+            char *h[] = {"run", "--help", NULL};
+            return cmd_run(2, h);
+        }
         if (sub_argc > 1 && strcmp(sub_argv[1], "place") == 0) {
             char *h[] = {"place", "--help", NULL};
             return cmd_place(2, h);
@@ -130,5 +136,7 @@ int main(int argc, char **argv)
         return cmd_topo(sub_argc, sub_argv);
     if (strcmp(cmd, "place") == 0)
         return cmd_place(sub_argc, sub_argv);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(sub_argc, sub_argv);
     return cli_error(EXIT_USAGE, "unknown command '%s' (pagehome help lists them)", cmd);
 }

@@ -1,0 +1,403 @@
+/*
+ * ompt.c -- the OpenMP tools interface of the transparent mode.
+ *
+ * LLVM's OpenMP runtime (libomp) calls ompt_start_tool, which
+ * libpagehome_preload.so exports; the tool registers these callbacks:
+ *
+ *   implicit_task  begin of an implicit task of the outermost team:
+ *                  ph_thread_note(index, team size) (the engine sees thread
+ *                  migrations; the thread gets its alternate signal stack).
+ *                  Threads of nested teams only get the signal stack.
+ *   parallel_begin a region of the outermost level (encountered outside any
+ *                  parallel region): its codeptr_ra feeds the region
+ *                  detector (period.c); at a boundary, ph_iteration_end()
+ *                  runs before the region starts.
+ *   sync_region    barriers (every kind: clang reports explicit/implicit
+ *                  barriers, gcc code on libomp "implementation" ones),
+ *                  counted; while the region detector has no period, the
+ *                  master thread of an outermost region feeds its barriers'
+ *                  codeptr_ra to a second detector, reset at every
+ *                  outermost region: a program that is one big region with
+ *                  the time loop inside gets its iteration ends there (at
+ *                  the begin of the anchor barrier, while the team waits).
+ *   thread_begin,  counted (nothing in pagehome needs them).
+ *   parallel_end
+ *
+ * Choosing the mechanism.  The engine is made by the first engine call,
+ * which comes early whatever ompt.c does (heap.c registers the program's
+ * large allocations, preload.c its static segments), so the mechanism
+ * cannot be chosen before the engine exists.  Instead: the engine starts
+ * with the configured mechanism (iterative by default); thread notes start
+ * at once; when neither detector has locked after OMPT_DECIDE_IDS regions
+ * (or that many barriers of one region), the engine is switched to the
+ * sampling mechanism at run time through ph_api_engine_switch() (api/),
+ * but only when `engine` was left at its default -- a mechanism the user
+ * chose is kept.  Boundaries found later still call ph_iteration_end(),
+ * which counts iterations under every mechanism.
+ *
+ * PAGEHOME_ENGINE=off: the callbacks run and count, but no engine function
+ * is called (statistics only).
+ *
+ * Cost: one mutex and an O(1) match per outermost region once a period is
+ * locked (O(max_period) while searching); no allocation after start-up
+ * (the detectors are allocated in the initializer).
+ */
+#include "preload/period.h"
+#include "preload/preload.h"
+
+#include "pagehome.h"
+#include "base/log.h"
+#include "config/options.h"
+#include "sample/source.h"
+
+#include <omp-tools.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Regions (or barriers of one region) without a period before the engine
+ * falls back to the sampling mechanism. */
+#define OMPT_DECIDE_IDS 64
+
+/* Switch the process engine's mechanism at run time ("sampling", ...):
+ * provided by the API layer when it is; absent, the fallback is reported
+ * but the engine keeps its mechanism. */
+extern int ph_api_engine_switch(const char *mechanism)
+    __attribute__((weak, visibility("hidden")));
+
+PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
+                                                 const char *runtime_version);
+
+enum { DECIDE_NONE = 0, DECIDE_PERIOD = 1, DECIDE_FALLBACK = 2 };
+
+static struct {
+    pthread_mutex_t lock;
+    ph_period *regions;     /* outermost regions */
+    ph_period *barriers;    /* barriers of the current outermost region */
+    int active;             /* initialised */
+    int engine_on;          /* engine calls allowed */
+    int may_switch;         /* engine left at its default mechanism */
+    int decided;            /* DECIDE_* */
+    int switched;           /* the engine now samples */
+    uint64_t decided_at;    /* regions when decided */
+    /* counters (under lock unless atomic) */
+    uint64_t regions_n, region_boundaries, barrier_boundaries;
+    size_t barrier_period;  /* last barrier period found */
+    uintptr_t barrier_anchor;
+    atomic_ullong nested, barriers_n, barrier_kind[4];
+    atomic_ullong threads, notes, note_errors, iter_errors;
+    atomic_int printed;
+} st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Nesting depth of implicit tasks on this thread (0 = outside any region)
+ * and the thread's number in its outermost team. */
+static _Thread_local int tls_depth;
+static _Thread_local unsigned tls_index;
+
+/* ---- decisions --------------------------------------------------------- */
+
+/* Under st.lock: decide once whether the stream has a period. */
+static int decide_locked(void)
+{
+    if (st.decided)
+        return 0;
+    ph_period_report rr, br;
+    ph_period_get_report(st.regions, &rr);
+    ph_period_get_report(st.barriers, &br);
+    if (rr.period || br.period) {
+        st.decided = DECIDE_PERIOD;
+        st.decided_at = st.regions_n;
+        return 0;
+    }
+    if ((rr.ids >= OMPT_DECIDE_IDS && rr.fallback) ||
+        (br.ids >= OMPT_DECIDE_IDS && br.fallback)) {
+        st.decided = DECIDE_FALLBACK;
+        st.decided_at = st.regions_n;
+        return 1;
+    }
+    return 0;
+}
+
+/* Outside st.lock: the stream has no period. */
+static void fall_back(void)
+{
+    if (!st.engine_on || !st.may_switch) {
+        ph_info("ompt: no period after %d regions%s", OMPT_DECIDE_IDS,
+                st.engine_on ? "; keeping the configured mechanism" : "");
+        return;
+    }
+    if (!ph_api_engine_switch) {
+        ph_info("ompt: no period after %d regions; the sampling mechanism "
+                "cannot be switched on at run time in this build",
+                OMPT_DECIDE_IDS);
+        return;
+    }
+    if (ph_api_engine_switch("sampling") == 0) {
+        st.switched = 1;
+        ph_info("ompt: no period after %d regions: sampling mechanism",
+                OMPT_DECIDE_IDS);
+    } else {
+        ph_warn("ompt: cannot switch to the sampling mechanism: %s",
+                ph_last_error());
+    }
+}
+
+static void iteration_end(void)
+{
+    if (st.engine_on && ph_iteration_end() != 0)
+        atomic_fetch_add_explicit(&st.iter_errors, 1, memory_order_relaxed);
+}
+
+/* ---- callbacks --------------------------------------------------------- */
+
+static void on_thread_begin(ompt_thread_t type, ompt_data_t *data)
+{
+    (void)type;
+    (void)data;
+    atomic_fetch_add_explicit(&st.threads, 1, memory_order_relaxed);
+}
+
+static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
+                              ompt_data_t *par, unsigned int requested,
+                              int flags, const void *codeptr)
+{
+    (void)task;
+    (void)frame;
+    (void)par;
+    (void)requested;
+    (void)flags;
+    if (tls_depth > 0) {
+        atomic_fetch_add_explicit(&st.nested, 1, memory_order_relaxed);
+        return;
+    }
+    pthread_mutex_lock(&st.lock);
+    st.regions_n++;
+    int boundary = ph_period_feed(st.regions, (uintptr_t)codeptr);
+    if (boundary)
+        st.region_boundaries++;
+    ph_period_reset(st.barriers);
+    int fb = decide_locked();
+    pthread_mutex_unlock(&st.lock);
+    if (fb)
+        fall_back();
+    if (boundary)
+        iteration_end();
+}
+
+static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
+                            const void *codeptr)
+{
+    (void)par;
+    (void)task;
+    (void)flags;
+    (void)codeptr;
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint,
+                             ompt_data_t *par, ompt_data_t *task,
+                             unsigned int nthreads, unsigned int index,
+                             int flags)
+{
+    (void)par;
+    (void)task;
+    if (!(flags & ompt_task_implicit) || (flags & ompt_task_initial))
+        return;
+    if (endpoint == ompt_scope_end) {
+        if (tls_depth > 0)
+            tls_depth--;
+        return;
+    }
+    if (endpoint != ompt_scope_begin)
+        return;
+    if (++tls_depth == 1)
+        tls_index = index;
+    if (!st.engine_on)
+        return;
+    if (tls_depth == 1) {
+        atomic_fetch_add_explicit(&st.notes, 1, memory_order_relaxed);
+        if (ph_thread_note((int)index, (int)nthreads) != 0)
+            atomic_fetch_add_explicit(&st.note_errors, 1,
+                                      memory_order_relaxed);
+    } else {
+        ph_sampler_thread_init();
+    }
+}
+
+static int barrier_kind_index(ompt_sync_region_t kind)
+{
+    switch ((int)kind) {
+    case 1: case 2: case 8: case 9: /* (implicit: deprecated names in 5.1) */
+        return 0;
+    case ompt_sync_region_barrier_explicit:
+        return 1;
+    case ompt_sync_region_barrier_implementation:
+        return 2;
+    case ompt_sync_region_barrier_teams:
+        return 3;
+    default:
+        return -1; /* taskwait, taskgroup, reduction */
+    }
+}
+
+static void on_sync_region(ompt_sync_region_t kind,
+                           ompt_scope_endpoint_t endpoint, ompt_data_t *par,
+                           ompt_data_t *task, const void *codeptr)
+{
+    (void)par;
+    (void)task;
+    int k = barrier_kind_index(kind);
+    if (k < 0 || endpoint != ompt_scope_begin)
+        return;
+    atomic_fetch_add_explicit(&st.barriers_n, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st.barrier_kind[k], 1, memory_order_relaxed);
+    if (tls_depth != 1 || tls_index != 0 || !codeptr)
+        return;
+    pthread_mutex_lock(&st.lock);
+    int boundary = 0;
+    if (ph_period_length(st.regions) == 0) {
+        boundary = ph_period_feed(st.barriers, (uintptr_t)codeptr);
+        if (ph_period_length(st.barriers)) {
+            st.barrier_period = ph_period_length(st.barriers);
+            st.barrier_anchor = ph_period_anchor(st.barriers);
+        }
+        if (boundary)
+            st.barrier_boundaries++;
+    }
+    int fb = decide_locked();
+    pthread_mutex_unlock(&st.lock);
+    if (fb)
+        fall_back();
+    if (boundary)
+        iteration_end();
+}
+
+/* ---- summary ----------------------------------------------------------- */
+
+int ph_preload_ompt_summary(char *buf, size_t len)
+{
+    if (!st.active)
+        return snprintf(buf, len, "ompt: not active");
+    pthread_mutex_lock(&st.lock);
+    ph_period_report rr;
+    ph_period_get_report(st.regions, &rr);
+    uint64_t nreg = st.regions_n, rb = st.region_boundaries,
+             bb = st.barrier_boundaries;
+    size_t bp = st.barrier_period;
+    uintptr_t ba = st.barrier_anchor;
+    int decided = st.decided, switched = st.switched;
+    uint64_t decided_at = st.decided_at;
+    pthread_mutex_unlock(&st.lock);
+
+    char what[160];
+    if (rr.last_period)
+        snprintf(what, sizeof what, "period %zu (anchor %#lx)",
+                 rr.last_period, (unsigned long)rr.last_anchor);
+    else if (bp)
+        snprintf(what, sizeof what, "barrier period %zu (anchor %#lx)", bp,
+                 (unsigned long)ba);
+    else if (decided == DECIDE_FALLBACK)
+        snprintf(what, sizeof what,
+                 "no period after %llu regions: fallback (%s)",
+                 (unsigned long long)decided_at,
+                 !st.engine_on ? "engine off"
+                 : switched    ? "sampling mechanism"
+                               : "mechanism unchanged");
+    else
+        snprintf(what, sizeof what, "no period (too few regions): fallback");
+    return snprintf(buf, len,
+                    "ompt: %llu regions, %s, %llu iteration boundaries "
+                    "(%llu from barriers); %llu nested regions, %llu "
+                    "barriers, %llu threads, %llu thread notes (%llu "
+                    "failed)%s",
+                    (unsigned long long)nreg, what,
+                    (unsigned long long)(rb + bb), (unsigned long long)bb,
+                    (unsigned long long)atomic_load(&st.nested),
+                    (unsigned long long)atomic_load(&st.barriers_n),
+                    (unsigned long long)atomic_load(&st.threads),
+                    (unsigned long long)atomic_load(&st.notes),
+                    (unsigned long long)atomic_load(&st.note_errors),
+                    st.engine_on ? "" : "; engine off (statistics only)");
+}
+
+static void print_summary(void)
+{
+    if (!st.active || atomic_exchange(&st.printed, 1))
+        return;
+    if (atomic_load(&st.iter_errors))
+        ph_warn("ompt: %llu iteration ends failed",
+                (unsigned long long)atomic_load(&st.iter_errors));
+    if (!ph_opt_bool(PH_OPT_VERBOSE))
+        return;
+    char line[512];
+    ph_preload_ompt_summary(line, sizeof line);
+    ph_info("%s", line);
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+static int tool_initialize(ompt_function_lookup_t lookup,
+                           int initial_device_num, ompt_data_t *tool_data)
+{
+    (void)initial_device_num;
+    (void)tool_data;
+    ompt_set_callback_t set_cb =
+        (ompt_set_callback_t)lookup("ompt_set_callback");
+    if (!set_cb)
+        return 0;
+    st.regions = ph_period_new();
+    st.barriers = ph_period_new();
+    if (!st.regions || !st.barriers) {
+        ph_warn("ompt: out of memory: no iteration detection");
+        ph_period_free(st.regions);
+        ph_period_free(st.barriers);
+        st.regions = st.barriers = NULL;
+        return 0;
+    }
+    st.engine_on = strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0;
+    st.may_switch = ph_opt_source_of(PH_OPT_ENGINE) == PH_SRC_DEFAULT;
+
+    struct {
+        ompt_callbacks_t event;
+        ompt_callback_t fn;
+    } cbs[] = {
+        {ompt_callback_thread_begin, (ompt_callback_t)on_thread_begin},
+        {ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin},
+        {ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end},
+        {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},
+        {ompt_callback_sync_region, (ompt_callback_t)on_sync_region},
+    };
+    for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
+        ompt_set_result_t r = set_cb(cbs[i].event, cbs[i].fn);
+        if (r != ompt_set_always && cbs[i].event != ompt_callback_parallel_end)
+            ph_info("ompt: callback %d not always delivered (%d)",
+                    (int)cbs[i].event, (int)r);
+    }
+    st.active = 1;
+    return 1;
+}
+
+static void tool_finalize(ompt_data_t *tool_data)
+{
+    (void)tool_data;
+    print_summary();
+}
+
+/* When the runtime does not finalize the tool (exit with live threads). */
+__attribute__((destructor)) static void ompt_at_unload(void)
+{
+    print_summary();
+}
+
+PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
+                                                 const char *runtime_version)
+{
+    (void)omp_version;
+    (void)runtime_version;
+    static ompt_start_tool_result_t result = {
+        .initialize = tool_initialize,
+        .finalize = tool_finalize,
+        .tool_data = {.value = 0},
+    };
+    return &result;
+}

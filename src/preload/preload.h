@@ -1,0 +1,31 @@
+/*
+ * preload.h -- transparent mode: what the parts of libpagehome_preload.so
+ * share.  Private to src/preload/.
+ *
+ * libpagehome_preload.so is libpagehome plus four parts, loaded into an
+ * unmodified OpenMP program by `pagehome run` (LD_PRELOAD):
+ *   preload.c  start-up and exit: reads the tunables, registers the large
+ *              writable static segments, writes the statistics at exit;
+ *   heap.c     the malloc family and mmap/munmap/mremap: allocations of at
+ *              least `hot_threshold` bytes made by the program come from
+ *              the placement allocator and are registered as hot areas;
+ *   ompt.c     the OpenMP tools interface (ompt_start_tool): thread notes at
+ *              implicit-task begin (the predictive criterion, per-thread
+ *              signal stacks) and the stream of parallel regions;
+ *   period.c   finds the period of that stream (the outer iteration) and
+ *              calls the engine's iteration end at each period boundary.
+ */
+#ifndef PH_PRELOAD_PRELOAD_H
+#define PH_PRELOAD_PRELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 when the return address ra is inside libpagehome_preload.so itself:
+ * pagehome's own allocations are never intercepted (heap.c). */
+int ph_preload_is_internal(const void *ra);
+
+/* 1 once the preload library has finished its constructor. */
+int ph_preload_ready(void);
+
+#endif

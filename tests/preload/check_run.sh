@@ -1,0 +1,29 @@
+#!/bin/sh
+# check_run.sh PAGEHOME PROGRAM MIN_LOCAL [ARGS...] -- an unmodified OpenMP
+# program, plain and under `pagehome run`: its stdout must be identical, and
+# under pagehome the share of its pages on their owner's node (the program
+# measures it and prints "... N% on their owner's node" to stderr) must
+# reach MIN_LOCAL percent.  POSIX sh: it also runs inside the NUMA guest.
+ph=${1:?usage: check_run.sh PAGEHOME PROGRAM MIN_LOCAL [ARGS...]}
+prog=${2:?}
+min=${3:?}
+shift 3
+tmp=${TMPDIR:-/tmp}/check_run.$$
+mkdir -p "$tmp" || exit 1
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "check_run: FAILED: $*"; }
+
+"$prog" "$@" > "$tmp/plain.out" 2> "$tmp/plain.err"
+rc_plain=$?
+"$ph" run -- "$prog" "$@" > "$tmp/ph.out" 2> "$tmp/ph.err"
+rc_ph=$?
+cat "$tmp/plain.err" "$tmp/ph.err" | sed "s|^|  $(basename "$prog"): |"
+[ "$rc_plain" -eq "$rc_ph" ] && ok || bad "exit status $rc_ph under pagehome, $rc_plain plain"
+cmp -s "$tmp/plain.out" "$tmp/ph.out" && ok || bad "stdout differs under pagehome"
+share=$(sed -n 's/.* \([0-9.]*\)% on their owner.s node.*/\1/p' "$tmp/ph.err" | tail -1)
+if [ -n "$share" ] && [ "$(echo "$share" | cut -d. -f1)" -ge "$min" ]; then ok; else
+    bad "local share ${share:-?}% under pagehome, want >= $min%"; fi
+echo "check_run: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

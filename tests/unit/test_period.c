@@ -1,0 +1,355 @@
+/*
+ * test_period.c -- the iteration detector of the transparent mode
+ * (src/preload/period.c): plain cycles, a cold first iteration, irregular
+ * regions, a change of pattern, too few regions, random noise, and seeded
+ * random programs.
+ */
+#include "check.h"
+
+#include "preload/period.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+/* Region ids look like code addresses. */
+#define R(x) ((uintptr_t)0x401000u + (uintptr_t)(x) * 0x40u)
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Feed n ids; count boundaries, and those not before `anchor`. */
+typedef struct {
+    int boundaries, wrong;
+} tally;
+
+static void feed(ph_period *pd, tally *t, uintptr_t id, uintptr_t anchor)
+{
+    if (ph_period_feed(pd, id)) {
+        t->boundaries++;
+        if (id != anchor)
+            t->wrong++;
+    }
+}
+
+static void test_defaults(void)
+{
+    ph_period_cfg c;
+    ph_period_cfg_default(&c);
+    CHECK_EQ(c.history, 4096);
+    CHECK_EQ(c.max_period, 256);
+    CHECK_EQ(c.fallback_after, 64);
+    c.history = 100; /* < 2 * max_period */
+    errno = 0;
+    CHECK(ph_period_new_cfg(&c) == NULL);
+    CHECK_EQ(errno, EINVAL);
+    ph_period_free(NULL);
+}
+
+static void test_plain_cycle(void)
+{
+    ph_period *pd = ph_period_new();
+    CHECK(pd != NULL);
+    CHECK(ph_period_fallback(pd)); /* nothing fed yet */
+    tally t = {0, 0};
+    int first_boundary_step = -1;
+    for (int step = 0; step < 50; step++) {
+        for (int r = 0; r < 4; r++) {
+            int b = ph_period_feed(pd, R(r));
+            if (b) {
+                t.boundaries++;
+                if (r != 0)
+                    t.wrong++;
+                if (first_boundary_step < 0)
+                    first_boundary_step = step;
+            }
+        }
+    }
+    /* Locked after two cycles: boundaries before steps 2..49. */
+    CHECK_EQ(first_boundary_step, 2);
+    CHECK_EQ(t.boundaries, 48);
+    CHECK_EQ(t.wrong, 0);
+    CHECK_EQ(ph_period_length(pd), 4);
+    CHECK_EQ(ph_period_anchor(pd), R(0));
+    CHECK(!ph_period_fallback(pd));
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.ids, 200);
+    CHECK_EQ(rep.boundaries, 48);
+    CHECK_EQ(rep.locks, 1);
+    CHECK_EQ(rep.unlocks, 0);
+    CHECK_EQ(rep.mismatches, 0);
+    CHECK_EQ(rep.period, 4);
+    CHECK_EQ(rep.anchor, R(0));
+    CHECK_EQ(rep.fallback, 0);
+
+    /* The ompt test's shape: 3 regions x 10 steps -> 8 boundaries. */
+    ph_period_reset(pd);
+    tally u = {0, 0};
+    for (int step = 0; step < 10; step++)
+        for (int r = 0; r < 3; r++)
+            feed(pd, &u, R(10 + r), R(10));
+    CHECK_EQ(u.boundaries, 8);
+    CHECK_EQ(u.wrong, 0);
+    ph_period_free(pd);
+}
+
+static void test_short_periods(void)
+{
+    ph_period *pd = ph_period_new();
+    /* One region per step: a period of 1 needs 4 in a row. */
+    tally t = {0, 0};
+    for (int i = 0; i < 20; i++)
+        feed(pd, &t, R(7), R(7));
+    CHECK_EQ(ph_period_length(pd), 1);
+    CHECK_EQ(t.boundaries, 16);
+    /* "A A B C" is not a period of 1. */
+    ph_period_reset(pd);
+    tally u = {0, 0};
+    int ids[] = {1, 1, 2, 3};
+    for (int step = 0; step < 20; step++)
+        for (int r = 0; r < 4; r++)
+            feed(pd, &u, R(ids[r]), R(1));
+    CHECK_EQ(ph_period_length(pd), 4);
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.locks, 1);
+    CHECK_EQ(u.boundaries, 18);
+    /* The anchor is an id that occurs once per cycle (not A, which occurs
+     * twice): B, the first of those the program ran. */
+    CHECK_EQ(ph_period_anchor(pd), R(2));
+    ph_period_free(pd);
+}
+
+static void test_cold_first_iteration(void)
+{
+    ph_period *pd = ph_period_new();
+    tally t = {0, 0};
+    feed(pd, &t, R(100), 0); /* init regions */
+    feed(pd, &t, R(101), 0);
+    feed(pd, &t, R(102), 0);
+    /* First step differs: an extra region in the middle (cold). */
+    feed(pd, &t, R(0), R(0));
+    feed(pd, &t, R(1), R(0));
+    feed(pd, &t, R(103), R(0));
+    feed(pd, &t, R(2), R(0));
+    feed(pd, &t, R(3), R(0));
+    for (int step = 1; step < 30; step++)
+        for (int r = 0; r < 4; r++)
+            feed(pd, &t, R(r), R(0));
+    CHECK_EQ(ph_period_length(pd), 4);
+    /* Despite the lock starting mid-cycle, the anchor is the loop's first
+     * region. */
+    CHECK_EQ(ph_period_anchor(pd), R(0));
+    CHECK_EQ(t.wrong, 0);
+    CHECK(t.boundaries >= 26 && t.boundaries <= 28);
+    ph_period_free(pd);
+}
+
+static void test_irregular_inserts(void)
+{
+    ph_period *pd = ph_period_new();
+    tally t = {0, 0};
+    for (int step = 0; step < 200; step++) {
+        for (int r = 0; r < 4; r++)
+            feed(pd, &t, R(r), R(0));
+        if (step % 10 == 9)
+            feed(pd, &t, R(50), R(0)); /* convergence check */
+        if (step % 7 == 3)
+            feed(pd, &t, R(51), R(0)); /* a second irregular region */
+        if (step % 13 == 5)
+            feed(pd, &t, R(1), R(0));  /* a cycle region, run twice */
+    }
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.locks, 1);
+    CHECK_EQ(rep.unlocks, 0);
+    CHECK_EQ(rep.period, 4);
+    CHECK_EQ(t.wrong, 0);
+    CHECK(t.boundaries >= 196);
+    CHECK(rep.mismatches > 0);
+
+    /* A region skipped now and then (not the anchor). */
+    ph_period_reset(pd);
+    tally u = {0, 0};
+    for (int step = 0; step < 100; step++)
+        for (int r = 0; r < 4; r++)
+            if (!(r == 2 && step % 9 == 8))
+                feed(pd, &u, R(r), R(0));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.unlocks, 0);
+    CHECK_EQ(u.wrong, 0);
+    CHECK(u.boundaries >= 97);
+    ph_period_free(pd);
+}
+
+static void test_period_change(void)
+{
+    ph_period *pd = ph_period_new();
+    tally t = {0, 0};
+    for (int step = 0; step < 30; step++)
+        for (int r = 0; r < 4; r++)
+            feed(pd, &t, R(r), R(0));
+    CHECK_EQ(ph_period_length(pd), 4);
+    /* A new phase of the program: another loop, no common region. */
+    tally u = {0, 0};
+    for (int step = 0; step < 40; step++)
+        for (int r = 0; r < 3; r++)
+            feed(pd, &u, R(20 + r), R(20));
+    CHECK_EQ(ph_period_length(pd), 3);
+    CHECK_EQ(ph_period_anchor(pd), R(20));
+    CHECK_EQ(u.wrong, 0);
+    CHECK(u.boundaries >= 30);
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.locks, 2);
+    CHECK_EQ(rep.unlocks, 1);
+    CHECK_EQ(rep.last_period, 3);
+
+    /* Same first region, the rest of the step changed for good. */
+    tally v = {0, 0};
+    int ids[] = {20, 30, 31, 32, 33};
+    for (int step = 0; step < 40; step++)
+        for (int r = 0; r < 5; r++)
+            feed(pd, &v, R(ids[r]), R(20));
+    CHECK_EQ(ph_period_length(pd), 5);
+    CHECK_EQ(ph_period_anchor(pd), R(20));
+    CHECK_EQ(v.wrong, 0);
+    CHECK(v.boundaries >= 35);
+    ph_period_free(pd);
+}
+
+static void test_too_few_regions(void)
+{
+    ph_period *pd = ph_period_new();
+    CHECK(ph_period_fallback(pd));
+    CHECK_EQ(ph_period_feed(pd, R(1)), 0); /* one long region */
+    CHECK(ph_period_fallback(pd));
+    CHECK_EQ(ph_period_length(pd), 0);
+    /* A few distinct regions: not yet a fallback, no period either. */
+    for (int i = 2; i < 10; i++)
+        CHECK_EQ(ph_period_feed(pd, R(i)), 0);
+    CHECK(!ph_period_fallback(pd));
+    /* No repetition within fallback_after ids. */
+    for (int i = 10; i < 66; i++)
+        ph_period_feed(pd, R(i));
+    CHECK(ph_period_fallback(pd));
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.fallback, 1);
+    CHECK_EQ(rep.locks, 0);
+    CHECK_EQ(rep.boundaries, 0);
+    /* A period longer than max_period is not found. */
+    ph_period_cfg c;
+    ph_period_cfg_default(&c);
+    c.max_period = 8;
+    c.history = 64;
+    ph_period *small = ph_period_new_cfg(&c);
+    CHECK(small != NULL);
+    for (int step = 0; step < 20; step++)
+        for (int r = 0; r < 9; r++)
+            ph_period_feed(small, R(r));
+    CHECK_EQ(ph_period_length(small), 0);
+    CHECK(ph_period_fallback(small));
+    ph_period_free(small);
+    ph_period_free(pd);
+}
+
+static void test_noise(void)
+{
+    ph_period *pd = ph_period_new();
+    rng_state = 0x9e3779b97f4a7c15ull;
+    /* Many distinct regions in random order: never a period. */
+    int boundaries = 0;
+    for (int i = 0; i < 20000; i++)
+        boundaries += ph_period_feed(pd, R(rng() % 1000));
+    ph_period_report rep;
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.locks, 0);
+    CHECK_EQ(boundaries, 0);
+    CHECK(ph_period_fallback(pd));
+
+    /* Few regions in random order: short chance repetitions may lock, but
+     * such locks are dropped soon and report few boundaries. */
+    ph_period_reset(pd);
+    boundaries = 0;
+    int locked_ids = 0;
+    for (int i = 0; i < 20000; i++) {
+        boundaries += ph_period_feed(pd, R(rng() % 16));
+        locked_ids += ph_period_length(pd) != 0;
+    }
+    ph_period_get_report(pd, &rep);
+    printf("noise over 16 ids: %d boundaries, %d locks, %d ids locked "
+           "of 20000\n", boundaries, (int)rep.locks, locked_ids);
+    CHECK(boundaries < 20000 / 100);
+    CHECK(locked_ids < 20000 / 10);
+    CHECK_EQ(rep.locks, rep.unlocks + (rep.period != 0));
+    ph_period_free(pd);
+}
+
+/* Seeded random programs: a cycle of distinct regions, a cold prefix,
+ * random irregular regions. */
+static void test_seeded(void)
+{
+    ph_period *pd = ph_period_new();
+    int failures = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+        ph_period_reset(pd);
+        size_t len = 1 + (size_t)(rng() % 60);
+        uintptr_t cyc[64];
+        for (size_t j = 0; j < len; j++)
+            cyc[j] = R(1000 * seed + j); /* distinct */
+        int prefix = (int)(rng() % 6);
+        for (int i = 0; i < prefix; i++)
+            ph_period_feed(pd, R(500000 + rng() % 1000));
+        int steps = 100, inserts = 0;
+        tally t = {0, 0};
+        for (int step = 0; step < steps; step++) {
+            /* One step in eight runs an irregular region somewhere. */
+            size_t at = rng() % 8 == 0 ? (size_t)(rng() % len) : SIZE_MAX;
+            for (size_t j = 0; j < len; j++) {
+                feed(pd, &t, cyc[j], cyc[0]);
+                if (j == at) {
+                    feed(pd, &t, R(600000 + rng() % 100000), cyc[0]);
+                    inserts++;
+                }
+            }
+        }
+        ph_period_report rep;
+        ph_period_get_report(pd, &rep);
+        int ok = rep.period == len && rep.anchor == cyc[0] && t.wrong == 0 &&
+                 t.boundaries >= steps - 12 && rep.unlocks == 0;
+        if (!ok) {
+            failures++;
+            fprintf(stderr, "seed %llu: len %zu prefix %d inserts %d: "
+                    "period %zu anchor %s, %d boundaries (%d wrong), "
+                    "%llu locks %llu unlocks\n", (unsigned long long)seed,
+                    len, prefix, inserts, rep.period,
+                    rep.anchor == cyc[0] ? "ok" : "WRONG", t.boundaries,
+                    t.wrong, (unsigned long long)rep.locks,
+                    (unsigned long long)rep.unlocks);
+        }
+    }
+    CHECK_EQ(failures, 0);
+    ph_period_free(pd);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_plain_cycle();
+    test_short_periods();
+    test_cold_first_iteration();
+    test_irregular_inserts();
+    test_period_change();
+    test_too_few_regions();
+    test_noise();
+    test_seeded();
+    return check_summary("test_period");
+}
