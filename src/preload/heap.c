@@ -114,10 +114,6 @@
 #define TLS_IE __thread __attribute__((tls_model("initial-exec")))
 #define PAGE ((size_t)4096)
 
-/* Internal, not exported: counters for preload.c / reports. */
-void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);
-void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
-                        uint64_t *large_passed, uint64_t *failed);
 
 /* ------------------------------------------------------------------ */
 /* The real functions                                                  */
@@ -423,9 +419,33 @@ static void tab_postfork(void)
     pthread_rwlock_unlock(&gate);
 }
 
+/* The child's thread has another TID than the one that took the locks
+ * (glibc's rwlock checks the writer's TID on unlock): start them afresh. */
+static void gate_init(void)
+{
+    /* Writers first: with glibc's default (readers first) a fork would
+     * wait for a moment when no thread is placing a block, which threads
+     * allocating large blocks in a loop may never leave.  Read locks never
+     * nest (depth keeps heap.c from re-entering itself). */
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a,
+                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&gate, &a);
+    pthread_rwlockattr_destroy(&a);
+}
+
+static void tab_postfork_child(void)
+{
+    pthread_mutex_init(&tab_lock, NULL);
+    gate_init();
+}
+
+/* Before main: no other thread can be using the gate yet. */
 __attribute__((constructor)) static void heap_start(void)
 {
-    pthread_atfork(tab_prefork, tab_postfork, tab_postfork);
+    gate_init();
+    pthread_atfork(tab_prefork, tab_postfork, tab_postfork_child);
     if (!atomic_load(&self_known))
         learn_self();
 }

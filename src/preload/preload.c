@@ -124,5 +124,10 @@ __attribute__((destructor)) static void preload_end(void)
     if (!ph_preload_ready())
         return;
     atomic_store_explicit(&ready, 0, memory_order_release);
+    uint64_t blocks = 0, bytes = 0;
+    ph_heap_stats(&blocks, &bytes);
+    ph_info("transparent mode: %llu large allocations (%llu MiB) were hot "
+            "areas", (unsigned long long)blocks,
+            (unsigned long long)(bytes >> 20));
     ph_finalize();
 }

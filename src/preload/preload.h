@@ -28,4 +28,12 @@ int ph_preload_is_internal(const void *ra);
 /* 1 once the preload library has finished its constructor. */
 int ph_preload_ready(void);
 
+/* heap.c's counters: hot blocks served since start and their bytes. */
+void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);
+/* Hot blocks and bytes alive now, large requests passed to the real
+ * allocator (internal, not ready, unsupported shapes), placement
+ * failures. */
+void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
+                        uint64_t *large_passed, uint64_t *failed);
+
 #endif
