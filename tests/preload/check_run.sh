@@ -19,7 +19,8 @@ bad() { fail=$((fail + 1)); echo "check_run: FAILED: $*"; }
 rc_plain=$?
 "$ph" run -- "$prog" "$@" > "$tmp/ph.out" 2> "$tmp/ph.err"
 rc_ph=$?
-cat "$tmp/plain.err" "$tmp/ph.err" | sed "s|^|  $(basename "$prog"): |"
+sed 's|^|  plain:         |' "$tmp/plain.err"
+sed 's|^|  pagehome run:  |' "$tmp/ph.err"
 [ "$rc_plain" -eq "$rc_ph" ] && ok || bad "exit status $rc_ph under pagehome, $rc_plain plain"
 cmp -s "$tmp/plain.out" "$tmp/ph.out" && ok || bad "stdout differs under pagehome"
 share=$(sed -n 's/.* \([0-9.]*\)% on their owner.s node.*/\1/p' "$tmp/ph.err" | tail -1)
