@@ -10,7 +10,8 @@
  * executable's writable segments -- .data (file-backed, "rw-p" with the
  * executable's path in /proc/self/maps) and .bss (the anonymous "rw-p"
  * mapping right after it).  Those of at least hot_threshold bytes are
- * registered.  The first page of the file-backed segment is left out: it
+ * registered (and marked MADV_NOHUGEPAGE, for 4 KiB precision).  The
+ * first page of the file-backed segment is left out: it
  * holds the GOT and the runtime's small variables, which every call
  * through the PLT touches (watching it would trap all the time and tell
  * nothing about the program's data).  Shared libraries' segments are not
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static atomic_int ready;
@@ -93,6 +95,10 @@ static void register_static(size_t threshold)
         after_exe_data = rw && is_exe;
         if (!what || m.hi <= lo || m.hi - lo < threshold)
             continue;
+        /* 4 KiB precision: with THP=always the kernel would back the
+         * segment with 2 MiB pages, and moving one 4 KiB page of those
+         * moves all 512 (pages not yet touched are not huge yet). */
+        madvise((void *)lo, m.hi - lo, MADV_NOHUGEPAGE);
         char name[64];
         snprintf(name, sizeof name, "static %s #%d", what, count++);
         if (!ph_area_register((void *)lo, m.hi - lo, name))

@@ -18,13 +18,30 @@
  * Wrapped: read, write, pread, pwrite, readv, writev, recv, recvfrom,
  * send, sendto.  A call that failed with EFAULT consumed no data (the
  * kernel copies before it commits), so repeating it is safe.
+ *
+ * NUMA queries and moves.  Before Linux 6.5, move_pages(2) reports a
+ * PROT_NONE page as absent (status -ENOENT) and does not move it, and
+ * get_mempolicy(MPOL_F_ADDR) fails with EFAULT on it: a program that
+ * checks where its pages are (or moves them) would see watched pages
+ * vanish.  Touching would count the caller as an accessor of every page
+ * it asks about, so these open the watched pages *without* sampling them
+ * (ph_sampler_open_pages), call the kernel, and redo any page that came
+ * back -ENOENT/-EFAULT while it was watched again, a bounded number of
+ * times.  Only calls on this process are touched.  Wrapped: move_pages,
+ * get_mempolicy (libnuma's numa_move_pages calls move_pages).  pagehome's
+ * own mover goes through the same move_pages.  Not wrapped: mbind (pages
+ * it skips are moved by the engine anyway) and raw syscall(2).
  */
 #include "preload/preload.h"
 
+#include "sample/source.h"
+
 #include <dlfcn.h>
+#include <numaif.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -155,4 +172,55 @@ PH_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
     REAL(sendto, sendto_fn);
     GUARDED(touch(buf, n), real_sendto(fd, buf, n, flags, to, tolen));
+}
+
+/* ---- move_pages, get_mempolicy ---------------------------------------------- */
+
+static int is_self(int pid)
+{
+    return pid == 0 || pid == getpid();
+}
+
+PH_EXPORT long move_pages(int pid, unsigned long count, void **pages,
+                          const int *nodes, int *status, int flags)
+{
+    int self = is_self(pid) && ph_preload_ready() && pages && status;
+    if (self)
+        (void)ph_sampler_open_pages(count, pages);
+    long r = syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+    if (!self || r < 0)
+        return r;
+    for (int try_ = 0; try_ < RETRIES; try_++) {
+        int again = 0;
+        for (unsigned long i = 0; i < count; i++) {
+            if ((status[i] != -ENOENT && status[i] != -EFAULT) ||
+                ph_sampler_open_pages(1, &pages[i]) == 0)
+                continue;
+            int saved = errno;
+            (void)syscall(SYS_move_pages, pid, 1UL, &pages[i], nodes ? &nodes[i] : NULL,
+                          &status[i], flags);
+            errno = saved;
+            again = 1;
+        }
+        if (!again)
+            break;
+    }
+    return r;
+}
+
+PH_EXPORT long get_mempolicy(int *mode, unsigned long *nodemask,
+                             unsigned long maxnode, void *addr, unsigned flags)
+{
+    long r = -1;
+    int saved = errno;
+    for (int try_ = 0; try_ <= RETRIES; try_++) {
+        if ((flags & MPOL_F_ADDR) && ph_preload_ready())
+            (void)ph_sampler_open_pages(1, &addr);
+        errno = saved;
+        r = syscall(SYS_get_mempolicy, mode, nodemask, maxnode, addr, flags);
+        if (!(r < 0 && errno == EFAULT && (flags & MPOL_F_ADDR) &&
+              ph_preload_ready() && ph_sampler_open_pages(1, &addr) > 0))
+            break;
+    }
+    return r;
 }

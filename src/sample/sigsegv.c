@@ -66,8 +66,13 @@ ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
 atomic_size_t ph_sig_slot_hiwater;
 atomic_uint_fast64_t ph_sig_foreign;
 
-/* The disposition before ours; written once before ours is installed. */
-static struct sigaction prev_action;
+/* The disposition faults that are not ours go to: the one before ours,
+ * or one the program installed later through transparent mode's
+ * sigaction(2) interposition (ph_sampler_chain_swap).  Two slots and an
+ * atomic index, so a handler never reads a half-written one. */
+static struct sigaction chain_act[2];
+static atomic_int chain_idx;
+static atomic_int installed;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_errno;
 
@@ -239,17 +244,71 @@ static int handle_ours(uintptr_t addr)
     return 0;
 }
 
+/* ---- opening pages for the kernel ------------------------------------------- */
+
+/* One page: if a slot watches it and its run is ARMED, open the run
+ * without recording a sample (the FIRING claim keeps the handler and
+ * lift() out while we do).  1 when a run was opened or is being opened
+ * by someone else, 0 when the page is not watched. */
+static int open_page(uintptr_t addr)
+{
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        if (PH_SIG_STATE(w) == PH_SIG_FREE ||
+            addr < atomic_load_explicit(&s->start, memory_order_relaxed) ||
+            addr >= atomic_load_explicit(&s->end, memory_order_relaxed))
+            continue;
+        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+        int res = 1;
+        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w &&
+            PH_SIG_STATE(w) == PH_SIG_ACTIVE) {
+            uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+            uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+            size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
+            atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
+            uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
+            size_t r = (size_t)((addr - start) / run_bytes);
+            unsigned char st = PH_RUN_ARMED;
+            if (atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING)) {
+                uintptr_t a = start + r * run_bytes;
+                uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
+                (void)open_run(s, a, b - a);
+                atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
+            } else if (st == PH_RUN_IDLE) {
+                res = 0;
+            }
+        }
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+        return res;
+    }
+    return 0;
+}
+
+size_t ph_sampler_open_pages(size_t count, void *const *pages)
+{
+    size_t opened = 0;
+    if (atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire) == 0)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        opened += (size_t)open_page((uintptr_t)pages[i]);
+    return opened;
+}
+
 /* ---- chaining ---------------------------------------------------------------- */
 
 static void chain(int sig, siginfo_t *si, void *ctx)
 {
-    if (prev_action.sa_flags & SA_SIGINFO) {
-        if (prev_action.sa_sigaction) {
-            prev_action.sa_sigaction(sig, si, ctx);
+    const struct sigaction *prev =
+        &chain_act[atomic_load_explicit(&chain_idx, memory_order_acquire)];
+    if (prev->sa_flags & SA_SIGINFO) {
+        if (prev->sa_sigaction) {
+            prev->sa_sigaction(sig, si, ctx);
             return;
         }
-    } else if (prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN) {
-        prev_action.sa_handler(sig);
+    } else if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {
+        prev->sa_handler(sig);
         return;
     }
     /* Default: die by this signal.  A fault re-executes and faults again
@@ -302,9 +361,28 @@ static void install(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigfillset(&sa.sa_mask);
     (void)now_ns(); /* bind clock_gettime before any trap needs it */
-    if (sigaction(SIGSEGV, NULL, &prev_action) != 0 ||
+    if (sigaction(SIGSEGV, NULL, &chain_act[0]) != 0 ||
         sigaction(SIGSEGV, &sa, NULL) != 0)
         install_errno = errno ? errno : EINVAL;
+    else
+        atomic_store(&installed, 1);
+}
+
+int ph_sampler_chain_swap(const struct sigaction *act, struct sigaction *old)
+{
+    if (!atomic_load(&installed))
+        return 1;
+    static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&swap_lock);
+    int cur = atomic_load(&chain_idx);
+    if (old)
+        *old = chain_act[cur];
+    if (act) {
+        chain_act[!cur] = *act;
+        atomic_store_explicit(&chain_idx, !cur, memory_order_release);
+    }
+    pthread_mutex_unlock(&swap_lock);
+    return 0;
 }
 
 int ph_sig_install(void)

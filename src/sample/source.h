@@ -116,6 +116,23 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts);
  * OpenMP thread it meets; a protected page may be on a stack. */
 int ph_sampler_thread_init(void);
 
+/* Transparent mode: the program sets (act) or reads (old) its SIGSEGV
+ * disposition while pagehome's handler is installed.  The program's
+ * handler goes behind ours in the chain instead of replacing it (a
+ * runtime such as libgfortran installs one at start-up).  Returns 1 when
+ * pagehome's handler is not installed (the caller does a real
+ * sigaction), 0 when done. */
+struct sigaction;
+int ph_sampler_chain_swap(const struct sigaction *act, struct sigaction *old);
+
+/* Open the watched pages among pages[0..count) without recording
+ * samples, for a system call that must see them as ordinary memory: on
+ * Linux before 6.5, move_pages(2) and get_mempolicy(2) report a PROT_NONE
+ * page as absent (-ENOENT / EFAULT) and do not move it.  Any thread,
+ * normal context.  Returns how many of the pages were watched (a later
+ * arm() may watch them again). */
+size_t ph_sampler_open_pages(size_t count, void *const *pages);
+
 /* ---- the synthetic source (synth.c) ---- */
 
 /* How many times threads on each node access page `page` (index within
