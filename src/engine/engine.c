@@ -162,6 +162,7 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
     memmove(&e->hots[u + 1], &e->hots[u], (e->nhots - u) * sizeof *e->hots);
     e->hots[u] = h;
     e->nhots++;
+    ph_history_add(e, h);
     /* A new area is not cold, and a deactivated engine looks again. */
     e->active = 1;
     e->quiet = 0;
@@ -188,6 +189,7 @@ int ph_engine_unregister(ph_engine *e, ph_hot *h)
     /* Samples already taken in the area are dropped with it. */
     if (h->watched)
         e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
+    ph_history_retire(e, h);
     memmove(&e->hots[i], &e->hots[i + 1],
             (e->nhots - i - 1) * sizeof *e->hots);
     e->nhots--;
@@ -337,6 +339,7 @@ static void serve(ph_engine *e, unsigned iterations)
 {
     e->iteration += iterations;
     e->tot.iterations += iterations;
+    ph_history_start_strips(e);
     if (iterative_now(e)) {
         run_iterative(e);
     } else if (e->cfg.mech == PH_MECH_HYBRID && e->armed &&
@@ -532,6 +535,7 @@ void ph_engine_free(ph_engine *e)
     if (e->src)
         e->src->ops->close(e->src);
     ph_engine_phases_free(e);
+    ph_history_free(e);
     free(e->rec);
     free(e->hots);
     free(e->log);

@@ -162,8 +162,15 @@ int ph_engine_area_stats(ph_engine *e, const ph_hot *h, ph_hot_stats *out);
  * how many records the log holds in all. */
 size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
                      size_t max);
-/* Everything as JSON (engine totals, configuration, areas, log). */
+/* Everything as JSON (engine totals, configuration, every area ever
+ * registered with its home strips, log). */
 int ph_engine_write_json(ph_engine *e, int fd);
+/* A writer of extra top-level keys of that JSON (transparent mode adds
+ * what it found); called inside the top-level object, engine lock held:
+ * it must not call the engine.  NULL removes it.  Process-wide. */
+struct ph_jw;
+typedef void (*ph_engine_report_fn)(struct ph_jw *w);
+void ph_engine_set_report_extra(ph_engine_report_fn fn);
 
 /* Change the mechanism while running (transparent mode falls back to
  * sampling when it finds no iteration); starts the memory manager if

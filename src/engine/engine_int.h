@@ -43,6 +43,21 @@ typedef struct ph_rec_sample {
     uint32_t count;
 } ph_rec_sample;
 
+/* What the report keeps of one hot area (history.c). */
+#define PH_STRIP_MAX 256
+#define PH_HISTORY_MAX 4096
+typedef struct ph_area_rec {
+    char name[PH_HOT_NAME_MAX];
+    int id;
+    uintptr_t base;
+    size_t npages;
+    int64_t registered_iter, removed_iter; /* -1: still registered */
+    ph_hot_stats st;
+    size_t nstart, nend;                   /* buckets taken, 0 = none */
+    int8_t strip_start[PH_STRIP_MAX];      /* node index per bucket, -1 */
+    int8_t strip_end[PH_STRIP_MAX];
+} ph_area_rec;
+
 struct ph_engine {
     pthread_mutex_t lock;
     const ph_topology *topo;
@@ -79,6 +94,9 @@ struct ph_engine {
     size_t nrec, cap_rec;
 
     ph_engine_totals tot;
+    ph_area_rec *hist;       /* every area registered (history.c) */
+    size_t nhist, cap_hist;
+    uint64_t hist_dropped;   /* areas beyond PH_HISTORY_MAX */
     ph_invocation *log;
     size_t nlog, cap_log;
 
@@ -121,6 +139,15 @@ uint64_t ph_engine_armed_pages(ph_engine *e);
 
 /* stats.c */
 void ph_engine_log_add(ph_engine *e, const ph_invocation *inv);
+
+/* history.c (lock held): a record for a new area; start strips for
+ * areas that have none; the end of an area (after its protections are
+ * lifted); end strips and statistics of the live areas. */
+void ph_history_add(ph_engine *e, const ph_hot *h);
+void ph_history_start_strips(ph_engine *e);
+void ph_history_retire(ph_engine *e, const ph_hot *h);
+void ph_history_refresh(ph_engine *e);
+void ph_history_free(ph_engine *e);
 
 /* phase.c */
 void ph_engine_phases_free(ph_engine *e);

@@ -111,20 +111,42 @@ static const char *mech_name(ph_mechanism m)
 #define KU(w, k, v) (ph_jw_key(w, k), ph_jw_uint(w, (uint64_t)(v)))
 #define KD(w, k, v) (ph_jw_key(w, k), ph_jw_double(w, (double)(v)))
 
-static void write_hot(ph_jw *w, const ph_hot *h)
+static void write_strip(ph_jw *w, const char *key, const int8_t *strip, size_t n)
 {
-    const ph_hot_stats *s = &h->st;
+    ph_jw_key(w, key);
+    ph_jw_array(w, 1);
+    for (size_t b = 0; b < n; b++)
+        ph_jw_int(w, strip[b]);
+    ph_jw_end(w);
+}
+
+/* One area's record; h is the live area (NULL once unregistered). */
+static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
+{
+    const ph_hot_stats *s = &r->st;
     ph_jw_object(w, 0);
     ph_jw_key(w, "id");
-    ph_jw_int(w, h->id);
+    ph_jw_int(w, r->id);
     ph_jw_key(w, "name");
-    ph_jw_string(w, h->name);
-    KU(w, "base", h->base);
-    KU(w, "pages", h->npages);
-    KU(w, "bookkeeping_bytes", ph_hot_bytes(h));
-    KD(w, "factor", h->factor);
-    ph_jw_key(w, "cold");
-    ph_jw_bool(w, h->cold);
+    ph_jw_string(w, r->name);
+    KU(w, "base", r->base);
+    KU(w, "pages", r->npages);
+    KU(w, "bytes", r->npages * 4096);
+    ph_jw_key(w, "live");
+    ph_jw_bool(w, h != NULL);
+    ph_jw_key(w, "registered_iteration");
+    ph_jw_int(w, r->registered_iter);
+    ph_jw_key(w, "removed_iteration");
+    if (r->removed_iter < 0)
+        ph_jw_null(w);
+    else
+        ph_jw_int(w, r->removed_iter);
+    if (h) {
+        KU(w, "bookkeeping_bytes", ph_hot_bytes(h));
+        KD(w, "factor", h->factor);
+        ph_jw_key(w, "cold");
+        ph_jw_bool(w, h->cold);
+    }
     KU(w, "invocations", s->invocations);
     KU(w, "scanned", s->scanned);
     KU(w, "candidates", s->candidates);
@@ -140,7 +162,20 @@ static void write_hot(ph_jw *w, const ph_hot *h)
     KU(w, "accesses", s->accesses);
     KU(w, "remote_accesses", s->remote_accesses);
     KU(w, "bytes_moved", s->bytes_moved);
+    /* home strips: node index of each bucket's middle page, -1 unknown */
+    KD(w, "strip_pages_per_bucket",
+       r->nend ? (double)r->npages / (double)r->nend
+       : r->nstart ? (double)r->npages / (double)r->nstart : 0.0);
+    write_strip(w, "strip_start", r->strip_start, r->nstart);
+    write_strip(w, "strip_end", r->strip_end, r->nend);
     ph_jw_end(w);
+}
+
+static ph_engine_report_fn report_extra;
+
+void ph_engine_set_report_extra(ph_engine_report_fn fn)
+{
+    report_extra = fn;
 }
 
 static void write_inv(ph_jw *w, const ph_invocation *v)
@@ -241,16 +276,25 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "handler_ns", ss.handler_ns);
     KU(&w, "arm_ns", ss.arm_ns);
     ph_jw_end(&w);
+    ph_history_refresh(e);
+    KU(&w, "areas_not_recorded", e->hist_dropped);
     ph_jw_key(&w, "areas");
     ph_jw_array(&w, 0);
-    for (size_t a = 0; a < e->nhots; a++)
-        write_hot(&w, e->hots[a]);
+    for (size_t r = 0; r < e->nhist; r++) {
+        const ph_hot *live = NULL;
+        for (size_t a = 0; a < e->nhots && !live; a++)
+            if (e->hots[a]->id == e->hist[r].id)
+                live = e->hots[a];
+        write_area(&w, &e->hist[r], live);
+    }
     ph_jw_end(&w);
     ph_jw_key(&w, "invocations");
     ph_jw_array(&w, 0);
     for (size_t i = 0; i < e->nlog; i++)
         write_inv(&w, &e->log[i]);
     ph_jw_end(&w);
+    if (report_extra)
+        report_extra(&w);
     ph_jw_end(&w);
     pthread_mutex_unlock(&e->lock);
     int rc = ph_jw_write_fd(&w, fd);

@@ -35,6 +35,17 @@
  * chose is kept.  Boundaries found later still call ph_iteration_end(),
  * which counts iterations under every mechanism.
  *
+ * Phases (the hybrid mechanism only, PAGEHOME_ENGINE=hybrid / --migrate
+ * hybrid).  While the regions have a period, every distinct outermost
+ * region (codeptr_ra, at most OMPT_MAX_PHASES) is a phase:
+ * ph_phase_begin at its parallel_begin (after any iteration end), and
+ * ph_phase_end at its parallel_end.  The engine ignores the calls during
+ * its iterative part, then records each phase once and replays/undoes the
+ * migrations it found: a region that accesses the data like the rest of
+ * the iteration records none; one with its own pattern (an ADI z sweep)
+ * gets its pages moved before it and back after it.  The report lists how
+ * many regions became phases.
+ *
  * PAGEHOME_ENGINE=off: the callbacks run and count, but no engine function
  * is called (statistics only).
  *
@@ -46,12 +57,14 @@
 #include "preload/preload.h"
 
 #include "pagehome.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "config/options.h"
 #include "sample/source.h"
 
 #include <omp-tools.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +72,8 @@
 /* Regions (or barriers of one region) without a period before the engine
  * falls back to the sampling mechanism. */
 #define OMPT_DECIDE_IDS 64
+/* Distinct parallel regions that can be phases (the engine's limit). */
+#define OMPT_MAX_PHASES 64
 
 /* Switch the process engine's mechanism at run time ("sampling", ...):
  * provided by the API layer when it is; absent, the fallback is reported
@@ -88,6 +103,13 @@ static struct {
     atomic_ullong nested, barriers_n, barrier_kind[4];
     atomic_ullong threads, notes, note_errors, iter_errors;
     atomic_int printed;
+    char runtime[128];      /* runtime_version given to ompt_start_tool */
+    /* hybrid mechanism: outermost regions as phases */
+    int hybrid;                        /* engine = hybrid */
+    uintptr_t phase_region[OMPT_MAX_PHASES]; /* phase id -> codeptr */
+    int nphases;
+    int phase_open;                    /* phase of the running region, -1 */
+    atomic_ullong phase_calls, phase_errors, phase_full;
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Nesting depth of implicit tasks on this thread (0 = outside any region)
@@ -143,6 +165,30 @@ static void fall_back(void)
     }
 }
 
+/* Under st.lock, hybrid mechanism: the phase of an outermost region.
+ * Only while the regions have a period (the region is part of the outer
+ * iteration); each distinct region (codeptr) is one phase, up to
+ * OMPT_MAX_PHASES.  The engine records each one's accesses once its
+ * iterative part is over and keeps the migrations that region wants
+ * against the placement the iteration as a whole settled on: a region
+ * whose pattern matches the rest records none and costs only the calls,
+ * one whose pattern differs (an ADI z sweep) gets its pages moved before
+ * it and back after it.  -1: not a phase. */
+static int phase_of_locked(uintptr_t codeptr)
+{
+    if (!st.engine_on || ph_period_length(st.regions) == 0)
+        return -1;
+    for (int i = 0; i < st.nphases; i++)
+        if (st.phase_region[i] == codeptr)
+            return i;
+    if (st.nphases == OMPT_MAX_PHASES) {
+        atomic_fetch_add_explicit(&st.phase_full, 1, memory_order_relaxed);
+        return -1;
+    }
+    st.phase_region[st.nphases] = codeptr;
+    return st.nphases++;
+}
+
 static void iteration_end(void)
 {
     if (st.engine_on && ph_iteration_end() != 0)
@@ -178,11 +224,18 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
         st.region_boundaries++;
     ph_period_reset(st.barriers);
     int fb = decide_locked();
+    int phase = st.hybrid ? phase_of_locked((uintptr_t)codeptr) : -1;
+    st.phase_open = phase;
     pthread_mutex_unlock(&st.lock);
     if (fb)
         fall_back();
     if (boundary)
         iteration_end();
+    if (phase >= 0) {
+        atomic_fetch_add_explicit(&st.phase_calls, 1, memory_order_relaxed);
+        if (ph_phase_begin(phase) != 0)
+            atomic_fetch_add_explicit(&st.phase_errors, 1, memory_order_relaxed);
+    }
 }
 
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
@@ -192,6 +245,14 @@ static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
     (void)task;
     (void)flags;
     (void)codeptr;
+    if (tls_depth > 0 || !st.hybrid)
+        return;
+    pthread_mutex_lock(&st.lock);
+    int phase = st.phase_open;
+    st.phase_open = -1;
+    pthread_mutex_unlock(&st.lock);
+    if (phase >= 0 && ph_phase_end(phase) != 0)
+        atomic_fetch_add_explicit(&st.phase_errors, 1, memory_order_relaxed);
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint,
@@ -320,10 +381,90 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     st.engine_on ? "" : "; engine off (statistics only)");
 }
 
+void ph_preload_ompt_report(struct ph_jw *w)
+{
+    ph_jw_key(w, "openmp");
+    ph_jw_object(w, 0);
+    ph_jw_key(w, "runtime_seen");
+    ph_jw_bool(w, st.active);
+    if (!st.active) {
+        ph_jw_key(w, "note");
+        ph_jw_string(w, "no OpenMP runtime with the tools interface (OMPT) "
+                        "started this tool: no regions were seen");
+        ph_jw_end(w);
+        return;
+    }
+    ph_jw_key(w, "runtime");
+    ph_jw_string(w, st.runtime);
+    /* The engine lock is held by our caller and the callbacks take st.lock
+     * before calling the engine: never wait for st.lock here. */
+    int locked = 0;
+    for (int i = 0; i < 1000 && !locked; i++) {
+        locked = pthread_mutex_trylock(&st.lock) == 0;
+        if (!locked)
+            sched_yield();
+    }
+    if (locked) {
+        ph_period_report rr;
+        ph_period_get_report(st.regions, &rr);
+        ph_jw_key(w, "regions");
+        ph_jw_uint(w, st.regions_n);
+        ph_jw_key(w, "iteration");
+        ph_jw_string(w, rr.last_period        ? "period of the parallel regions"
+                        : st.barrier_period   ? "period of one region's barriers"
+                        : st.decided == DECIDE_FALLBACK ? "none: fallback"
+                                                        : "none yet");
+        ph_jw_key(w, "period");
+        ph_jw_uint(w, rr.last_period ? rr.last_period : st.barrier_period);
+        ph_jw_key(w, "anchor");
+        ph_jw_uint(w, rr.last_period ? rr.last_anchor : st.barrier_anchor);
+        ph_jw_key(w, "iteration_boundaries");
+        ph_jw_uint(w, st.region_boundaries + st.barrier_boundaries);
+        ph_jw_key(w, "boundaries_from_barriers");
+        ph_jw_uint(w, st.barrier_boundaries);
+        ph_jw_key(w, "period_mismatches");
+        ph_jw_uint(w, rr.mismatches);
+        ph_jw_key(w, "switched_to_sampling");
+        ph_jw_bool(w, st.switched);
+        pthread_mutex_unlock(&st.lock);
+    }
+    ph_jw_key(w, "nested_regions");
+    ph_jw_uint(w, atomic_load(&st.nested));
+    ph_jw_key(w, "barriers");
+    ph_jw_uint(w, atomic_load(&st.barriers_n));
+    ph_jw_key(w, "threads");
+    ph_jw_uint(w, atomic_load(&st.threads));
+    ph_jw_key(w, "thread_notes");
+    ph_jw_uint(w, atomic_load(&st.notes));
+    ph_jw_key(w, "engine_calls");
+    ph_jw_bool(w, st.engine_on);
+    if (st.hybrid) {
+        ph_jw_key(w, "phases");
+        ph_jw_object(w, 1);
+        ph_jw_key(w, "regions_as_phases");
+        ph_jw_int(w, st.nphases);
+        ph_jw_key(w, "phase_calls");
+        ph_jw_uint(w, atomic_load(&st.phase_calls));
+        ph_jw_key(w, "phase_errors");
+        ph_jw_uint(w, atomic_load(&st.phase_errors));
+        ph_jw_key(w, "regions_beyond_limit");
+        ph_jw_uint(w, atomic_load(&st.phase_full));
+        ph_jw_end(w);
+    }
+    ph_jw_end(w);
+}
+
 static void print_summary(void)
 {
-    if (!st.active || atomic_exchange(&st.printed, 1))
+    if (atomic_exchange(&st.printed, 1))
         return;
+    if (!st.active) {
+        if (ph_opt_bool(PH_OPT_VERBOSE))
+            ph_info("ompt: no OpenMP runtime started the tools interface: no "
+                    "parallel region was seen (not an OpenMP program, or one on "
+                    "a runtime without OMPT)");
+        return;
+    }
     if (atomic_load(&st.iter_errors))
         ph_warn("ompt: %llu iteration ends failed",
                 (unsigned long long)atomic_load(&st.iter_errors));
@@ -355,6 +496,8 @@ static int tool_initialize(ompt_function_lookup_t lookup,
         return 0;
     }
     st.engine_on = strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0;
+    st.hybrid = strcmp(ph_opt_str(PH_OPT_ENGINE), "hybrid") == 0;
+    st.phase_open = -1;
     st.may_switch = ph_opt_source_of(PH_OPT_ENGINE) == PH_SRC_DEFAULT;
 
     struct {
@@ -393,7 +536,8 @@ PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
                                                  const char *runtime_version)
 {
     (void)omp_version;
-    (void)runtime_version;
+    snprintf(st.runtime, sizeof st.runtime, "%s",
+             runtime_version ? runtime_version : "unknown");
     static ompt_start_tool_result_t result = {
         .initialize = tool_initialize,
         .finalize = tool_finalize,

@@ -24,7 +24,9 @@
 
 #include "pagehome.h"
 
+#include "base/json.h"
 #include "base/log.h"
+#include "engine/engine.h"
 #include "config/options.h"
 
 #include <limits.h>
@@ -36,6 +38,9 @@
 #include <unistd.h>
 
 static atomic_int ready;
+/* Static segments registered at start-up, and their bytes. */
+static unsigned static_segments;
+static uint64_t static_bytes;
 
 int ph_preload_ready(void)
 {
@@ -105,11 +110,57 @@ static void register_static(size_t threshold)
             ph_warn("transparent mode: cannot watch the program's %s "
                     "segment %p-%p: %s", what, (void *)lo, (void *)m.hi,
                     ph_last_error());
-        else
+        else {
+            static_segments++;
+            static_bytes += m.hi - lo;
             ph_info("transparent mode: watching %s segment %p-%p (%zu KiB)",
                     what, (void *)lo, (void *)m.hi, (m.hi - lo) >> 10);
+        }
     }
     fclose(f);
+}
+
+/* The "transparent" object of the statistics file (engine/stats.c calls
+ * it while writing; the engine lock is held). */
+static void report_transparent(ph_jw *w)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    uint64_t blocks = 0, bytes = 0, live = 0, live_bytes = 0, passed = 0,
+             failed = 0;
+    ph_heap_stats(&blocks, &bytes);
+    ph_heap_stats_more(&live, &live_bytes, &passed, &failed);
+    ph_jw_key(w, "transparent");
+    ph_jw_object(w, 0);
+    ph_jw_key(w, "program");
+    ph_jw_string(w, exe);
+    ph_jw_key(w, "hot_threshold_bytes");
+    ph_jw_uint(w, (uint64_t)ph_opt_int(PH_OPT_HOT_THRESHOLD));
+    ph_jw_key(w, "placement");
+    ph_jw_string(w, ph_opt_str(PH_OPT_PLACEMENT));
+    ph_jw_key(w, "heap");
+    ph_jw_object(w, 1);
+    ph_jw_key(w, "hot_allocations");
+    ph_jw_uint(w, blocks);
+    ph_jw_key(w, "hot_bytes");
+    ph_jw_uint(w, bytes);
+    ph_jw_key(w, "live_at_report");
+    ph_jw_uint(w, live);
+    ph_jw_key(w, "large_passed_to_libc");
+    ph_jw_uint(w, passed);
+    ph_jw_key(w, "placement_failures");
+    ph_jw_uint(w, failed);
+    ph_jw_end(w);
+    ph_jw_key(w, "static");
+    ph_jw_object(w, 1);
+    ph_jw_key(w, "segments");
+    ph_jw_uint(w, static_segments);
+    ph_jw_key(w, "bytes");
+    ph_jw_uint(w, static_bytes);
+    ph_jw_end(w);
+    ph_preload_ompt_report(w);
+    ph_jw_end(w);
 }
 
 __attribute__((constructor)) static void preload_start(void)
@@ -119,6 +170,7 @@ __attribute__((constructor)) static void preload_start(void)
                 "runs without it", ph_last_error());
         return;
     }
+    ph_engine_set_report_extra(report_transparent);
     size_t threshold = (size_t)ph_opt_int(PH_OPT_HOT_THRESHOLD);
     if (ph_opt_int(PH_OPT_ENGINE) != 4 /* off */)
         register_static(threshold);

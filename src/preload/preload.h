@@ -36,4 +36,9 @@ void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);
 void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
                         uint64_t *large_passed, uint64_t *failed);
 
+/* ompt.c: the "openmp" object of the report (what the tools interface
+ * saw; says so when no OpenMP runtime started the tool). */
+struct ph_jw;
+void ph_preload_ompt_report(struct ph_jw *w);
+
 #endif

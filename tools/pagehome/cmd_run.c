@@ -349,6 +349,38 @@ static int use_libomp_for_gomp(const run_opts *o)
     return 0;
 }
 
+/* The program wrote no statistics file: pagehome never started an engine
+ * in it (no hot area, no OpenMP runtime that reached it) or it died
+ * first.  Write a small one that says so, so that a report always
+ * exists after --report. */
+static void report_if_silent(const char *path, const char *prog,
+                             const char *omp, int status)
+{
+    if (access(path, F_OK) == 0)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "pagehome: --report %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "{\n  \"pagehome_stats\": 1,\n  \"engine\": null,\n"
+               "  \"note\": \"%s\",\n  \"transparent\": {\n"
+               "    \"program\": \"",
+            WIFSIGNALED(status)
+                ? "the program was killed by a signal before pagehome wrote its statistics"
+                : "pagehome started no engine in the program: no allocation or static "
+                  "array reached the hot threshold and no OpenMP runtime started the "
+                  "tools interface");
+    for (const char *c = prog; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fputc('\\', f);
+        fputc((unsigned char)*c < 0x20 ? '?' : *c, f);
+    }
+    fprintf(f, "\",\n    \"openmp\": {\"runtime_seen\": false, \"runtime_linked\": \"%s\"}\n"
+               "  }\n}\n", omp && *omp ? omp : "none");
+    fclose(f);
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -396,6 +428,10 @@ int cmd_run(int argc, char **argv)
     prepend_env("LD_PRELOAD", pre, ':');
     if (o.verbose)
         fprintf(stderr, "pagehome: running %s with %s\n", prog, pre);
+    /* The report is the program's; a stale one must not pass for it. */
+    if (o.report && *o.report && unlink(o.report) != 0 && errno != ENOENT)
+        return cli_error(1, "run: --report %s: cannot replace it: %s", o.report,
+                         strerror(errno));
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
@@ -412,6 +448,8 @@ int cmd_run(int argc, char **argv)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     cleanup_runtime_dir();
+    if (o.report && *o.report)
+        report_if_silent(o.report, prog, ei.omp, status);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         signal(sig, SIG_DFL);
