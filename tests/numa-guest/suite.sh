@@ -38,7 +38,7 @@ if [ -x "$build/tests/guest/guest_engine" ]; then
 fi
 # transparent mode: unmodified programs in the first-touch trap, gcc
 # (run on LLVM's libomp) and clang builds, plain and under `pagehome run`
-for prog in prog_trap prog_trap_clang prog_static prog_static_clang prog_oneregion prog_oneregion_clang prog_sigsegv prog_sigsegv_clang prog_phase prog_alloc prog_common prog_common_nobt; do
+for prog in prog_trap prog_trap_clang prog_static prog_static_clang prog_oneregion prog_oneregion_clang prog_sigsegv prog_sigsegv_clang prog_phase prog_cxx prog_cxx_clang prog_alloc prog_common prog_common_nobt; do
     if [ -x "$build/tests/preload/$prog" ]; then
         run "run-$prog" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
             sh "$(dirname "$0")/../preload/check_run.sh" \
