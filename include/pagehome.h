@@ -273,6 +273,9 @@ typedef struct ph_engine_stats {
     uint64_t bytes_moved;
     uint64_t predictive_switches, thread_migrations;
     uint64_t replayed, undone;  /* pages moved by phase replay / undo */
+    /* 2 MiB pages: moved whole (also counted in migrated), split into
+     * 4 KiB pages, collapsed again */
+    uint64_t huge_migrated, huge_split, huge_collapsed;
     uint64_t engine_ns, move_ns, sampler_ns;
     int active;              /* the iterative mechanism is still running */
     int predictive;          /* the predictive criterion is in force */
@@ -287,6 +290,7 @@ typedef struct ph_area_stats {
     uint64_t accesses, remote_accesses; /* estimated, see above */
     uint64_t bytes_moved;
     uint64_t migrated_first2;  /* migrations in the first 2 invocations */
+    uint64_t huge_migrated, huge_split, huge_collapsed; /* 2 MiB pages */
 } ph_area_stats_t;
 
 PH_API int ph_engine_stats(ph_engine_stats_t *out);

@@ -77,6 +77,8 @@ typedef struct ph_engine_cfg {
     unsigned hybrid_iters;
     unsigned sample_period_ms;
     size_t sample_max_moves;  /* 0 = no cap */
+    double huge_split_share;  /* 0 = never split 2 MiB pages */
+    unsigned huge_collapse_after; /* 0 = never collapse */
 } ph_engine_cfg;
 
 /* The configuration the tunables describe. */
@@ -100,6 +102,7 @@ typedef struct ph_invocation {
     uint64_t accesses;        /* estimated: samples x sample_weight */
     uint64_t remote_before, remote_after; /* of those, not at the home */
     uint64_t bytes_moved;
+    uint64_t huge_migrated, huge_split, huge_collapsed; /* 2 MiB pages */
     double factor;           /* the area's factor after the invocation */
     double remote_ns;        /* the self-tuning metric */
     uint64_t engine_ns, move_ns, sampler_ns;

@@ -127,6 +127,12 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
 /* Current homes (node indexes, or negative errno) of n pages. */
 int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home);
 
+/* huge.c: the 2 MiB units among the n sampled pages (idx/addr/home, in
+ * page order) of area h: moved whole, split or collapsed; returns how many
+ * entries are left, compacted to the front, for the 4 KiB algorithm. */
+size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
+                           void **addr, int *home, ph_invocation *inv);
+
 /* engine.c: drain the source into the areas (or into the phase buffer
  * while recording).  Returns the time spent, ns. */
 uint64_t ph_engine_drain(ph_engine *e);

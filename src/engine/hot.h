@@ -77,8 +77,20 @@ typedef struct ph_hot {
     int cold;
     int watched;                /* its range is in the source (not while
                                    cold: a cold area costs no traps) */
+    /* 2 MiB units: the 2 MiB-aligned 512-page ranges wholly inside the
+     * area, from page index unit_first; state and collapse streak each */
+    size_t unit_first, nunits;
+    uint8_t *unit_state;        /* ph_unit_state */
+    uint8_t *unit_streak;
     ph_hot_stats st;
 } ph_hot;
+
+enum ph_unit_state {
+    PH_UNIT_UNKNOWN = 0,   /* not looked at yet */
+    PH_UNIT_SMALL = 1,     /* 4 KiB pages (looked again now and then) */
+    PH_UNIT_HUGE = 2,      /* one 2 MiB page: managed as a whole */
+    PH_UNIT_SPLIT = 3      /* split by the engine: 4 KiB pages */
+};
 
 /* New area of npages from base (4 KiB aligned) for nnodes nodes.
  * NULL/ENOMEM. */

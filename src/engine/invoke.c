@@ -9,6 +9,7 @@
  *                          or competitive criterion (otherwise);
  *       competitive: a move back to where the page came from freezes it
  *       (ping-pong prevention) instead of moving it;
+ *     (2 MiB pages first, as a whole: huge.c);
  *     keep the n most critical candidates when a cap is set;
  *     migrate the candidates in batches (the mover sorts them by target);
  *     feed the per-page results back into the bookkeeping;
@@ -298,6 +299,9 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         ph_warn("engine: out of memory scanning hot area \"%s\"", h->name);
         return 0;
     }
+    /* 2 MiB pages first: moved whole, split, or collapsed (huge.c); the
+     * 4 KiB algorithm gets the rest */
+    w->n = ph_engine_huge_pass(e, h, w->n, w->idx, w->addr, w->home, &inv);
     double per_node[PH_MAX_NODES] = {0};
     size_t m = 0; /* candidates, compacted to the front of w */
     for (size_t j = 0; j < w->n; j++) {
@@ -385,8 +389,9 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, w->idx[j], 0), n);
         inv.remote_after += remote_of(cur, n, w->home[j]);
     }
-    inv.migrated = moved;
-    inv.bytes_moved = moved * 4096;
+    inv.migrated += moved;
+    inv.bytes_moved += moved * 4096;
+    moved = inv.migrated;
     /* self-tuning (Figure 1, lines 13-16), once per sweep */
     uint64_t armed = ph_engine_armed_pages(e);
     for (int k = 0; k < n; k++)
@@ -437,6 +442,9 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     h->st.melted += inv.melted;
     h->st.remote_accesses += inv.remote_before;
     h->st.bytes_moved += inv.bytes_moved;
+    h->st.huge_migrated += inv.huge_migrated;
+    h->st.huge_split += inv.huge_split;
+    h->st.huge_collapsed += inv.huge_collapsed;
     if (h->st.invocations <= 2)
         h->st.migrated_first2 += moved;
     ph_engine_log_add(e, &inv);

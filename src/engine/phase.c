@@ -39,11 +39,13 @@ void ph_engine_phases_free(ph_engine *e)
     }
 }
 
+/* Iteration ends posted to the memory manager count: the phase calls
+ * come from the program's thread, ahead of the manager. */
 static int phases_on(const ph_engine *e)
 {
     return e->cfg.mech == PH_MECH_REPLAY ||
            (e->cfg.mech == PH_MECH_HYBRID &&
-            e->iteration >= e->cfg.hybrid_iters);
+            e->iteration + e->pending >= e->cfg.hybrid_iters);
 }
 
 static int check_phase(int phase)
@@ -216,6 +218,10 @@ int ph_engine_phase_begin(ph_engine *e, int phase)
     ph_invocation inv = {.seq = ++e->seq, .iteration = e->iteration,
                          .area_id = -1, .phase = phase};
     if (!ph->recorded) {
+        /* A recording is relative to the placement the iterative part
+         * produced: let the manager finish its posted invocations. */
+        while (e->has_mgr && (e->pending || e->busy))
+            pthread_cond_wait(&e->done_cv, &e->lock);
         /* what was sampled before the phase belongs to the areas */
         inv.sampler_ns = ph_engine_drain(e);
         ph_engine_disarm(e);

@@ -33,6 +33,9 @@ void ph_engine_log_add(ph_engine *e, const ph_invocation *inv)
     t->remote_accesses_before += inv->remote_before;
     t->remote_accesses_after += inv->remote_after;
     t->bytes_moved += inv->bytes_moved;
+    t->huge_migrated += inv->huge_migrated;
+    t->huge_split += inv->huge_split;
+    t->huge_collapsed += inv->huge_collapsed;
     t->engine_ns += inv->engine_ns;
     t->move_ns += inv->move_ns;
     t->sampler_ns += inv->sampler_ns;
@@ -162,6 +165,9 @@ static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
     KU(w, "accesses", s->accesses);
     KU(w, "remote_accesses", s->remote_accesses);
     KU(w, "bytes_moved", s->bytes_moved);
+    KU(w, "huge_migrated", s->huge_migrated);
+    KU(w, "huge_split", s->huge_split);
+    KU(w, "huge_collapsed", s->huge_collapsed);
     /* home strips: node index of each bucket's middle page, -1 unknown */
     KD(w, "strip_pages_per_bucket",
        r->nend ? (double)r->npages / (double)r->nend
@@ -206,6 +212,9 @@ static void write_inv(ph_jw *w, const ph_invocation *v)
     KU(w, "remote_before", v->remote_before);
     KU(w, "remote_after", v->remote_after);
     KU(w, "bytes_moved", v->bytes_moved);
+    KU(w, "huge_migrated", v->huge_migrated);
+    KU(w, "huge_split", v->huge_split);
+    KU(w, "huge_collapsed", v->huge_collapsed);
     KD(w, "factor", v->factor);
     KD(w, "remote_ns", v->remote_ns);
     KU(w, "engine_ns", v->engine_ns);
@@ -257,6 +266,9 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "thread_migrations", t.thread_migrations);
     KU(&w, "replayed", t.replayed);
     KU(&w, "undone", t.undone);
+    KU(&w, "huge_migrated", t.huge_migrated);
+    KU(&w, "huge_split", t.huge_split);
+    KU(&w, "huge_collapsed", t.huge_collapsed);
     KU(&w, "engine_ns", t.engine_ns);
     KU(&w, "move_ns", t.move_ns);
     KU(&w, "sampler_ns", t.sampler_ns);

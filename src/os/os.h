@@ -116,6 +116,18 @@ typedef struct ph_os_ops {
      * part of a 2 MiB page (THP or hugetlbfs), 0 when not, as best the
      * implementation can tell. */
     int (*huge_state)(ph_os *os, void *addr, size_t n, uint8_t *huge);
+    /* Change the page size of the 2 MiB-aligned range [addr, addr+len)
+     * (len a multiple of 2 MiB) now, keeping its data.  split = 1: every
+     * 2 MiB page there becomes 512 4 KiB pages, each staying where it is,
+     * and THP is turned off for the range so that it is not collapsed
+     * again behind our back.  split = 0: THP is turned on and the range is
+     * collapsed into 2 MiB pages now where possible; each lands where
+     * most of its 4 KiB pages were.  Linux: MADV_NOHUGEPAGE + MADV_COLD on
+     * one 4 KiB page of each unit (the kernel splits a huge page that a
+     * madvise covers only in part); MADV_HUGEPAGE + MADV_COLLAPSE (Linux
+     * >= 6.1; older kernels: -1/EOPNOTSUPP, khugepaged may still collapse
+     * later).  Units that are not resident are left alone. */
+    int (*huge_split)(ph_os *os, void *addr, size_t len, int split);
 
     int (*current_cpu)(ph_os *os);
     int (*current_node)(ph_os *os);

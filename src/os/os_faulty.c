@@ -214,6 +214,12 @@ static int fy_advise_huge(ph_os *os, void *addr, size_t len, int on)
     return f->inner->ops->advise_huge(f->inner, addr, len, on);
 }
 
+static int fy_huge_split(ph_os *os, void *addr, size_t len, int split)
+{
+    faulty_state *f = os->impl;
+    return f->inner->ops->huge_split(f->inner, addr, len, split);
+}
+
 static int fy_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
 {
     faulty_state *f = os->impl;
@@ -276,6 +282,7 @@ static const ph_os_ops faulty_ops = {
     .unmap = fy_unmap,
     .advise_huge = fy_advise_huge,
     .huge_state = fy_huge_state,
+    .huge_split = fy_huge_split,
     .current_cpu = fy_current_cpu,
     .current_node = fy_current_node,
     .set_thread_node = fy_set_thread_node,

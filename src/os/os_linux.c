@@ -647,6 +647,47 @@ static int lx_advise_huge(ph_os *os, void *addr, size_t len, int on)
     return 0;
 }
 
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+static int lx_huge_split(ph_os *os, void *addr, size_t len, int split)
+{
+    (void)os;
+    uintptr_t a = (uintptr_t)addr;
+    if (a % PH_PAGE_2M || len % PH_PAGE_2M || len == 0)
+        return ph_fail(EINVAL, "huge_split: [%p, +%zu) is not whole 2 MiB pages",
+                       addr, len);
+    if (madvise(addr, len, split ? MADV_NOHUGEPAGE : MADV_HUGEPAGE) != 0) {
+        int e = errno;
+        return ph_fail(e, "huge_split: madvise(%s) failed: %s",
+                       split ? "MADV_NOHUGEPAGE" : "MADV_HUGEPAGE", strerror(e));
+    }
+    if (split) {
+        /* A madvise that covers part of a PMD-mapped huge page splits it;
+         * MADV_COLD only ages the page (data and home stay). */
+        for (uintptr_t u = a; u < a + len; u += PH_PAGE_2M)
+            if (madvise((void *)u, PH_PAGE_4K, MADV_COLD) != 0) {
+                int e = errno;
+                return ph_fail(e, "huge_split: madvise(MADV_COLD) failed: %s",
+                               strerror(e));
+            }
+        return 0;
+    }
+    if (madvise(addr, len, MADV_COLLAPSE) != 0) {
+        int e = errno;
+        if (e == EINVAL || e == ENOSYS)
+            return ph_fail(EOPNOTSUPP, "huge_split: this kernel cannot collapse "
+                           "huge pages on request (MADV_COLLAPSE, Linux >= 6.1)");
+        return ph_fail(e, "huge_split: madvise(MADV_COLLAPSE) failed: %s",
+                       strerror(e));
+    }
+    return 0;
+}
+
 /* ---- huge_state ------------------------------------------------------- */
 
 #define PM_PRESENT (1ull << 63)
@@ -969,6 +1010,7 @@ static const ph_os_ops linux_ops = {
     .unmap = lx_unmap,
     .advise_huge = lx_advise_huge,
     .huge_state = lx_huge_state,
+    .huge_split = lx_huge_split,
     .current_cpu = lx_current_cpu,
     .current_node = lx_current_node,
     .set_thread_node = lx_set_thread_node,

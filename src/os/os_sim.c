@@ -883,6 +883,92 @@ static int sim_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
     return 0;
 }
 
+/* Carve the page-aligned [a, b), which lies inside one tracked range, out
+ * as a range of its own with page size page_bytes (homes kept).  The
+ * range, or NULL/ENOMEM (nothing changed), or NULL/ENOENT (not inside one
+ * tracked range). */
+static sim_range *carve(sim_state *s, uintptr_t a, uintptr_t b, size_t page_bytes)
+{
+    sim_range *r = find(s, a);
+    if (!r || b > r->end) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (r->start == a && r->end == b) {
+        r->page_bytes = page_bytes;
+        return r;
+    }
+    size_t n = npages_of(r);
+    size_t from = (a - r->start) / PH_PAGE_4K, to = (b - r->start) / PH_PAGE_4K;
+    sim_range *left = from ? slice(r, 0, from) : NULL;
+    sim_range *mid = slice(r, from, to);
+    sim_range *right = to < n ? slice(r, to, n) : NULL;
+    if ((from && !left) || !mid || (to < n && !right) || s->nr + 2 > s->capr) {
+        size_t cap = s->capr * 2 + 2;
+        sim_range **nr = s->nr + 2 > s->capr ? realloc(s->r, cap * sizeof *nr) : s->r;
+        if (!nr || (from && !left) || !mid || (to < n && !right)) {
+            range_free(left);
+            range_free(mid);
+            range_free(right);
+            errno = ENOMEM;
+            return NULL;
+        }
+        s->r = nr;
+        s->capr = cap;
+    }
+    /* The pieces hold the same homes: the per-node counts do not change. */
+    size_t i = upper(s, r->start) - 1;
+    memmove(s->r + i, s->r + i + 1, (s->nr - i - 1) * sizeof *s->r);
+    s->nr--;
+    range_free(r);
+    mid->page_bytes = page_bytes;
+    (void)insert(s, mid);
+    if (left)
+        (void)insert(s, left);
+    if (right)
+        (void)insert(s, right);
+    return mid;
+}
+
+/* The real madvise (as on Linux), and the recorded page size of each
+ * resident unit; a collapsed unit is homed where most of its pages were. */
+static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
+{
+    sim_state *s = os->impl;
+    uintptr_t a = (uintptr_t)addr;
+    if (a % PH_PAGE_2M || len % PH_PAGE_2M || len == 0)
+        return ph_fail(EINVAL, "huge_split: [%p, +%zu) is not whole 2 MiB pages",
+                       addr, len);
+    if (madvise(addr, len, split ? MADV_NOHUGEPAGE : MADV_HUGEPAGE) != 0) {
+        int e = errno;
+        return ph_fail(e, "huge_split: madvise failed: %s", strerror(e));
+    }
+    pthread_mutex_lock(&s->lock);
+    int rc = 0;
+    for (uintptr_t u = a; u < a + len && rc == 0; u += PH_PAGE_2M) {
+        sim_range *r = find(s, u);
+        if (!r || u + PH_PAGE_2M > r->end)
+            continue; /* not tracked: nothing resident to change */
+        if (r->page_bytes == (split ? PH_PAGE_4K : PH_PAGE_2M))
+            continue;
+        sim_range *m = carve(s, u, u + PH_PAGE_2M, split ? PH_PAGE_4K : PH_PAGE_2M);
+        if (!m) {
+            rc = ph_fail(errno, "huge_split: out of memory tracking pages");
+            break;
+        }
+        if (!split) {
+            int count[PH_MAX_NODES] = {0}, best = -1;
+            for (size_t k = 0; k < SIM_UNIT_PAGES; k++)
+                if (m->home[k] >= 0 && ++count[m->home[k]] > (best >= 0 ? count[best] : 0))
+                    best = m->home[k];
+            if (best >= 0)
+                set_unit_home(s, m, 0, SIM_UNIT_PAGES, best);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 /* ---- probe / close ---------------------------------------------------------- */
 
 static int sim_probe(ph_os *os, ph_os_probe *out)
@@ -931,6 +1017,7 @@ static const ph_os_ops sim_ops = {
     .unmap = sim_unmap,
     .advise_huge = sim_advise_huge,
     .huge_state = sim_huge_state,
+    .huge_split = sim_huge_split,
     .current_cpu = sim_current_cpu,
     .current_node = sim_current_node,
     .set_thread_node = sim_set_thread_node,

@@ -548,3 +548,63 @@ size_t ph_crit_most_critical(const double *ratio, size_t count, double thr,
     }
     return k;
 }
+
+/* ---- huge pages ----------------------------------------------------------- */
+
+int ph_crit_dominant(const uint32_t *acc, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (acc[i] && (best < 0 || acc[i] > acc[best]))
+            best = i;
+    return best;
+}
+
+int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
+                 int home, double factor, int optimistic, double split_share,
+                 uint32_t *agg, int *target, double *ratio)
+{
+    *target = -1;
+    if (ratio)
+        *ratio = 0.0;
+    if (!m || !sub || !agg || m->nnodes < 1)
+        return PH_HUGE_KEEP;
+    const int n = m->nnodes;
+    for (int k = 0; k < n; k++)
+        agg[k] = 0;
+    for (size_t j = 0; j < nsub; j++)
+        for (int k = 0; k < n; k++)
+            agg[k] += sub[j * (size_t)n + (size_t)k];
+    int dom = ph_crit_dominant(agg, n);
+    if (dom < 0)
+        return PH_HUGE_KEEP;
+    uint64_t total = 0, foreign = 0;
+    size_t prefs = 0; /* sampled subpages with a dominant node */
+    for (size_t j = 0; j < nsub; j++) {
+        const uint32_t *c = sub + j * (size_t)n;
+        int d = ph_crit_dominant(c, n);
+        uint64_t t = 0;
+        for (int k = 0; k < n; k++)
+            t += c[k];
+        total += t;
+        if (d >= 0)
+            prefs++;
+        if (d >= 0 && d != dom)
+            foreign += t;
+    }
+    if (prefs >= 2 && split_share > 0.0 &&
+        (double)foreign >= split_share * (double)total)
+        return PH_HUGE_SPLIT;
+    *target = ph_crit_competitive(m, agg, home, factor, optimistic, ratio);
+    return *target >= 0 ? PH_HUGE_MOVE : PH_HUGE_KEEP;
+}
+
+int ph_crit_one_node(const int *homes, size_t n)
+{
+    if (n == 0 || homes[0] < 0)
+        return -1;
+    for (size_t i = 1; i < n; i++)
+        if (homes[i] != homes[0])
+            return -1;
+    return homes[0];
+}

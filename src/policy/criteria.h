@@ -35,6 +35,15 @@
  *   n most critical (WOMPAT 2.2):  eligible when raccmax / lacc > thr
  *     (lacc == 0 and raccmax > 0 counts as infinitely critical); when more
  *     than n are eligible, the n with the highest ratio.
+ *   huge pages (ours; seed 001's future work, a mix of page sizes):  the
+ *     counts of a 2 MiB page are the sums over its sampled 4 KiB
+ *     subpages.  It is split into 4 KiB pages when its subpages disagree:
+ *     the accesses of the subpages whose own dominant node is not the huge
+ *     page's dominant node make up at least split_share of its accesses
+ *     (page-level false sharing at 2 MiB: moving it whole would only move
+ *     the problem).  Otherwise it is one page for the competitive
+ *     criterion.  A split 2 MiB range whose 512 pages all live on one node
+ *     and whose sampled pages all prefer that node is collapsed again.
  */
 #ifndef PH_POLICY_CRITERIA_H
 #define PH_POLICY_CRITERIA_H
@@ -107,5 +116,20 @@ double ph_crit_criticality(const uint32_t *acc, int n, int home, int *target);
  * may use. */
 size_t ph_crit_most_critical(const double *ratio, size_t count, double thr,
                              size_t n, size_t *order, size_t *scratch);
+
+/* Huge pages.  sub[j*n .. j*n+n) are the counts of the j-th of nsub
+ * sampled subpages of one 2 MiB page whose home is `home`; agg[0..n) gets
+ * their sums.  Returns PH_HUGE_SPLIT, PH_HUGE_MOVE (*target set, *ratio
+ * as ph_crit_competitive) or PH_HUGE_KEEP. */
+enum { PH_HUGE_KEEP = 0, PH_HUGE_MOVE = 1, PH_HUGE_SPLIT = 2 };
+int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
+                 int home, double factor, int optimistic, double split_share,
+                 uint32_t *agg, int *target, double *ratio);
+/* The dominant node of acc[0..n) (most accesses, lowest index on ties),
+ * -1 when all are 0. */
+int ph_crit_dominant(const uint32_t *acc, int n);
+/* The node every one of homes[0..n) is on, -1 when they differ or one is
+ * unknown (< 0). */
+int ph_crit_one_node(const int *homes, size_t n);
 
 #endif

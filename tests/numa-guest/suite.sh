@@ -36,6 +36,11 @@ if [ -x "$build/tests/guest/guest_engine" ]; then
     run guest_engine env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_STATS_FILE=/tmp/engine_stats.json "$build/tests/guest/guest_engine"
 fi
+if [ -x "$build/tests/guest/guest_huge" ]; then
+    run guest_huge env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+        PAGEHOME_ENGINE_SYNC=1 PAGEHOME_SAMPLE_PAGES=0 PAGEHOME_STABLE_AFTER=0 \
+        "$build/tests/guest/guest_huge"
+fi
 # transparent mode: unmodified programs in the first-touch trap, gcc
 # (run on LLVM's libomp) and clang builds, plain and under `pagehome run`
 for prog in prog_trap prog_trap_clang prog_static prog_static_clang prog_oneregion prog_oneregion_clang prog_sigsegv prog_sigsegv_clang prog_phase prog_cxx prog_cxx_clang prog_alloc prog_common prog_common_nobt; do
@@ -47,7 +52,7 @@ for prog in prog_trap prog_trap_clang prog_static prog_static_clang prog_oneregi
 done
 # the hybrid mechanism finds prog_phase's phase by itself (real moves)
 if [ -x "$build/tests/preload/prog_phase" ]; then
-    run run-prog_phase-hybrid env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+    run run-prog_phase-hybrid env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores PAGEHOME_ENGINE_SYNC=1 \
         sh "$(dirname "$0")/../preload/check_phase.sh" \
         "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_phase" 256 12
 fi
