@@ -10,7 +10,9 @@
  * executable's writable segments -- .data (file-backed, "rw-p" with the
  * executable's path in /proc/self/maps) and .bss (the anonymous "rw-p"
  * mapping right after it).  Those of at least hot_threshold bytes are
- * registered (and marked MADV_NOHUGEPAGE, for 4 KiB precision).  The
+ * registered (and marked MADV_NOHUGEPAGE, for 4 KiB precision; with
+ * pagesize 2M their whole 2 MiB pages are moved onto THP instead, see
+ * to_huge()).  The
  * first page of the file-backed segment is left out: it
  * holds the GOT and the runtime's small variables, which every call
  * through the PLT touches (watching it would trap all the time and tell
@@ -29,6 +31,7 @@
 #include "engine/engine.h"
 #include "config/options.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,8 +73,75 @@ static int parse_map_line(const char *s, map_line *m)
     return 0;
 }
 
+#define HUGE_BYTES ((uintptr_t)2 << 20)
+
+/* pagesize 2M: put the whole 2 MiB pages inside the static segment
+ * [lo, hi) on THP.  A new THP mapping is made elsewhere, the segment's
+ * contents are copied into it (for .bss only the pages that are resident:
+ * the others are zero and stay untouched, so first touch still places
+ * them), and mremap moves it over the segment.  Runs in the constructor,
+ * before main(), while the program has no threads of its own: nothing
+ * writes the segment between the copy and the remap.  The parts before
+ * the first and after the last 2 MiB boundary stay 4 KiB pages. */
+static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
+{
+    uintptr_t a = (lo + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+    uintptr_t b = hi & ~(HUGE_BYTES - 1);
+    if (b <= a) {
+        ph_info("transparent mode: static %s segment %p-%p holds no whole 2 MiB "
+                "page: not convertible, 4 KiB pages", what, (void *)lo, (void *)hi);
+        madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+        return;
+    }
+    size_t len = b - a;
+    char *raw = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
+        ph_warn("transparent mode: static %s segment: no memory to convert it to "
+                "2 MiB pages: 4 KiB pages", what);
+        return;
+    }
+    uintptr_t n = ((uintptr_t)raw + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+    if (n > (uintptr_t)raw)
+        munmap(raw, n - (uintptr_t)raw);
+    if ((uintptr_t)raw + len + HUGE_BYTES > n + len)
+        munmap((void *)(n + len), (uintptr_t)raw + len + HUGE_BYTES - (n + len));
+    if (madvise((void *)n, len, MADV_HUGEPAGE) != 0) {
+        munmap((void *)n, len);
+        ph_info("transparent mode: static %s segment: THP refused by the kernel: "
+                "4 KiB pages", what);
+        return;
+    }
+    int bss = strcmp(what, "bss") == 0;
+    unsigned char vec[512];
+    size_t copied = 0;
+    for (uintptr_t u = a; u < b; u += HUGE_BYTES) {
+        int resident = !bss || mincore((void *)u, HUGE_BYTES, vec) != 0;
+        for (size_t k = 0; k < 512; k++) {
+            if (!resident && !(vec[k] & 1))
+                continue;
+            memcpy((void *)(n + (u - a) + k * 4096), (void *)(u + k * 4096), 4096);
+            copied += 4096;
+        }
+    }
+    if (mremap((void *)n, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)a) == MAP_FAILED) {
+        ph_warn("transparent mode: static %s segment: mremap failed (%s): 4 KiB pages",
+                what, strerror(errno));
+        munmap((void *)n, len);
+        return;
+    }
+    if (a > lo)
+        madvise((void *)lo, a - lo, MADV_NOHUGEPAGE);
+    if (hi > b)
+        madvise((void *)b, hi - b, MADV_NOHUGEPAGE);
+    ph_info("transparent mode: static %s segment: %zu MiB on 2 MiB pages "
+            "(%zu KiB copied), %zu KiB at its ends on 4 KiB pages", what, len >> 20,
+            copied >> 10, (size_t)((a - lo) + (hi - b)) >> 10);
+}
+
 static void register_static(size_t threshold)
 {
+    int huge = ph_opt_int(PH_OPT_PAGESIZE) == (int64_t)HUGE_BYTES;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
@@ -100,10 +170,13 @@ static void register_static(size_t threshold)
         after_exe_data = rw && is_exe;
         if (!what || m.hi <= lo || m.hi - lo < threshold)
             continue;
-        /* 4 KiB precision: with THP=always the kernel would back the
-         * segment with 2 MiB pages, and moving one 4 KiB page of those
-         * moves all 512 (pages not yet touched are not huge yet). */
-        madvise((void *)lo, m.hi - lo, MADV_NOHUGEPAGE);
+        if (huge)
+            to_huge(lo, m.hi, what);
+        else
+            /* 4 KiB precision: with THP=always the kernel would back the
+             * segment with 2 MiB pages, and moving one 4 KiB page of those
+             * moves all 512 (pages not yet touched are not huge yet). */
+            madvise((void *)lo, m.hi - lo, MADV_NOHUGEPAGE);
         char name[64];
         snprintf(name, sizeof name, "static %s #%d", what, count++);
         if (!ph_area_register((void *)lo, m.hi - lo, name))

@@ -32,9 +32,10 @@
  * VMAs: the kernel merges the pieces of a split range again when they
  * are lifted, but only pieces that share an anon_vma.  Memory first
  * touched while split (never-faulted pages armed and then touched) gets
- * one anon_vma per piece, and those pieces stay separate VMAs for good.
- * Hot data is normally faulted before it is watched; the engine should
- * not arm ranges it knows to be untouched.
+ * one anon_vma per piece, and those pieces stay separate VMAs for good;
+ * nor can the kernel give a 2 MiB page to memory faulted inside a piece
+ * smaller than 2 MiB.  So arm() leaves out runs with no resident page
+ * (mincore): untouched memory is first touched unwatched.
  *
  * Limits: PH_SIG_MAX_INSTANCES samplers and PH_SIG_MAX_SLOTS ranges at
  * once (the handler scans the range table linearly, after trying the
@@ -462,6 +463,42 @@ static int sp_disarm(ph_source *src)
     return 0;
 }
 
+/* Drop the chosen runs none of whose pages is resident (mincore): such
+ * memory has never been touched, so it has nothing to tell, and
+ * protecting it would cut its VMA before its first touch -- the kernel
+ * could then not give it 2 MiB pages, and the pieces faulted while cut
+ * stay separate VMAs.  Its first touch happens unwatched; later intervals
+ * watch it. */
+static void keep_resident(sampler *s)
+{
+    unsigned char vec[1024];
+    size_t keep = 0;
+    for (size_t k = 0; k < s->narmed;) {
+        uintptr_t span;
+        size_t span_len, first = k;
+        k = span_end(s, k, s->narmed, &span, &span_len);
+        for (size_t j = first; j < k; j++) {
+            size_t len;
+            uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
+            int any = 0;
+            for (uintptr_t q = a; q < a + len && !any;) {
+                size_t chunk = a + len - q < sizeof vec * PG_BYTES ? a + len - q
+                                                                   : sizeof vec * PG_BYTES;
+                if (mincore((void *)q, chunk, vec) != 0) {
+                    any = 1; /* cannot tell: watch it */
+                    break;
+                }
+                for (size_t v = 0; v < chunk / PG_BYTES && !any; v++)
+                    any = vec[v] & 1;
+                q += chunk;
+            }
+            if (any)
+                s->armed[keep++] = s->armed[j];
+        }
+    }
+    s->narmed = keep;
+}
+
 static int sp_arm(ph_source *src, int full)
 {
     sampler *s = sp_of(src);
@@ -474,6 +511,7 @@ static int sp_arm(ph_source *src, int full)
         choose_full(s);
     else
         choose_budget(s);
+    keep_resident(s);
     int rc = protect(s, 0, s->narmed);
     for (size_t k = 0; k < s->narmed; k++) {
         size_t len;

@@ -50,6 +50,13 @@ for prog in prog_trap prog_trap_clang prog_static prog_static_clang prog_oneregi
             "$build/tools/pagehome/pagehome" "$build/tests/preload/$prog" 90 512 12
     fi
 done
+# pagesize 2M: static grids on THP; 1 MiB blocks per thread share each
+# 2 MiB page between two threads, so the engine splits them
+if [ -x "$build/tests/preload/prog_static" ]; then
+    run run-prog_static-2m env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+        PAGEHOME_PAGESIZE=2M sh "$(dirname "$0")/../preload/check_run.sh" \
+        "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_static" 90 512 12
+fi
 # the hybrid mechanism finds prog_phase's phase by itself (real moves)
 if [ -x "$build/tests/preload/prog_phase" ]; then
     run run-prog_phase-hybrid env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores PAGEHOME_ENGINE_SYNC=1 \

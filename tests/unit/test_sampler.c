@@ -562,6 +562,8 @@ static void *stack_thread(void *p)
      * 128 KiB watched, reaching below deep()'s stack pointer. */
     uintptr_t top = ((uintptr_t)&here & ~(uintptr_t)(PG - 1)) - 16 * PG;
     uintptr_t lo = top - STACK_PAGES * PG;
+    /* once unwatched first: the sampler watches resident pages only */
+    (void)deep(&here);
     a->s->ops->add_range(a->s, (void *)lo, STACK_PAGES * PG);
     a->s->ops->arm(a->s, 1);
     a->intact = deep(&here);
@@ -593,6 +595,37 @@ static void test_stack(void)
 }
 
 /* ---- ring overflow, errors, Linux ----------------------------------------------------- */
+
+/* Never-touched pages are not watched (their first touch would come
+ * while their VMA is cut by protections); once touched they are. */
+static void test_untouched_not_armed(void)
+{
+    size_t n = 64;
+    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED);
+    ph_source *s = open_sampler(sim, 0, 1024, 1, 256);
+    CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+    for (size_t p = 0; p < n / 2; p++)
+        buf[p * PG] = 1; /* the first half is touched */
+    ph_source_stats st;
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    s->ops->stats(s, &st);
+    CHECK_EQ(st.armed_pages, n / 2);
+    for (size_t p = 0; p < n; p++)
+        buf[p * PG] = 2; /* traps in the first half only */
+    CHECK_EQ(s->ops->disarm(s), 0);
+    coll c = {0};
+    CHECK_EQ(s->ops->drain(s, collect, &c), n / 2);
+    free(c.s);
+    CHECK_EQ(s->ops->arm(s, 1), 0); /* now all of it is resident */
+    s->ops->stats(s, &st);
+    CHECK_EQ(st.armed_pages, n / 2 + n);
+    CHECK_EQ(s->ops->disarm(s), 0);
+    CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+    s->ops->close(s);
+    munmap(buf, n * PG);
+}
 
 static void test_overflow(void)
 {
@@ -677,6 +710,7 @@ int main(void)
     test_remove_hammered();
     test_chain();
     test_stack();
+    test_untouched_not_armed();
     test_overflow();
     test_errors();
     test_linux();
