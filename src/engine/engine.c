@@ -59,6 +59,7 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
     c->critical_pages = (size_t)ph_opt_int(PH_OPT_CRITICAL_PAGES);
     c->critical_threshold = ph_opt_double(PH_OPT_CRITICAL_THRESHOLD);
     c->hybrid_iters = (unsigned)ph_opt_int(PH_OPT_HYBRID_ITERS);
+    c->observe = ph_opt_bool(PH_OPT_OBSERVE);
     c->huge_split_share = ph_opt_double(PH_OPT_HUGE_SPLIT_SHARE);
     c->huge_collapse_after = (unsigned)ph_opt_int(PH_OPT_HUGE_COLLAPSE_AFTER);
     c->sample_period_ms = (unsigned)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS);

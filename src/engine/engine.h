@@ -77,6 +77,7 @@ typedef struct ph_engine_cfg {
     unsigned hybrid_iters;
     unsigned sample_period_ms;
     size_t sample_max_moves;  /* 0 = no cap */
+    int observe;              /* decide, never move or split */
     double huge_split_share;  /* 0 = never split 2 MiB pages */
     unsigned huge_collapse_after; /* 0 = never collapse */
 } ph_engine_cfg;

@@ -56,6 +56,9 @@ typedef struct ph_area_rec {
     size_t nstart, nend;                   /* buckets taken, 0 = none */
     int8_t strip_start[PH_STRIP_MAX];      /* node index per bucket, -1 */
     int8_t strip_end[PH_STRIP_MAX];
+    /* at the end: pages ever sampled, those of them on the node that
+     * sampled them most (queried), pages moved twice or more */
+    uint64_t sampled_pages, sampled_local, moved_twice;
 } ph_area_rec;
 
 struct ph_engine {

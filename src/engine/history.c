@@ -18,6 +18,10 @@
  *     time.  Where the kernel cannot say (a page not yet touched, or one
  *     the sampler holds PROT_NONE on a kernel older than 6.5) the
  *     engine's own bookkeeping fills in when it knows the home.
+ *   - the owner-local share at the end: of the pages ever sampled, those
+ *     whose home (asked of the OS) is the node that sampled them most over
+ *     the whole run (cumulative counts), and the pages the engine moved
+ *     twice or more (thrashing shows there).
  * At most PH_HISTORY_MAX records; later areas are counted, not recorded.
  * All functions run with the engine lock held.
  */
@@ -57,6 +61,43 @@ static size_t take_strip(ph_engine *e, const ph_hot *h, int8_t *strip)
         strip[b] = (int8_t)(home[b] >= 0 && home[b] < e->nnodes ? home[b] : -1);
     }
     return nb;
+}
+
+/* Owner-local share and pages moved twice, into r. */
+static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
+{
+    enum { BATCH = 1024 };
+    void *pages[BATCH];
+    int dom[BATCH], home[BATCH];
+    int n = e->nnodes;
+    r->sampled_pages = r->sampled_local = r->moved_twice = 0;
+    size_t k = 0;
+    for (size_t i = 0; i <= h->npages; i++) {
+        if (i < h->npages) {
+            r->moved_twice += h->pages[i].migrations >= 2;
+            uint32_t *cnt = ph_hot_counts(h, i, 0);
+            if (!cnt)
+                continue;
+            /* cumulative counts plus this interval's */
+            uint32_t acc[PH_MAX_NODES];
+            const uint32_t *cum = ph_cnt_cum(cnt, n), *cur = ph_cnt_cur(cnt, n);
+            for (int q = 0; q < n; q++)
+                acc[q] = cum[q] + cur[q];
+            int d = ph_crit_dominant(acc, n);
+            if (d < 0)
+                continue;
+            pages[k] = (void *)(h->base + i * 4096);
+            dom[k++] = d;
+        }
+        if (k == BATCH || (i == h->npages && k)) {
+            if (ph_engine_query(e, k, pages, home) == 0) {
+                r->sampled_pages += k;
+                for (size_t j = 0; j < k; j++)
+                    r->sampled_local += home[j] == dom[j];
+            }
+            k = 0;
+        }
+    }
 }
 
 void ph_history_add(ph_engine *e, const ph_hot *h)
@@ -102,6 +143,7 @@ void ph_history_retire(ph_engine *e, const ph_hot *h)
     r->st = h->st;
     r->removed_iter = (int64_t)e->iteration;
     r->nend = take_strip(e, h, r->strip_end);
+    take_locality(e, (ph_hot *)h, r);
 }
 
 void ph_history_refresh(ph_engine *e)
@@ -112,6 +154,7 @@ void ph_history_refresh(ph_engine *e)
             continue;
         r->st = e->hots[a]->st;
         r->nend = take_strip(e, e->hots[a], r->strip_end);
+        take_locality(e, e->hots[a], r);
     }
 }
 

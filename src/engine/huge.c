@@ -147,7 +147,7 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                                      e->cfg.optimistic, e->cfg.huge_split_share,
                                      agg, &target, &ratio);
                 ph_page *head = &h->pages[h->unit_first + u * UNIT_PAGES];
-                if (d == PH_HUGE_SPLIT &&
+                if (d == PH_HUGE_SPLIT && !e->cfg.observe &&
                     e->os->ops->huge_split(e->os, (void *)unit_addr(h, u),
                                            UNIT_PAGES * 4096, 1) == 0) {
                     *stt = PH_UNIT_SPLIT;
@@ -178,7 +178,7 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                     } else {
                         d = PH_HUGE_KEEP;
                     }
-                    if (d == PH_HUGE_MOVE) {
+                    if (d == PH_HUGE_MOVE && !e->cfg.observe) {
                         mv_addr[nmv] = (void *)unit_addr(h, u);
                         mv_to[nmv] = target;
                         mv_unit[nmv] = u;
@@ -190,7 +190,8 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                         inv->remote_after += remote(agg, nn, uhome);
                     }
                 }
-            } else if (*stt == PH_UNIT_SPLIT && e->cfg.huge_collapse_after) {
+            } else if (*stt == PH_UNIT_SPLIT && e->cfg.huge_collapse_after &&
+                       !e->cfg.observe) {
                 int pref = -2;
                 for (size_t j = j0; j < j1 && pref != -1; j++) {
                     int d = ph_crit_dominant(ph_cnt_cur(ph_hot_counts(h, idx[j], 0), nn), nn);

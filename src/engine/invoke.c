@@ -364,7 +364,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         m++;
     }
     *found = (size_t)inv.candidates;
-    size_t kept = keep_critical(w, m, *left == SIZE_MAX ? 0 : *left);
+    size_t kept = e->cfg.observe ? 0 : keep_critical(w, m, *left == SIZE_MAX ? 0 : *left);
     if (*left != SIZE_MAX)
         *left -= kept;
     uint64_t moved = ph_engine_move(e, kept, w->addr, w->target, w->status,

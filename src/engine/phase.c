@@ -135,7 +135,7 @@ out:
 static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
 {
     size_t n = ph->nmoves;
-    if (n == 0)
+    if (n == 0 || e->cfg.observe)
         return;
     void **pages = malloc(n * sizeof *pages);
     int *to = malloc(n * sizeof *to);

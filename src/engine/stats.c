@@ -168,6 +168,14 @@ static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
     KU(w, "huge_migrated", s->huge_migrated);
     KU(w, "huge_split", s->huge_split);
     KU(w, "huge_collapsed", s->huge_collapsed);
+    KU(w, "sampled_pages", r->sampled_pages);
+    KU(w, "sampled_pages_on_top_accessor", r->sampled_local);
+    ph_jw_key(w, "owner_local_share");
+    if (r->sampled_pages)
+        ph_jw_double(w, (double)r->sampled_local / (double)r->sampled_pages);
+    else
+        ph_jw_null(w);
+    KU(w, "pages_moved_twice", r->moved_twice);
     /* home strips: node index of each bucket's middle page, -1 unknown */
     KD(w, "strip_pages_per_bucket",
        r->nend ? (double)r->npages / (double)r->nend
@@ -246,6 +254,8 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_int(&w, e->nnodes);
     ph_jw_key(&w, "optimistic");
     ph_jw_bool(&w, e->cfg.optimistic);
+    ph_jw_key(&w, "observe");
+    ph_jw_bool(&w, e->cfg.observe);
     KU(&w, "critical_pages", e->cfg.critical_pages);
     ph_jw_end(&w);
     ph_jw_key(&w, "totals");

@@ -26,5 +26,12 @@ want "$tmp/r2.json" '"name": "heap#0 (8 MiB) prog_query+0x' "OpenMP program: its
 want "$tmp/r2.json" '"bytes": 8388608' "OpenMP program: the grid's size"
 want "$tmp/r2.json" '"strip_end": \[0' "OpenMP program: a home strip"
 want "$tmp/r2.json" '"hot_allocations": [1-9]' "OpenMP program: heap counters"
+# observe: the engine samples and decides but moves nothing; the report
+# still measures where pages are against their top accessor
+PAGEHOME_OBSERVE=1 OMP_NUM_THREADS=2 "$ph" run --report "$tmp/r3.json" -- "$prog" > /dev/null 2>&1 || fail=1
+want "$tmp/r3.json" '"observe": true' "observe: configuration"
+want "$tmp/r3.json" '"migrated": 0,' "observe: nothing migrated"
+want "$tmp/r3.json" '"owner_local_share": [0-9]' "observe: owner-local share measured"
+want "$tmp/r2.json" '"pages_moved_twice": 0' "pages moved twice counted"
 [ $fail = 0 ] && echo "check_report: ok"
 exit $fail
