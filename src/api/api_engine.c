@@ -197,6 +197,18 @@ int ph_api_engine_switch(const char *name)
                    name ? name : "(null)");
 }
 
+/* Not public: the totals if the engine is not busy, for transparent
+ * mode's progress line (src/preload/ompt.c), which must not wait for a
+ * migration in progress.  -1 when busy or no engine. */
+__attribute__((visibility("hidden"))) int ph_api_engine_try_stats(ph_engine_stats_t *out);
+int ph_api_engine_try_stats(ph_engine_stats_t *out)
+{
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (!e || atomic_load(&finalized))
+        return -1;
+    return ph_engine_try_totals(e, out);
+}
+
 PH_API int ph_finalize(void)
 {
     pthread_mutex_lock(&eng_lock);

@@ -160,6 +160,9 @@ long ph_engine_phase_pages(ph_engine *e, int phase);
 
 /* Statistics. */
 void ph_engine_get_totals(ph_engine *e, ph_engine_totals *out);
+/* The same without waiting: -1 when the engine is busy (the lock is
+ * taken), for callers on the program's critical path. */
+int ph_engine_try_totals(ph_engine *e, ph_engine_totals *out);
 /* Copy of an area's counters.  ENOENT if not registered. */
 int ph_engine_area_stats(ph_engine *e, const ph_hot *h, ph_hot_stats *out);
 /* The invocation log: copies up to max records from index first; returns

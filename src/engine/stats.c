@@ -73,6 +73,15 @@ void ph_engine_get_totals(ph_engine *e, ph_engine_totals *out)
     pthread_mutex_unlock(&e->lock);
 }
 
+int ph_engine_try_totals(ph_engine *e, ph_engine_totals *out)
+{
+    if (pthread_mutex_trylock(&e->lock) != 0)
+        return -1;
+    fill_totals(e, out);
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
 int ph_engine_area_stats(ph_engine *e, const ph_hot *h, ph_hot_stats *out)
 {
     pthread_mutex_lock(&e->lock);

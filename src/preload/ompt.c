@@ -68,6 +68,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Regions (or barriers of one region) without a period before the engine
  * falls back to the sampling mechanism. */
@@ -79,6 +81,9 @@
  * provided by the API layer when it is; absent, the fallback is reported
  * but the engine keeps its mechanism. */
 extern int ph_api_engine_switch(const char *mechanism)
+    __attribute__((weak, visibility("hidden")));
+/* The engine's totals unless it is busy (api/api_engine.c). */
+extern int ph_api_engine_try_stats(ph_engine_stats_t *out)
     __attribute__((weak, visibility("hidden")));
 
 PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
@@ -189,10 +194,50 @@ static int phase_of_locked(uintptr_t codeptr)
     return st.nphases++;
 }
 
+/* The progress line (tunable `progress`): at an iteration end, at most
+ * every 500 ms, "\r"-rewritten on stderr; a newline ends it at exit. */
+static int progress_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *p = ph_opt_str(PH_OPT_PROGRESS);
+        on = strcmp(p, "on") == 0 || (strcmp(p, "auto") == 0 && isatty(2));
+    }
+    return on;
+}
+
+static atomic_int progress_shown;
+
+static void progress(void)
+{
+    static _Atomic uint64_t last_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t prev = atomic_load(&last_ns);
+    if (now - prev < 500000000u || !atomic_compare_exchange_strong(&last_ns, &prev, now))
+        return;
+    ph_engine_stats_t es;
+    if (!ph_api_engine_try_stats || ph_api_engine_try_stats(&es) != 0)
+        return; /* busy migrating: next time */
+    double remote = es.accesses ? 100.0 * (double)es.remote_accesses_after /
+                                      (double)es.accesses : 0.0;
+    char line[160];
+    int n = snprintf(line, sizeof line,
+                     "\rpagehome: iteration %llu, %llu pages migrated, remote %.1f%% of "
+                     "samples   ",
+                     (unsigned long long)es.iterations, (unsigned long long)es.migrated,
+                     remote);
+    if (n > 0 && write(2, line, (size_t)n) > 0)
+        atomic_store(&progress_shown, 1);
+}
+
 static void iteration_end(void)
 {
     if (st.engine_on && ph_iteration_end() != 0)
         atomic_fetch_add_explicit(&st.iter_errors, 1, memory_order_relaxed);
+    if (st.engine_on && progress_on())
+        progress();
 }
 
 /* ---- callbacks --------------------------------------------------------- */
@@ -457,6 +502,8 @@ void ph_preload_ompt_report(struct ph_jw *w)
 static void print_summary(void)
 {
     if (atomic_exchange(&st.printed, 1))
+        return;
+    if (atomic_load(&progress_shown) && write(2, "\n", 1) < 0)
         return;
     if (!st.active) {
         if (ph_opt_bool(PH_OPT_VERBOSE))
