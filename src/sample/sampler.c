@@ -471,30 +471,30 @@ static int sp_disarm(ph_source *src)
  * watch it. */
 static void keep_resident(sampler *s)
 {
-    unsigned char vec[1024];
+    enum { WIN_PAGES = 4096 };
+    unsigned char vec[WIN_PAGES];
+    uintptr_t win = 0, win_end = 0; /* pages of [win, win_end) are in vec */
+    int win_ok = 0;                 /* mincore answered for it */
     size_t keep = 0;
-    for (size_t k = 0; k < s->narmed;) {
-        uintptr_t span;
-        size_t span_len, first = k;
-        k = span_end(s, k, s->narmed, &span, &span_len);
-        for (size_t j = first; j < k; j++) {
-            size_t len;
-            uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
-            int any = 0;
-            for (uintptr_t q = a; q < a + len && !any;) {
-                size_t chunk = a + len - q < sizeof vec * PG_BYTES ? a + len - q
-                                                                   : sizeof vec * PG_BYTES;
-                if (mincore((void *)q, chunk, vec) != 0) {
-                    any = 1; /* cannot tell: watch it */
-                    break;
-                }
-                for (size_t v = 0; v < chunk / PG_BYTES && !any; v++)
-                    any = vec[v] & 1;
-                q += chunk;
+    for (size_t j = 0; j < s->narmed; j++) {
+        size_t len;
+        uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
+        int any = 0;
+        for (uintptr_t q = a; q < a + len && !any; q += PG_BYTES) {
+            if (q < win || q >= win_end) {
+                /* one mincore call per WIN_PAGES pages: the runs come in
+                 * address order, so a window serves many of them */
+                uintptr_t range_end = atomic_load(&ph_sig_slots[s->armed[j].slot].end);
+                win = q;
+                win_end = q + WIN_PAGES * PG_BYTES < range_end ? q + WIN_PAGES * PG_BYTES
+                                                                : range_end;
+                win_ok = mincore((void *)win, win_end - win, vec) == 0;
             }
-            if (any)
-                s->armed[keep++] = s->armed[j];
+            /* cannot tell: watch it */
+            any = !win_ok || (vec[(q - win) / PG_BYTES] & 1);
         }
+        if (any)
+            s->armed[keep++] = s->armed[j];
     }
     s->narmed = keep;
 }
