@@ -59,6 +59,9 @@
  *   by the program are not detected.
  *
  * RE-ENTRANCY (async-signal-safety is not claimed: like malloc itself)
+ *   - the OpenMP runtime's own large allocations (caller inside libomp /
+ *     libgomp, found with dladdr) go to the real allocator: they are not
+ *     the program's data, and libomp makes some while holding its locks.
  *   - pagehome's own allocations: ph_preload_is_internal(return address)
  *     is 1 for any caller inside this library's text (found once with
  *     dl_iterate_phdr); those calls go straight to the real functions.
@@ -525,6 +528,22 @@ static void block_name(char *buf, size_t len, int kind, unsigned id,
              id, sz, who);
 }
 
+/* 1 when ra is inside the OpenMP runtime (libomp, libgomp, libiomp): its
+ * own large allocations (thread pools, task queues) are not the
+ * program's data, and it may make them while holding its own locks --
+ * which registering a hot area could need (the simulated machine asks the
+ * runtime for the thread's number). */
+static int from_openmp_runtime(const void *ra)
+{
+    Dl_info di;
+    if (!ra || !dladdr(ra, &di) || !di.dli_fname)
+        return 0;
+    const char *f = strrchr(di.dli_fname, '/');
+    f = f ? f + 1 : di.dli_fname;
+    return strncmp(f, "libomp", 6) == 0 || strncmp(f, "libgomp", 7) == 0 ||
+           strncmp(f, "libiomp", 7) == 0;
+}
+
 static int pow2(size_t a)
 {
     return a && !(a & (a - 1));
@@ -539,6 +558,13 @@ static void *hot_alloc(size_t size, size_t align, int kind, const void *ra)
         return NULL;
     if (ph_preload_is_internal(ra))
         return NULL;
+    depth++;
+    int runtime = from_openmp_runtime(ra);
+    depth--;
+    if (runtime) {
+        atomic_fetch_add(&large_passed, 1);
+        return NULL;
+    }
     size_t usable = (size + PAGE - 1) & ~(PAGE - 1);
     size_t extra = align > PAGE ? align - PAGE : 0;
     if (usable < size || usable + extra < usable) {

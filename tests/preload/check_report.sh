@@ -26,6 +26,11 @@ want "$tmp/r2.json" '"name": "heap#0 (8 MiB) prog_query+0x' "OpenMP program: its
 want "$tmp/r2.json" '"bytes": 8388608' "OpenMP program: the grid's size"
 want "$tmp/r2.json" '"strip_end": \[0' "OpenMP program: a home strip"
 want "$tmp/r2.json" '"hot_allocations": [1-9]' "OpenMP program: heap counters"
+if grep -q '"name": "heap#[0-9]* ([^)]*) lib[gi]*omp' "$tmp/r2.json"; then
+    echo "check_report: FAILED: the OpenMP runtime's own allocation became a hot area"; fail=1
+fi
+"$ph" run --migrate off --report "$tmp/r4.json" -- /bin/true || fail=1
+want "$tmp/r4.json" 'the engine was off' "--migrate off: the report says so"
 # observe: the engine samples and decides but moves nothing; the report
 # still measures where pages are against their top accessor
 PAGEHOME_OBSERVE=1 OMP_NUM_THREADS=2 "$ph" run --report "$tmp/r3.json" -- "$prog" > /dev/null 2>&1 || fail=1

@@ -354,7 +354,7 @@ static int use_libomp_for_gomp(const run_opts *o)
  * first.  Write a small one that says so, so that a report always
  * exists after --report. */
 static void report_if_silent(const char *path, const char *prog,
-                             const char *omp, int status)
+                             const char *omp, int status, int engine_off)
 {
     if (access(path, F_OK) == 0)
         return;
@@ -368,6 +368,9 @@ static void report_if_silent(const char *path, const char *prog,
                "    \"program\": \"",
             WIFSIGNALED(status)
                 ? "the program was killed by a signal before pagehome wrote its statistics"
+            : engine_off
+                ? "the engine was off (--migrate off): placement and interposition only, "
+                  "no statistics"
                 : "pagehome started no engine in the program: no allocation or static "
                   "array reached the hot threshold and no OpenMP runtime started the "
                   "tools interface");
@@ -449,7 +452,8 @@ int cmd_run(int argc, char **argv)
         ;
     cleanup_runtime_dir();
     if (o.report && *o.report)
-        report_if_silent(o.report, prog, ei.omp, status);
+        report_if_silent(o.report, prog, ei.omp, status,
+                         o.migrate && strcmp(o.migrate, "off") == 0);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         signal(sig, SIG_DFL);
