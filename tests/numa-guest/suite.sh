@@ -70,6 +70,7 @@ if [ -x "$build/tests/preload/prog_query" ]; then
         PAGEHOME_SAMPLE_PAGES=0 PAGEHOME_ENGINE_SYNC=1 PAGEHOME_STABLE_AFTER=0 PAGEHOME_COLD_AFTER=0 \
         "$build/tools/pagehome/pagehome" run -- "$build/tests/preload/prog_query"
 fi
+run hugepages sh "$(dirname "$0")/hugepages.sh" "$build"
 run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
 echo "numa-guest suite: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

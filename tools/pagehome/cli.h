@@ -18,6 +18,9 @@
 int cmd_topo(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_hugepages(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 
 /* "pagehome: <msg>" to stderr; returns `status`. */
 int cli_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -33,6 +33,11 @@ static void usage(FILE *out)
 "            pages are, per node\n"
 "  run       run an unmodified OpenMP program with pagehome (transparent\n"
 "            mode: pagehome run [options] -- PROGRAM [ARGS...])\n"
+"  report    summarise a run's statistics file: text, plots, report.html\n"
+"            (pagehome report RUN.json [-o OUTDIR] [--text-only])\n"
+"  hugepages show the huge page pools of every node; --node N --reserve,\n"
+"            --release or --set COUNT changes one node's pool\n"
+"  sim       the UPMlib papers' experiments on simulated machines (e1..e5)\n"
 "  help      this text, or `pagehome help COMMAND`\n"
 "\n"
 "global options:\n"
@@ -127,6 +132,18 @@ int main(int argc, char **argv)
             char *h[] = {"place", "--help", NULL};
             return cmd_place(2, h);
         }
+        if (sub_argc > 1 && strcmp(sub_argv[1], "report") == 0) {
+            char *h[] = {"report", "--help", NULL};
+            return cmd_report(2, h);
+        }
+        if (sub_argc > 1 && strcmp(sub_argv[1], "sim") == 0) {
+            char *h[] = {"sim", "--help", NULL};
+            return cmd_sim(2, h);
+        }
+        if (sub_argc > 1 && strcmp(sub_argv[1], "hugepages") == 0) {
+            char *h[] = {"hugepages", "--help", NULL};
+            return cmd_hugepages(2, h);
+        }
         if (sub_argc > 1)
             return cli_error(EXIT_USAGE, "help: no command '%s'", sub_argv[1]);
         usage(stdout);
@@ -138,5 +155,11 @@ int main(int argc, char **argv)
         return cmd_place(sub_argc, sub_argv);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(sub_argc, sub_argv);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(sub_argc, sub_argv);
+    if (strcmp(cmd, "hugepages") == 0)
+        return cmd_hugepages(sub_argc, sub_argv);
+    if (strcmp(cmd, "sim") == 0)
+        return cmd_sim(sub_argc, sub_argv);
     return cli_error(EXIT_USAGE, "unknown command '%s' (pagehome help lists them)", cmd);
 }

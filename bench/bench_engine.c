@@ -1,0 +1,972 @@
+/*
+ * bench_engine.c -- what one invocation of the migration engine costs per
+ * hot page, and what its bookkeeping costs in memory.
+ *
+ * The real engine (src/engine/) runs on the simulated machine (os_sim.c)
+ * with the synthetic access source, as tests/unit/test_engine.c drives it:
+ * iterative mechanism, synchronous invocations, full snapshot (every page
+ * is reported at every interval), never cold, never stable (cold_after =
+ * stable_after = 0, so every ph_engine_iteration_end() runs the whole
+ * algorithm).
+ *
+ * THE HOT ARRAY.  Default 16 Mi pages = 64 GiB of virtual memory.  The
+ * simulator keeps homes only for pages that are resident for real (a
+ * 4 KiB page that is not resident loses its home, and populate_on()
+ * faults the range in), and a 64 GiB private mapping would not even be
+ * accepted by the kernel's overcommit heuristic on a 24 GB machine.  So
+ * the array is an *alias*: a 64 GiB PROT_NONE reservation over which one
+ * 64 MiB memfd is mapped again and again (MAP_SHARED | MAP_FIXED).  Every
+ * page of the array is then resident as far as mincore() and pagemap can
+ * tell, and populate_on() gives it a home by faulting a page-table entry
+ * onto the shared memfd page: the real memory is the 64 MiB memfd plus
+ * 8 bytes of page table per page (128 MiB at 16 Mi pages).  The process's
+ * RSS counts every alias mapping (RssShmem), so RSS is only read in the
+ * memory section, which does not use the alias.  The simulator tracks the
+ * alias as foreign memory in 2 MiB ranges (one range per 512 pages
+ * instead of one for the whole array): that only changes its own query
+ * and move cost.  --private maps the array with the simulator's map() and
+ * faults it for real instead (4 KiB of RSS per page; limited to 1 Mi
+ * pages = 4 GiB): the check that the alias does not change the result.
+ *
+ * SECTION 1: time per page.  Homes: nodes own consecutive blocks of the
+ * array (multiples of 512 pages).  Cases, each a fresh engine:
+ *   4K cold, never sampled      the model reports no access: the engine
+ *                               drains nothing and scans chunk pointers;
+ *   4K hot, every page local    every page gets HOT_ACCESSES accesses from
+ *                               its home node: scanned, no candidate;
+ *   4K cold, counts allocated   the same engine after that: every page
+ *                               has counts, all zero: scanned, nothing;
+ *   4K hot, every page moves    the accesses come from the node after the
+ *                               home (rotating, so no ping-pong): every
+ *                               page moves in every invocation;
+ *   2M hot, ... local / moves   the same two after the simulator records
+ *                               the array as 2 MiB pages (huge.c: a unit
+ *                               is decided and moved as a whole).
+ * Per invocation: wall time of ph_engine_iteration_end() / pages (and the
+ * thread's CPU time, steadier on a shared machine: the engine is sync), split
+ * with the engine's own log (sampler_ns = drain of the source into the
+ * counts, engine_ns = the algorithm including move_ns; "other" = the
+ * rest: roll of the counts, arm/disarm).  The first invocation of an
+ * engine (allocates the counts, asks the OS for every home) and the
+ * refresh invocations (every PH_HOME_REFRESH = 8th scan asks the OS for
+ * every home again) are shown apart; the median is over the others.
+ * "model" is the synthetic source alone (same model, drained into a
+ * callback that does nothing): the simulator's stand-in for the sampler,
+ * inside the wall time but not the engine's work.
+ *
+ * SECTION 2: memory.  An area never touched (a PROT_NONE reservation,
+ * no homes) on 4 and 16 nodes, with no page sampled, 1 page in 512
+ * sampled (spread: one page in every 512-page chunk; block: the first
+ * 1/512 of the pages), every page sampled.  Two invocations each, then
+ * bookkeeping_bytes / hot pages (ph_engine_get_totals), and the process
+ * RSS (/proc/self/statm) growth from before the engine was created, with
+ * the engine alive, and its peak (VmHWM after clear_refs 5); malloc_trim()
+ * before each baseline so that what an earlier case freed is not counted.
+ *
+ * SECTION 3: where the time goes.  The engine's per-page steps replayed
+ * on a standalone ph_hot with the same layout (manual timers; perf is not
+ * available): ph_hot_add (the drain's ingest), the scan of collect(), the
+ * competitive criterion with the remote-latency sums, ph_hot_roll.  An
+ * approximation of src/engine/invoke.c, not a measurement of it.  Timed
+ * in thread CPU time (the machine it was written on is shared and noisy).
+ *
+ * Usage: bench_engine [--pages N] [--rounds R] [--nodes N] [--private]
+ *                     [--case cold|hot|move|huge]
+ *   --pages   hot array size in 4 KiB pages (rounded up to 512), default 16 Mi
+ *   --rounds  timed invocations per case, default 7
+ *   --nodes   nodes of the simulated machine of section 1 (3..64), default 4
+ *   --case    only that group of section 1 (hot: the two "4K ... local" and
+ *             "counts allocated" cases; huge: both 2M cases), no sections 2
+ *             and 3 -- to run under `perf record -e cpu-clock`
+ */
+#include "base/error.h"
+#include "config/options.h"
+#include "engine/engine.h"
+#include "engine/hot.h"
+#include "move/mover.h"
+#include "os/os.h"
+#include "policy/criteria.h"
+#include "sample/source.h"
+#include "topo/topo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PG ((size_t)4096)
+#define UNIT_PAGES ((size_t)512)
+#define UNIT_BYTES (UNIT_PAGES * PG)
+#define MAX_ROUNDS 101
+#define HOT_ACCESSES 1000u           /* accesses of a hot page per interval */
+#define ALIAS_BYTES ((size_t)64 << 20) /* the memfd behind the alias */
+#define PRIVATE_MAX_PAGES ((size_t)1 << 20)
+#define REFRESH_EVERY 8              /* PH_HOME_REFRESH of invoke.c */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread (the engine runs on it: sync). */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_engine: %s: %s\n", what, ph_error_message());
+    exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- process memory --------------------------------------------------------- */
+
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%lu %lu", &size, &res) != 2)
+        res = 0;
+    fclose(f);
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* VmHWM in bytes (0 if unknown). */
+static size_t hwm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %zu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb * 1024;
+}
+
+/* Reset VmHWM to the current RSS (clear_refs 5).  0 or -1. */
+static int reset_hwm(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int ok = write(fd, "5", 1) == 1;
+    close(fd);
+    return ok ? 0 : -1;
+}
+
+/* ---- the hot array ------------------------------------------------------------ */
+
+typedef struct backing {
+    char *base;          /* 2 MiB aligned */
+    size_t bytes;
+    char *resv;          /* the whole reservation (alias, bare) */
+    size_t resv_bytes;
+    int fd;              /* memfd (alias), -1 */
+    ph_os *sim;          /* private: the simulator that mapped it */
+} backing;
+
+/* A PROT_NONE reservation of bytes, 2 MiB aligned, costing no memory. */
+static void reserve(backing *b, size_t bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->fd = -1;
+    b->resv_bytes = bytes + UNIT_BYTES;
+    b->resv = mmap(NULL, b->resv_bytes, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b->resv == MAP_FAILED) {
+        perror("bench_engine: mmap reservation");
+        exit(1);
+    }
+    b->base = (char *)(((uintptr_t)b->resv + UNIT_BYTES - 1) & ~(uintptr_t)(UNIT_BYTES - 1));
+    b->bytes = bytes;
+}
+
+/* The alias: one memfd of ALIAS_BYTES mapped over the whole reservation. */
+static void alias_open(backing *b, size_t bytes)
+{
+    reserve(b, bytes);
+    b->fd = memfd_create("bench_engine", MFD_CLOEXEC);
+    if (b->fd < 0 || ftruncate(b->fd, (off_t)ALIAS_BYTES) != 0 ||
+        fallocate(b->fd, 0, 0, (off_t)ALIAS_BYTES) != 0) {
+        perror("bench_engine: memfd");
+        exit(1);
+    }
+    for (size_t off = 0; off < bytes; off += ALIAS_BYTES) {
+        size_t len = bytes - off < ALIAS_BYTES ? bytes - off : ALIAS_BYTES;
+        if (mmap(b->base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                 b->fd, 0) == MAP_FAILED) {
+            perror("bench_engine: mmap alias");
+            exit(1);
+        }
+    }
+}
+
+static void private_open(backing *b, ph_os *sim, size_t bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->fd = -1;
+    b->sim = sim;
+    b->bytes = bytes;
+    b->base = sim->ops->map(sim, bytes, UNIT_BYTES, PH_MAP_NO_THP);
+    if (!b->base)
+        die("map");
+}
+
+static void backing_close(backing *b)
+{
+    if (b->sim)
+        b->sim->ops->unmap(b->sim, b->base, b->bytes);
+    else
+        munmap(b->resv, b->resv_bytes);
+    if (b->fd >= 0)
+        close(b->fd);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- the workload model ---------------------------------------------------------- */
+
+enum model_kind {
+    M_NONE,    /* no access */
+    M_LOCAL,   /* HOT_ACCESSES from the page's home */
+    M_NEXT,    /* HOT_ACCESSES from the node after the home */
+    M_SPREAD,  /* 1 access to the first page of every 512 */
+    M_BLOCK,   /* 1 access to each of the first pages/512 pages */
+    M_FULL     /* 1 access to every page */
+};
+
+typedef struct model {
+    int kind;
+    int nnodes;
+    size_t npages;
+    size_t per_node_pages;  /* pages of each node's block (x 512) */
+    unsigned shift;         /* page p is on (home0(p) + shift) % nnodes */
+} model;
+
+static int home0(const model *m, size_t p)
+{
+    size_t k = p / m->per_node_pages;
+    return k < (size_t)m->nnodes ? (int)k : m->nnodes - 1;
+}
+
+static int home_now(const model *m, size_t p)
+{
+    return (int)(((unsigned)home0(m, p) + m->shift) % (unsigned)m->nnodes);
+}
+
+static int model_fn(void *arg, size_t range, size_t page, uint32_t *acc, int nnodes)
+{
+    const model *m = arg;
+    (void)range;
+    switch (m->kind) {
+    case M_LOCAL:
+        acc[home_now(m, page)] = HOT_ACCESSES;
+        break;
+    case M_NEXT:
+        acc[(home_now(m, page) + 1) % nnodes] = HOT_ACCESSES;
+        break;
+    case M_SPREAD:
+        if (page % UNIT_PAGES == 0)
+            acc[(page / UNIT_PAGES) % (size_t)nnodes] = 1;
+        break;
+    case M_BLOCK:
+        if (page < m->npages / UNIT_PAGES)
+            acc[page % (size_t)nnodes] = 1;
+        break;
+    case M_FULL:
+        acc[page % (size_t)nnodes] = 1;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void count_samples(void *arg, const ph_sample *s, size_t n)
+{
+    (void)s;
+    *(size_t *)arg += n;
+}
+
+/* The synthetic source alone: best of 3 full drains of the model over the
+ * array, into a callback that only counts.  ns per page. */
+static double model_ns_per_page(const ph_topology *t, model *m, void *base, size_t pages)
+{
+    ph_source *s = ph_synth_open(t, model_fn, m, 0, 0.0, 7);
+    if (!s || s->ops->add_range(s, base, pages * PG) != 0)
+        die("synthetic source");
+    double best = 0;
+    for (int r = 0; r < 3; r++) {
+        size_t got = 0;
+        s->ops->arm(s, 1);
+        uint64_t t0 = now_ns();
+        s->ops->drain(s, count_samples, &got);
+        double ns = (double)(now_ns() - t0) / (double)pages;
+        s->ops->disarm(s);
+        if (r == 0 || ns < best)
+            best = ns;
+    }
+    s->ops->close(s);
+    return best;
+}
+
+/* ---- the engine ------------------------------------------------------------------- */
+
+static ph_topology *topo_of(int nodes)
+{
+    char spec[160];
+    snprintf(spec, sizeof spec,
+             "nodes=%d,cpus_per_node=1,sockets=%d,local=10,remote=12%s", nodes,
+             nodes % 2 == 0 && nodes >= 4 ? 2 : 1,
+             nodes % 2 == 0 && nodes >= 4 ? ",remote_socket=32" : "");
+    ph_topology *t = ph_topo_from_spec(spec);
+    if (!t)
+        die("topology");
+    return t;
+}
+
+static ph_engine *engine_open(const ph_topology *t, ph_os *sim, ph_mover *mv, model *m)
+{
+    ph_engine_cfg c;
+    ph_engine_cfg_from_options(&c);
+    c.mech = PH_MECH_ITERATIVE;
+    c.sync = 1;
+    c.full_snapshot = 1;
+    c.sample_weight = 1;
+    c.sample_budget = 0;
+    c.sample_pages = 0;
+    c.stable_after = 0;   /* never deactivates */
+    c.cold_after = 0;     /* never cold: every invocation scans */
+    c.critical_pages = 0;
+    ph_source *src = ph_synth_open(t, model_fn, m, 0, 0.0, 7);
+    if (!src)
+        die("synthetic source");
+    ph_engine *e = ph_engine_new(t, sim, mv, src, &c);
+    if (!e)
+        die("engine");
+    return e;
+}
+
+/* One invocation, in ns per page. */
+typedef struct inv_ns {
+    double wall, cpu, drain, engine, move, other;
+    uint64_t scanned, candidates, migrated, huge_migrated;
+} inv_ns;
+
+static inv_ns invoke_timed(ph_engine *e, size_t pages)
+{
+    size_t first = ph_engine_log(e, 0, NULL, 0);
+    uint64_t c0 = cpu_ns(), t0 = now_ns();
+    if (ph_engine_iteration_end(e) != 0)
+        die("ph_engine_iteration_end");
+    uint64_t wall = now_ns() - t0, cpu = cpu_ns() - c0;
+    ph_invocation inv;
+    if (ph_engine_log(e, first, &inv, 1) != first + 1) {
+        fprintf(stderr, "bench_engine: the invocation left no log record "
+                        "(area cold or engine stopped?)\n");
+        exit(1);
+    }
+    double p = (double)pages;
+    inv_ns r;
+    r.wall = (double)wall / p;
+    r.cpu = (double)cpu / p;
+    r.drain = (double)inv.sampler_ns / p;
+    r.engine = (double)(inv.engine_ns - inv.move_ns) / p;
+    r.move = (double)inv.move_ns / p;
+    r.other = r.wall - r.drain - r.engine - r.move;
+    r.scanned = inv.scanned;
+    r.candidates = inv.candidates;
+    r.migrated = inv.migrated;
+    r.huge_migrated = inv.huge_migrated;
+    return r;
+}
+
+/* ---- section 1: time per page ------------------------------------------------------ */
+
+typedef struct bench {
+    ph_topology *topo;
+    ph_os *sim;
+    ph_mover *mover;
+    backing arr;
+    size_t pages;
+    int rounds;
+    model m;
+    double goal_worst;      /* largest median (wall) of the cases */
+    double goal_worst_ex;   /* largest median minus the model */
+    double goal_worst_cpu;  /* largest median CPU time */
+} bench;
+
+/* Expected outcome of every invocation of a case. */
+enum expect { X_NOTHING, X_SCAN_ALL, X_MOVE_ALL, X_MOVE_UNITS };
+
+static void check_inv(const bench *b, const inv_ns *r, enum expect x, const char *name)
+{
+    int ok = 1;
+    switch (x) {
+    case X_NOTHING:
+        ok = r->scanned == 0 && r->migrated == 0;
+        break;
+    case X_SCAN_ALL:
+        ok = r->scanned == b->pages && r->candidates == 0 && r->migrated == 0;
+        break;
+    case X_MOVE_ALL:
+        ok = r->scanned == b->pages && r->migrated == b->pages;
+        break;
+    case X_MOVE_UNITS:
+        ok = r->scanned == b->pages && r->huge_migrated == b->pages / UNIT_PAGES;
+        break;
+    }
+    if (!ok) {
+        fprintf(stderr,
+                "bench_engine: %s: scanned %llu, candidates %llu, migrated %llu "
+                "(2 MiB: %llu) of %zu pages: not what the case expects\n",
+                name, (unsigned long long)r->scanned, (unsigned long long)r->candidates,
+                (unsigned long long)r->migrated, (unsigned long long)r->huge_migrated,
+                b->pages);
+        exit(1);
+    }
+}
+
+/* Every home where the model says it is (a sample of 1024 pages). */
+static void check_homes(bench *b, const char *when)
+{
+    enum { N = 1024 };
+    void *pg[N] = {0};
+    int st[N] = {0};
+    size_t step = b->pages / N ? b->pages / N : 1, n = 0;
+    for (size_t p = 0; p < b->pages && n < N; p += step)
+        pg[n++] = b->arr.base + p * PG;
+    if (b->sim->ops->query(b->sim, n, pg, st) != 0)
+        die("query");
+    for (size_t k = 0; k < n; k++) {
+        size_t p = (size_t)((char *)pg[k] - b->arr.base) / PG;
+        int want = b->topo->nodes[home_now(&b->m, p)].id;
+        if (st[k] != want) {
+            fprintf(stderr, "bench_engine: %s: page %zu is on node %d, expected %d\n",
+                    when, p, st[k], want);
+            exit(1);
+        }
+    }
+}
+
+static void print_header(void)
+{
+    printf("%-26s %3s %7s %13s %7s %6s %7s %6s %6s %6s %6s %7s %7s\n", "case (ns per page)",
+           "inv", "median", "min-max", "cpu", "model", "-model", "drain", "engine", "move",
+           "other", "first", "refresh");
+}
+
+/* Run one case on engine e: a first invocation, then rounds timed ones
+ * (refresh invocations set apart, and run at least once).  after_move:
+ * the case moves every page, so the model's shift advances each time. */
+static void run_case(bench *b, ph_engine *e, const char *name, enum expect x,
+                     double model_ns)
+{
+    double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], drain[MAX_ROUNDS], eng[MAX_ROUNDS], mv[MAX_ROUNDS],
+        oth[MAX_ROUNDS];
+    double first = 0, refresh = -1;
+    int moves = x == X_MOVE_ALL || x == X_MOVE_UNITS;
+    int n = 0;
+    for (int inv = 0; n < b->rounds || inv <= REFRESH_EVERY; inv++) {
+        inv_ns r = invoke_timed(e, b->pages);
+        check_inv(b, &r, x, name);
+        if (moves)
+            b->m.shift++;
+        if (inv == 0) {
+            first = r.wall;
+        } else if (inv % REFRESH_EVERY == 0) {
+            refresh = r.wall;
+        } else if (n < b->rounds) {
+            wall[n] = r.wall;
+            cpu[n] = r.cpu;
+            drain[n] = r.drain;
+            eng[n] = r.engine;
+            mv[n] = r.move;
+            oth[n] = r.other;
+            n++;
+        }
+    }
+    double w[MAX_ROUNDS];
+    memcpy(w, wall, (size_t)n * sizeof *w);
+    double med = median(w, n);
+    double lo = w[0], hi = w[n - 1];
+    char range[32], ref[16];
+    snprintf(range, sizeof range, "%.1f-%.1f", lo, hi);
+    snprintf(ref, sizeof ref, "%.1f", refresh);
+    printf("%-26s %3d %7.1f %13s %7.1f %6.1f %7.1f %6.1f %6.1f %6.1f %6.1f %7.1f %7s\n", name,
+           n, med, range, median(cpu, n), model_ns, med - model_ns, median(drain, n),
+           median(eng, n), median(mv, n), median(oth, n), first, refresh >= 0 ? ref : "-");
+    fflush(stdout);
+    if (med > b->goal_worst)
+        b->goal_worst = med;
+    if (med - model_ns > b->goal_worst_ex)
+        b->goal_worst_ex = med - model_ns;
+    double mc = median(cpu, n);
+    if (mc > b->goal_worst_cpu)
+        b->goal_worst_cpu = mc;
+}
+
+static void give_homes(bench *b)
+{
+    for (int k = 0; k < b->topo->nnodes; k++) {
+        size_t start = (size_t)k * b->m.per_node_pages;
+        if (start >= b->pages)
+            break;
+        size_t len = b->pages - start < b->m.per_node_pages ? b->pages - start
+                                                             : b->m.per_node_pages;
+        if (k == b->topo->nnodes - 1)
+            len = b->pages - start;
+        if (b->sim->ops->populate_on(b->sim, b->arr.base + start * PG, len * PG,
+                                     b->topo->nodes[k].id) != 0)
+            die("populate_on");
+    }
+}
+
+/* Make the simulator record the array as 2 MiB pages. */
+static void to_huge(bench *b)
+{
+    ph_os *s = b->sim;
+    uint8_t hs[2] = {0, 0};
+    if (s->ops->advise_huge(s, b->arr.base, b->pages * PG, 1) != 0)
+        die("advise_huge");
+    s->ops->huge_state(s, b->arr.base, 1, &hs[0]);
+    s->ops->huge_state(s, b->arr.base + (b->pages - 1) * PG, 1, &hs[1]);
+    if (!hs[0] || !hs[1]) /* the alias: one 2 MiB range of the simulator each */
+        for (size_t u = 0; u < b->pages / UNIT_PAGES; u++)
+            if (s->ops->advise_huge(s, b->arr.base + u * UNIT_BYTES, UNIT_BYTES, 1) != 0)
+                die("advise_huge");
+    for (size_t u = 0; u < b->pages / UNIT_PAGES; u += 97) {
+        uint8_t h = 0;
+        s->ops->huge_state(s, b->arr.base + u * UNIT_BYTES + 5 * PG, 1, &h);
+        if (!h) {
+            fprintf(stderr, "bench_engine: the simulator does not record 2 MiB pages\n");
+            exit(1);
+        }
+    }
+}
+
+/* Groups of cases of section 1 (--case). */
+enum { G_COLD = 1, G_HOT = 2, G_MOVE = 4, G_HUGE = 8, G_ALL = 15 };
+
+static void section_time(size_t pages, int rounds, int nodes, int use_private, int groups)
+{
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.topo = topo_of(nodes);
+    b.sim = ph_os_sim_open(b.topo);
+    if (!b.sim)
+        die("simulator");
+    b.mover = ph_mover_new(b.sim);
+    if (!b.mover)
+        die("mover");
+    b.pages = pages;
+    b.rounds = rounds;
+    size_t units = pages / UNIT_PAGES;
+    b.m = (model){.kind = M_NONE, .nnodes = nodes, .npages = pages,
+                  .per_node_pages = ((units + (size_t)nodes - 1) / (size_t)nodes) * UNIT_PAGES};
+
+    uint64_t t0 = now_ns();
+    if (use_private)
+        private_open(&b.arr, b.sim, pages * PG);
+    else
+        alias_open(&b.arr, pages * PG);
+    give_homes(&b);
+    check_homes(&b, "after populate_on");
+    printf("\n1. time per page: %zu pages (%.1f GiB virtual), %d nodes, %s array; "
+           "homes given in %.1f s\n",
+           pages, (double)(pages * PG) / (double)(1u << 30), nodes,
+           use_private ? "private (faulted for real)" : "alias (64 MiB memfd)",
+           (double)(now_ns() - t0) / 1e9);
+    printf("   median (wall) of %d invocations; cpu = the thread's CPU time; model = "
+           "synthetic source alone,\n   -model = median minus it; drain/engine/move/other "
+           "from the engine's log; first = first\n   invocation, refresh = every %dth (homes "
+           "asked of the OS)\n",
+           rounds, REFRESH_EVERY);
+    print_header();
+
+    /* the synthetic source alone, per model */
+    b.m.kind = M_NONE;
+    double none_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
+    b.m.kind = M_LOCAL;
+    double local_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
+    b.m.kind = M_NEXT;
+    double next_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
+
+    /* 4 KiB pages */
+    ph_engine *e;
+    if (groups & G_COLD) {
+        b.m.kind = M_NONE;
+        e = engine_open(b.topo, b.sim, b.mover, &b.m);
+        if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
+            die("register");
+        run_case(&b, e, "4K cold, never sampled", X_NOTHING, none_ns);
+        ph_engine_free(e);
+    }
+    if (groups & G_HOT) {
+        b.m.kind = M_LOCAL;
+        e = engine_open(b.topo, b.sim, b.mover, &b.m);
+        if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
+            die("register");
+        run_case(&b, e, "4K hot, every page local", X_SCAN_ALL, local_ns);
+        b.m.kind = M_NONE;
+        run_case(&b, e, "4K cold, counts allocated", X_NOTHING, none_ns);
+        ph_engine_free(e);
+    }
+    if (groups & G_MOVE) {
+        b.m.kind = M_NEXT;
+        e = engine_open(b.topo, b.sim, b.mover, &b.m);
+        if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
+            die("register");
+        run_case(&b, e, "4K hot, every page moves", X_MOVE_ALL, next_ns);
+        ph_engine_free(e);
+        check_homes(&b, "after the 4 KiB moves");
+    }
+
+    /* 2 MiB pages */
+    if (groups & G_HUGE) {
+        to_huge(&b);
+        check_homes(&b, "after advise_huge");
+        b.m.kind = M_LOCAL;
+        e = engine_open(b.topo, b.sim, b.mover, &b.m);
+        if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
+            die("register");
+        run_case(&b, e, "2M hot, every unit local", X_SCAN_ALL, local_ns);
+        ph_engine_free(e);
+
+        b.m.kind = M_NEXT;
+        e = engine_open(b.topo, b.sim, b.mover, &b.m);
+        if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
+            die("register");
+        run_case(&b, e, "2M hot, every unit moves", X_MOVE_UNITS, next_ns);
+        ph_engine_free(e);
+        check_homes(&b, "after the 2 MiB moves");
+    }
+
+    ph_sim_counters sc;
+    ph_sim_counters_get(b.sim, &sc);
+    printf("goal <= 10 ns/page per invocation: largest median %.1f ns/page (%.1f without the "
+           "model, CPU time %.1f): %s\n",
+           b.goal_worst, b.goal_worst_ex, b.goal_worst_cpu,
+           b.goal_worst <= 10.0 ? "met" : "NOT met");
+    printf("simulator: %llu query calls (%llu pages), %llu move calls (%llu pages moved)\n",
+           (unsigned long long)sc.query_calls, (unsigned long long)sc.query_pages,
+           (unsigned long long)sc.move_calls, (unsigned long long)sc.moved_pages);
+
+    backing_close(&b.arr);
+    ph_mover_free(b.mover);
+    ph_os_close(b.sim);
+    ph_topo_free(b.topo);
+}
+
+/* ---- section 2: memory --------------------------------------------------------------- */
+
+static void section_memory(size_t pages, int extra_nodes)
+{
+    backing arr;
+    reserve(&arr, pages * PG);
+    int hwm_ok = reset_hwm() == 0;
+    printf("\n2. bookkeeping memory: %zu pages never touched (PROT_NONE, no homes), two "
+           "invocations each\n",
+           pages);
+    printf("   B/page = per hot page; RSS = growth of /proc/self/statm resident from before "
+           "the engine, per hot page%s\n",
+           hwm_ok ? "; peak from VmHWM" : " (no peak: clear_refs not writable)");
+    printf("%6s %-22s %10s %14s %12s %12s %12s %12s %10s\n", "nodes", "sampled", "pages",
+           "bookkeeping", "B/page", "B/sampled", "RSS B/page", "peak B/page", "ns/page");
+    int list[3] = {4, 16, extra_nodes};
+    int nlist = extra_nodes != 4 && extra_nodes != 16 ? 3 : 2;
+    static const struct {
+        int kind;
+        const char *name;
+    } pat[] = {{M_NONE, "never"},
+               {M_SPREAD, "1 in 512, spread"},
+               {M_BLOCK, "1 in 512, one block"},
+               {M_FULL, "every page"}};
+    for (int li = 0; li < nlist; li++) {
+        int nodes = list[li];
+        ph_topology *t = topo_of(nodes);
+        ph_os *sim = ph_os_sim_open(t);
+        ph_mover *mv = sim ? ph_mover_new(sim) : NULL;
+        if (!mv)
+            die("simulator");
+        /* the simulator tracks the range before the baseline */
+        {
+            size_t nu = (pages + UNIT_PAGES - 1) / UNIT_PAGES;
+            void **pg = malloc(nu * sizeof *pg);
+            int *st = malloc(nu * sizeof *st);
+            if (!pg || !st)
+                die("out of memory");
+            for (size_t u = 0; u < nu; u++)
+                pg[u] = arr.base + u * UNIT_BYTES;
+            if (sim->ops->query(sim, nu, pg, st) != 0)
+                die("query");
+            free(pg);
+            free(st);
+        }
+        for (size_t k = 0; k < sizeof pat / sizeof pat[0]; k++) {
+            model m = {.kind = pat[k].kind, .nnodes = nodes, .npages = pages,
+                       .per_node_pages = pages};
+            malloc_trim(0); /* what earlier cases freed goes back first */
+            size_t rss0 = rss_bytes();
+            if (hwm_ok)
+                reset_hwm();
+            ph_engine *e = engine_open(t, sim, mv, &m);
+            if (!ph_engine_register(e, arr.base, pages * PG, "hot"))
+                die("register");
+            inv_ns r = invoke_timed(e, pages);
+            r = invoke_timed(e, pages);
+            ph_engine_totals tot;
+            ph_engine_get_totals(e, &tot);
+            size_t rss1 = rss_bytes(), hwm = hwm_ok ? hwm_bytes() : 0;
+            double hot = (double)tot.hot_pages;
+            char sampled[32], peak[32];
+            if (r.scanned)
+                snprintf(sampled, sizeof sampled, "%.1f",
+                         (double)tot.bookkeeping_bytes / (double)r.scanned);
+            else
+                snprintf(sampled, sizeof sampled, "-");
+            if (hwm_ok)
+                snprintf(peak, sizeof peak, "%.1f",
+                         ((double)hwm - (double)rss0) / hot);
+            else
+                snprintf(peak, sizeof peak, "-");
+            printf("%6d %-22s %10llu %14llu %12.2f %12s %12.2f %12s %10.1f\n", nodes,
+                   pat[k].name, (unsigned long long)r.scanned,
+                   (unsigned long long)tot.bookkeeping_bytes,
+                   (double)tot.bookkeeping_bytes / hot, sampled,
+                   ((double)rss1 - (double)rss0) / hot, peak, r.wall);
+            fflush(stdout);
+            ph_engine_free(e);
+        }
+        ph_mover_free(mv);
+        ph_os_close(sim);
+        ph_topo_free(t);
+    }
+    backing_close(&arr);
+}
+
+/* ---- section 3: where the time goes -------------------------------------------------- */
+
+static double per_page(uint64_t t0, size_t pages)
+{
+    return (double)(cpu_ns() - t0) / (double)pages;
+}
+
+static void section_profile(size_t pages, int rounds, int nodes)
+{
+    ph_topology *t = topo_of(nodes);
+    int n = nodes;
+    double *lat = malloc((size_t)n * (size_t)n * sizeof *lat);
+    double *mig = malloc((size_t)n * (size_t)n * sizeof *mig);
+    size_t *idx = malloc(pages * sizeof *idx);
+    void **addr = malloc(pages * sizeof *addr);
+    int8_t *home = malloc(pages);
+    ph_hot *h = ph_hot_new((uintptr_t)1 << 40, pages, "profile", 0, n);
+    if (!lat || !mig || !idx || !addr || !home || !h)
+        die("out of memory");
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            lat[i * n + j] = ph_topo_lat(t, i, j);
+            mig[j * n + i] = t->migrate_ns_4k ? t->migrate_ns_4k[j * n + i] +
+                                                    t->migrate_ns_call / 512.0
+                                              : 0.0;
+        }
+    ph_latency_model lm = {.nnodes = n, .lat_ns = lat, .contention_ns = 50.0,
+                           .migrate_ns = t->migrate_ns_4k ? mig : NULL};
+    size_t per = ((pages / UNIT_PAGES + (size_t)n - 1) / (size_t)n) * UNIT_PAGES;
+    for (size_t p = 0; p < pages; p++) {
+        size_t k = p / per;
+        home[p] = (int8_t)(k < (size_t)n ? k : (size_t)n - 1);
+    }
+    double add_ns[MAX_ROUNDS], scan_ns[MAX_ROUNDS], crit_ns[MAX_ROUNDS], roll_ns[MAX_ROUNDS];
+    volatile double sink = 0;
+    uint64_t t0 = cpu_ns();
+    for (size_t p = 0; p < pages; p++) /* allocates the counts */
+        ph_hot_add(h, p, home[p], HOT_ACCESSES, 0);
+    double alloc_ns = per_page(t0, pages);
+    ph_hot_roll(h);
+    for (int r = 0; r < rounds; r++) {
+        t0 = cpu_ns();
+        for (size_t p = 0; p < pages; p++)
+            ph_hot_add(h, p, home[p], HOT_ACCESSES, (uint16_t)r);
+        add_ns[r] = per_page(t0, pages);
+
+        /* collect(): every page of every chunk with counts */
+        t0 = cpu_ns();
+        size_t m = 0;
+        for (size_t c = 0; c < h->nchunks; c++) {
+            if (!h->chunks[c])
+                continue;
+            size_t last = (c + 1) * PH_HOT_CHUNK_PAGES;
+            if (last > pages)
+                last = pages;
+            for (size_t i = c * PH_HOT_CHUNK_PAGES; i < last; i++) {
+                const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, i, 0), n);
+                int any = 0;
+                for (int k = 0; k < n && !any; k++)
+                    any = cur[k] != 0;
+                if (!any)
+                    continue;
+                idx[m] = i;
+                addr[m] = (void *)(h->base + i * 4096);
+                m++;
+            }
+        }
+        scan_ns[r] = per_page(t0, pages);
+
+        /* the loop of invoke_area(): remote counts, latency sums, criterion */
+        t0 = cpu_ns();
+        double per_node[PH_HOT_MAX_NODES] = {0};
+        uint64_t acc = 0, rem = 0;
+        for (size_t j = 0; j < m; j++) {
+            size_t i = idx[j];
+            const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, i, 0), n);
+            int hm = home[i];
+            for (int k = 0; k < n; k++) {
+                acc += cur[k];
+                if (k != hm)
+                    rem += cur[k];
+            }
+            int c = ph_crit_contention(cur, n, hm);
+            for (int k = 0; k < n; k++)
+                if (k != hm && cur[k])
+                    per_node[k] += (double)cur[k] * (lat[k * n + hm] + 50.0 * c);
+            double ratio = 0;
+            int target = ph_crit_competitive(&lm, cur, hm, 1.0, 0, &ratio);
+            if (target >= 0)
+                sink += ratio;
+        }
+        crit_ns[r] = per_page(t0, pages);
+        sink += (double)acc + (double)rem + per_node[0];
+
+        t0 = cpu_ns();
+        ph_hot_roll(h);
+        roll_ns[r] = per_page(t0, pages);
+    }
+    printf("\n3. where the time goes: the engine's per-page steps replayed on a ph_hot of "
+           "%zu pages, %d nodes,\n   every page hot from its home (manual timers: CPU time, "
+           "median of %d; first ph_hot_add pass, allocating the counts: %.1f ns/page)\n",
+           pages, nodes, rounds, alloc_ns);
+    printf("%-58s %10s\n", "step (src/engine)", "ns/page");
+    double a = median(add_ns, rounds), s = median(scan_ns, rounds),
+           c = median(crit_ns, rounds), ro = median(roll_ns, rounds);
+    printf("%-58s %10.1f\n", "ph_hot_add: one sample into the counts (drain, ingest)", a);
+    printf("%-58s %10.1f\n", "collect(): scan of the counts, sampled pages listed", s);
+    printf("%-58s %10.1f\n", "invoke_area(): remote sums + ph_crit_competitive", c);
+    printf("%-58s %10.1f\n", "ph_hot_roll: cur -> prev, cum += cur, cur = 0", ro);
+    printf("%-58s %10.1f\n", "sum", a + s + c + ro);
+    (void)sink;
+    ph_hot_free(h);
+    free(lat);
+    free(mig);
+    free(idx);
+    free(addr);
+    free(home);
+    ph_topo_free(t);
+}
+
+/* ---- driver ------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_engine [--pages N] [--rounds R] [--nodes N] [--private]\n"
+                    "                    [--case cold|hot|move|huge]\n"
+                    "  --pages N   hot array in 4 KiB pages (512..2^26, rounded up to 512;\n"
+                    "              default 16777216 = 64 GiB of virtual memory)\n"
+                    "  --rounds R  timed invocations per case (1..%d, default 7)\n"
+                    "  --nodes N   nodes of the simulated machine (3..64, default 4)\n"
+                    "  --private   fault the array for real (at most %zu pages)\n"
+                    "  --case C    only that group of cases of section 1 (for profiling)\n",
+            MAX_ROUNDS, PRIVATE_MAX_PAGES);
+    exit(2);
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t pages = (size_t)1 << 24, v;
+    int rounds = 7, nodes = 4, use_private = 0, groups = G_ALL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
+            if (parse_size(argv[++i], &pages) != 0)
+                usage();
+        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            if (parse_size(argv[++i], &v) != 0 || v < 1 || v > MAX_ROUNDS)
+                usage();
+            rounds = (int)v;
+        } else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+            if (parse_size(argv[++i], &v) != 0 || v < 3 || v > 64)
+                usage();
+            nodes = (int)v;
+        } else if (!strcmp(argv[i], "--private")) {
+            use_private = 1;
+        } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            const char *c = argv[++i];
+            groups = !strcmp(c, "cold")   ? G_COLD
+                     : !strcmp(c, "hot")  ? G_HOT
+                     : !strcmp(c, "move") ? G_MOVE
+                     : !strcmp(c, "huge") ? G_HUGE
+                                          : 0;
+            if (!groups)
+                usage();
+        } else {
+            usage();
+        }
+    }
+    if (pages < UNIT_PAGES || pages > ((size_t)1 << 26))
+        usage();
+    pages = (pages + UNIT_PAGES - 1) / UNIT_PAGES * UNIT_PAGES;
+    if (use_private && pages > PRIVATE_MAX_PAGES)
+        usage();
+
+    ph_options_init();
+    printf("bench_engine: %zu pages, %d rounds, %d nodes (section 1), iterative, sync, "
+           "full snapshot\n",
+           pages, rounds, nodes);
+    section_time(pages, rounds, nodes, use_private, groups);
+    if (groups == G_ALL) {
+        section_memory(pages, nodes);
+        section_profile(pages, rounds, nodes);
+    }
+    return 0;
+}

@@ -1,0 +1,764 @@
+/*
+ * experiments.c -- what e1..e5 run (experiments.h), and the targets.
+ *
+ * Every run uses the presets' parameters and the tunables as they are
+ * (their defaults unless the user set them: `pagehome --set NAME=VALUE
+ * sim ...`); no engine gets parameters of its own, with two stated
+ * exceptions that ARE the experiment: e3's n = 20 most critical pages
+ * (critical_pages, as in WOMPAT 2000) next to the tunable's own value,
+ * and e4's extra row "competitive, kept active" (stable_after = 0,
+ * cold_after = 0), which separates the criterion from the engine's
+ * deactivation.  Programs run their class A iteration counts unless
+ * --iterations says otherwise.
+ *
+ * TARGETS (the issue's, checked under e1 and, per machine, e5):
+ *   T1 worst-case placement (single-node) with pagehome iterative
+ *      <= 1.05 x first-touch without migration, over the whole run;
+ *   T2 the same <= 1.01 x over the last half of the iterations;
+ *   T3 >= 90% of the eligible pages migrated (pagehome's migrated /
+ *      candidates, every pagehome run that had candidates);
+ *   T4 >= 90% of the migrations in the first 2 iterations (every
+ *      pagehome run that migrated).
+ * A target is met when every run it covers meets it; each line gives the
+ * count, the mean and the worst run.  A target with nothing to measure
+ * (no candidates, no migration) is not met.
+ *
+ * e4's two programs: program A's threads start on the first CPUs (compact
+ * binding), program B's on the next ones; at a quarter of the iterations
+ * the threads on the first half of A's nodes and those on the first half
+ * of B's nodes swap nodes (a gang rescheduling that both programs keep),
+ * each program's pages staying where they were.  Programs do not share
+ * pages, and the cost model has no contention between programs, so each
+ * program runs on its own simulated machine with its own engine.
+ */
+#include "simx/experiments.h"
+
+#include "simx/workload.h"
+
+#include "base/error.h"
+#include "config/options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[] = {"e1", "e2", "e3", "e4", "e5"};
+
+int ph_simx_is_experiment(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- rows ------------------------------------------------------------ */
+
+static void note(ph_simx_exp *x, const char *fmt, ...) PH_PRINTF(2, 3);
+static void note(ph_simx_exp *x, const char *fmt, ...)
+{
+    if (x->nnotes == PH_SIMX_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->notes[x->nnotes++], sizeof x->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static ph_simx_target *target(ph_simx_exp *x, int met, const char *what)
+{
+    if (x->ntargets == PH_SIMX_MAX_TARGETS)
+        return NULL;
+    ph_simx_target *t = &x->targets[x->ntargets++];
+    snprintf(t->what, sizeof t->what, "%s", what);
+    t->met = met;
+    t->detail[0] = '\0';
+    return t;
+}
+
+/* Run a cell and append it; baseline < 0: the row is its own. */
+static long add_row(ph_simx_exp *x, const ph_simx_cell *c, const char *group,
+                    const char *label, long baseline)
+{
+    if (x->nrows == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 32;
+        ph_simx_row *r = realloc(x->rows, cap * sizeof *r);
+        if (!r)
+            return ph_fail(ENOMEM, "sim: out of memory");
+        x->rows = r;
+        x->cap = cap;
+    }
+    ph_simx_row *row = &x->rows[x->nrows];
+    memset(row, 0, sizeof *row);
+    row->cell = *c;
+    snprintf(row->group, sizeof row->group, "%s", group ? group : "");
+    snprintf(row->label, sizeof row->label, "%s",
+             label ? label : ph_simx_engine_name(c->engine));
+    if (ph_simx_run(c, &row->res) != 0)
+        return -1;
+    long me = (long)x->nrows++;
+    row->baseline = baseline < 0 ? me : baseline;
+    const ph_simx_row *b = &x->rows[row->baseline];
+    row->norm_total = b->res.total_ns > 0 ? row->res.total_ns / b->res.total_ns
+                                          : 0;
+    row->norm_last = b->res.last_half_ns > 0
+                         ? row->res.last_half_ns / b->res.last_half_ns
+                         : 0;
+    return me;
+}
+
+/* ---- machines -------------------------------------------------------- */
+
+typedef struct machine {
+    const ph_simx_preset *p;
+    ph_topology *t;
+} machine;
+
+static int open_machine(machine *m, const char *name)
+{
+    m->p = ph_simx_preset_find(name);
+    if (!m->p) {
+        char known[160] = "";
+        for (size_t i = 0; ph_simx_preset_at(i); i++) {
+            size_t l = strlen(known);
+            snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "",
+                     ph_simx_preset_at(i)->name);
+        }
+        return ph_fail(EINVAL, "sim: no machine preset '%s' (presets: %s)",
+                       name, known);
+    }
+    m->t = ph_simx_preset_topology(m->p);
+    return m->t ? 0 : -1;
+}
+
+static int check_threads(const machine *m, int threads, int programs)
+{
+    int cpus = ph_simx_cpus(m->t);
+    if (threads < 1 || threads * programs > cpus)
+        return ph_fail(EINVAL, "sim: --threads %d: %s has %d CPUs%s",
+                       threads, m->p->name, cpus,
+                       programs > 1 ? " for two programs" : "");
+    return 0;
+}
+
+static void add_machine(ph_simx_exp *x, const char *name)
+{
+    size_t l = strlen(x->machines);
+    snprintf(x->machines + l, sizeof x->machines - l, "%s%s", l ? ", " : "",
+             name);
+}
+
+static ph_simx_cell base_cell(const machine *m, int app, int T,
+                              const ph_simx_opts *o)
+{
+    ph_simx_cell c;
+    memset(&c, 0, sizeof c);
+    c.preset = m->p;
+    c.topo = m->t;
+    c.app = app;
+    c.nthreads = T;
+    c.iterations = o->iterations;
+    c.repeat = 1;
+    c.critical_pages = -1;
+    c.notes = 1;
+    c.migrate_at = -1;
+    return c;
+}
+
+/* ---- targets of e1 / e5 ------------------------------------------------ */
+
+static void agg(double v, double *sum, double *worst, int *n)
+{
+    *sum += v;
+    if (*n == 0 || v > *worst)
+        *worst = v;
+    (*n)++;
+}
+
+static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
+{
+    double s1 = 0, w1 = 0, s2 = 0, w2 = 0, w3 = 2, w4 = 2;
+    int n1 = 0, ok1 = 0, ok2 = 0, n3 = 0, ok3 = 0, n4 = 0, ok4 = 0, n2 = 0;
+    const ph_simx_row *worst1 = NULL, *worst3 = NULL, *worst4 = NULL;
+    uint64_t mig = 0, elig = 0, f2 = 0;
+    for (size_t i = first; i < x->nrows; i++) {
+        const ph_simx_row *r = &x->rows[i];
+        if (r->cell.preset != m->p || r->cell.engine != PH_SIMX_ENG_ITERATIVE)
+            continue;
+        if (r->cell.placement == PH_SIMX_SINGLE_NODE) {
+            if (!worst1 || r->norm_total > worst1->norm_total)
+                worst1 = r;
+            agg(r->norm_total, &s1, &w1, &n1);
+            ok1 += r->norm_total <= 1.05;
+            agg(r->norm_last, &s2, &w2, &n2);
+            ok2 += r->norm_last <= 1.01;
+        }
+        mig += r->res.migrated;
+        elig += r->res.eligible;
+        f2 += r->res.first2;
+        if (r->res.eligible > 0) {
+            double v = (double)r->res.migrated / (double)r->res.eligible;
+            if (!worst3 || v < w3) {
+                w3 = v;
+                worst3 = r;
+            }
+            n3++;
+            ok3 += v >= 0.90;
+        }
+        if (r->res.migrated > 0) {
+            double v = (double)r->res.first2 / (double)r->res.migrated;
+            if (!worst4 || v < w4) {
+                w4 = v;
+                worst4 = r;
+            }
+            n4++;
+            ok4 += v >= 0.90;
+        }
+    }
+    char what[128];
+    ph_simx_target *t;
+    snprintf(what, sizeof what, "%s: single-node + pagehome <= 1.05x "
+             "first-touch (overall)", m->p->name);
+    t = target(x, n1 > 0 && ok1 == n1, what);
+    if (t && n1)
+        snprintf(t->detail, sizeof t->detail,
+                 "%d of %d runs; mean %.3fx, worst %.3fx (%s, %d threads)",
+                 ok1, n1, s1 / n1, w1, ph_simx_app_name(worst1->cell.app),
+                 worst1->cell.nthreads);
+    snprintf(what, sizeof what, "%s: single-node + pagehome <= 1.01x "
+             "first-touch (last half)", m->p->name);
+    t = target(x, n2 > 0 && ok2 == n2, what);
+    if (t && n2)
+        snprintf(t->detail, sizeof t->detail,
+                 "%d of %d runs; mean %.3fx, worst %.3fx", ok2, n2, s2 / n2,
+                 w2);
+    snprintf(what, sizeof what, "%s: >= 90%% of eligible pages migrated",
+             m->p->name);
+    t = target(x, n3 > 0 && ok3 == n3, what);
+    if (t) {
+        if (n3)
+            snprintf(t->detail, sizeof t->detail,
+                     "%d of %d runs with candidates; %llu of %llu in all "
+                     "(%.1f%%), worst %.1f%% (%s, %d threads, %s)",
+                     ok3, n3, (unsigned long long)mig,
+                     (unsigned long long)elig,
+                     elig ? 100.0 * (double)mig / (double)elig : 0.0,
+                     100 * w3, ph_simx_app_name(worst3->cell.app),
+                     worst3->cell.nthreads,
+                     ph_simx_placement_name(worst3->cell.placement));
+        else
+            snprintf(t->detail, sizeof t->detail,
+                     "no pagehome run had a candidate page");
+    }
+    snprintf(what, sizeof what, "%s: >= 90%% of migrations in the first 2 "
+             "iterations", m->p->name);
+    t = target(x, n4 > 0 && ok4 == n4, what);
+    if (t) {
+        if (n4)
+            snprintf(t->detail, sizeof t->detail,
+                     "%d of %d runs that migrated; %llu of %llu in all "
+                     "(%.1f%%), worst %.1f%% (%s, %d threads, %s)",
+                     ok4, n4, (unsigned long long)f2,
+                     (unsigned long long)mig,
+                     mig ? 100.0 * (double)f2 / (double)mig : 0.0, 100 * w4,
+                     ph_simx_app_name(worst4->cell.app),
+                     worst4->cell.nthreads,
+                     ph_simx_placement_name(worst4->cell.placement));
+        else
+            snprintf(t->detail, sizeof t->detail,
+                     "pagehome migrated no page on %s", m->p->name);
+    }
+    /* why, in numbers: every single-node run that missed T1 or T2 */
+    for (size_t i = first; i < x->nrows; i++) {
+        const ph_simx_row *r = &x->rows[i];
+        if (r->cell.preset != m->p || r->cell.engine != PH_SIMX_ENG_ITERATIVE ||
+            r->cell.placement != PH_SIMX_SINGLE_NODE ||
+            (r->norm_total <= 1.05 && r->norm_last <= 1.01))
+            continue;
+        const ph_simx_row *off = NULL;
+        for (size_t j = first; j < x->nrows; j++)
+            if (x->rows[j].cell.preset == m->p &&
+                x->rows[j].cell.app == r->cell.app &&
+                x->rows[j].cell.nthreads == r->cell.nthreads &&
+                x->rows[j].cell.placement == PH_SIMX_SINGLE_NODE &&
+                x->rows[j].cell.engine == PH_SIMX_ENG_OFF)
+                off = &x->rows[j];
+        const ph_simx_result *s = &r->res;
+        int I = s->iterations;
+        double mean_it = I ? s->total_ns / I : 0;
+        if (s->migrated < s->misplaced / 2) {
+            note(x, "%s, %s %d threads: %llu pages moved of %zu misplaced "
+                 "(most accesses from another node than their home); with "
+                 "one iteration's exact counts %zu of them pass eq. 1: the "
+                 "median misplaced page accumulates %.1f us of remote "
+                 "latency per iteration (racc x rc), against the cost of one "
+                 "migration ml = %.1f us added to the local side: one "
+                 "move costs as much as %.0f iterations of that remote "
+                 "latency, so one iteration's counts do not justify it "
+                 "(the optimistic variant, --set optimistic=1, leaves ml "
+                 "out)",
+                 m->p->name, ph_simx_app_name(r->cell.app),
+                 r->cell.nthreads, (unsigned long long)s->migrated,
+                 s->misplaced, s->qualify, s->median_gain_ns / 1e3,
+                 s->ml_ns / 1e3,
+                 s->median_gain_ns > 0 ? ceil(s->ml_ns / s->median_gain_ns)
+                                       : 0.0);
+        } else {
+            double S = off ? off->norm_total : 0;
+            note(x, "%s, %s %d threads: %.3fx overall, %.3fx last half; "
+                 "the first iteration runs on the initial placement (the "
+                 "engine learns from it), so with a single-node slowdown "
+                 "of %.2fx over %d iterations the overall ratio is at "
+                 "least 1 + (S - 1) / I = %.3fx; %llu pages moved, %.3f s "
+                 "of migration (%.1f iterations' time), used at their old "
+                 "home until they arrive",
+                 m->p->name, ph_simx_app_name(r->cell.app),
+                 r->cell.nthreads, r->norm_total, r->norm_last, S, I,
+                 I ? 1 + (S - 1) / I : 0.0, (unsigned long long)s->migrated,
+                 s->migrate_ns / 1e9,
+                 mean_it > 0 ? s->migrate_ns / mean_it : 0.0);
+        }
+    }
+}
+
+/* ---- the experiments --------------------------------------------------- */
+
+static const int e1_engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_IRIX,
+                                 PH_SIMX_ENG_ITERATIVE};
+static const int placements[] = {PH_SIMX_FIRST_TOUCH, PH_SIMX_ROUND_ROBIN,
+                                  PH_SIMX_SINGLE_NODE};
+
+static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+{
+    int threads[2] = {16, 32}, nt = 2;
+    if (o->threads > 0) {
+        threads[0] = o->threads;
+        nt = 1;
+    }
+    for (int k = 0; k < nt; k++)
+        if (check_threads(m, threads[k], 1) != 0)
+            return -1;
+    add_machine(x, m->p->name);
+    size_t first = x->nrows;
+    for (int app = PH_SIMX_BT; app <= PH_SIMX_CG; app++)
+        for (int k = 0; k < nt; k++) {
+            long base = -1;
+            for (int pl = 0; pl < 3; pl++)
+                for (int en = 0; en < 3; en++) {
+                    ph_simx_cell c = base_cell(m, app, threads[k], o);
+                    c.placement = placements[pl];
+                    c.engine = e1_engines[en];
+                    long r = add_row(x, &c, m->p->name, NULL, base);
+                    if (r < 0)
+                        return -1;
+                    if (base < 0)
+                        base = r;
+                }
+        }
+    e1_targets(x, first, m);
+    return 0;
+}
+
+static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+{
+    static const int engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_ITERATIVE,
+                                  PH_SIMX_ENG_ITER_SAMPLED,
+                                  PH_SIMX_ENG_SAMPLING};
+    static const int apps[] = {PH_SIMX_BT, PH_SIMX_CG};
+    int T = o->threads > 0 ? o->threads : 16;
+    if (check_threads(m, T, 1) != 0)
+        return -1;
+    add_machine(x, m->p->name);
+    for (int a = 0; a < 2; a++) {
+        long base = -1;
+        for (int pl = 0; pl < 3; pl++)
+            for (int en = 0; en < 4; en++) {
+                ph_simx_cell c = base_cell(m, apps[a], T, o);
+                c.placement = placements[pl];
+                c.engine = engines[en];
+                long r = add_row(x, &c, m->p->name, NULL, base);
+                if (r < 0)
+                    return -1;
+                if (base < 0)
+                    base = r;
+            }
+    }
+    note(x, "iterative: exact counts of every page (UPMlib's counters); "
+         "iterative-sampled and sampling: the sampler's view, %lld pages "
+         "watched per interval, each access seen with probability 1/%lld "
+         "(sample_pages, sample_weight); sampling wakes every %lld ms of "
+         "modelled time and moves at most %lld pages (sample_period_ms, "
+         "sample_max_moves)",
+         (long long)ph_opt_int(PH_OPT_SAMPLE_PAGES),
+         (long long)ph_opt_int(PH_OPT_SAMPLE_WEIGHT),
+         (long long)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS),
+         (long long)ph_opt_int(PH_OPT_SAMPLE_MAX_MOVES));
+    double period_ns = (double)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS) * 1e6;
+    for (size_t i = 0; i < x->nrows; i++) {
+        const ph_simx_row *r = &x->rows[i];
+        if (r->cell.engine != PH_SIMX_ENG_OFF ||
+            r->cell.placement != PH_SIMX_FIRST_TOUCH || !r->res.iterations)
+            continue;
+        double it_ns = r->res.total_ns / r->res.iterations;
+        note(x, "%s: an iteration takes %.1f ms at first touch, so one "
+             "sampling window holds %.1f iterations' accesses (the "
+             "iterative mechanism's: 1)", ph_simx_app_name(r->cell.app),
+             it_ns / 1e6, period_ns / it_ns);
+    }
+    for (size_t i = 0; i < x->nrows; i++) {
+        const ph_simx_row *r = &x->rows[i];
+        if (r->res.melted == 0 || r->res.frozen <= r->res.migrated)
+            continue;
+        note(x, "%s, %s, %s: %llu migrations, %llu freezes, %llu melts: "
+             "with an access seen with probability 1/%lld, a page gets a few "
+             "samples per interval and some pages are sent to a node that "
+             "only reads them; the move back is a move to the "
+             "previous home, which ping-pong prevention freezes, and a page "
+             "that melts keeps its previous home and freezes again on the "
+             "same move, so it never returns",
+             ph_simx_app_name(r->cell.app),
+             ph_simx_placement_name(r->cell.placement), r->label,
+             (unsigned long long)r->res.migrated,
+             (unsigned long long)r->res.frozen,
+             (unsigned long long)r->res.melted,
+             (long long)ph_opt_int(PH_OPT_SAMPLE_WEIGHT));
+        break;
+    }
+    return 0;
+}
+
+static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+{
+    int T = o->threads > 0 ? o->threads : 16;
+    if (check_threads(m, T, 1) != 0)
+        return -1;
+    add_machine(x, m->p->name);
+    long tun = (long)ph_opt_int(PH_OPT_CRITICAL_PAGES);
+    char dflt_r[48], dflt_h[48];
+    snprintf(dflt_r, sizeof dflt_r, "replay n=%s", tun ? "" : "all");
+    snprintf(dflt_h, sizeof dflt_h, "hybrid n=%s", tun ? "" : "all");
+    if (tun) {
+        snprintf(dflt_r, sizeof dflt_r, "replay n=%ld", tun);
+        snprintf(dflt_h, sizeof dflt_h, "hybrid n=%ld", tun);
+    }
+    const struct {
+        int engine;
+        long critical;
+        const char *label;
+    } rows[] = {
+        {PH_SIMX_ENG_OFF, -1, "off"},
+        {PH_SIMX_ENG_IRIX, -1, "IRIX-like"},
+        {PH_SIMX_ENG_ITERATIVE, -1, "iterative"},
+        {PH_SIMX_ENG_REPLAY, 20, "replay n=20"},
+        {PH_SIMX_ENG_HYBRID, 20, "hybrid n=20"},
+        {PH_SIMX_ENG_REPLAY, -1, dflt_r},
+        {PH_SIMX_ENG_HYBRID, -1, dflt_h},
+    };
+    for (unsigned rep = 1; rep <= 4; rep += 3) {
+        long base = -1;
+        char group[48];
+        snprintf(group, sizeof group, "%ux phases", rep);
+        for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+            ph_simx_cell c = base_cell(m, PH_SIMX_BT, T, o);
+            c.placement = PH_SIMX_FIRST_TOUCH;
+            c.engine = rows[k].engine;
+            c.critical_pages = rows[k].critical;
+            c.repeat = rep;
+            long r = add_row(x, &c, group, rows[k].label, base);
+            if (r < 0)
+                return -1;
+            if (base < 0)
+                base = r;
+        }
+    }
+    note(x, "replay and undo run on the program's thread before and after "
+         "the z phase: their migrations are on the critical path; "
+         "4x phases: x, y, z and add do four times the work per iteration, "
+         "compute_rhs once (WOMPAT 2000, Fig. 6)");
+    for (size_t i = 0; i < x->nrows; i++)
+        if (x->rows[i].cell.engine == PH_SIMX_ENG_REPLAY &&
+            x->rows[i].res.phase_pages == 0) {
+            note(x, "the recording selected no page: in the z phase the "
+                 "largest remote latency of any page is %.1f us (%ux "
+                 "phases, racc x rc), below the migration cost ml = %.1f us "
+                 "that eq. 1 adds to the local side",
+                 x->rows[i].res.z_max_gain_ns / 1e3, x->rows[i].cell.repeat,
+                 x->rows[i].res.ml_ns / 1e3);
+            break;
+        }
+    return 0;
+}
+
+/* e4: swap the threads on the first half of A's nodes with those on the
+ * first half of B's nodes. */
+static void swap_nodes(const int *a, const int *b, int T, int *a_after,
+                       int *b_after)
+{
+    int na = 0, nb = 0, la[PH_MAX_NODES], lb[PH_MAX_NODES];
+    for (int t = 0; t < T; t++) {
+        if (na == 0 || la[na - 1] != a[t])
+            la[na++] = a[t];
+        if (nb == 0 || lb[nb - 1] != b[t])
+            lb[nb++] = b[t];
+    }
+    int half = (na < nb ? na : nb) / 2;
+    for (int t = 0; t < T; t++) {
+        a_after[t] = a[t];
+        b_after[t] = b[t];
+        for (int k = 0; k < half; k++) {
+            if (a[t] == la[k])
+                a_after[t] = lb[k];
+            if (b[t] == lb[k])
+                b_after[t] = la[k];
+        }
+    }
+}
+
+static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
+{
+    int T = o->threads > 0 ? o->threads : 16;
+    if (check_threads(m0, T, 2) != 0)
+        return -1;
+    add_machine(x, m0->p->name);
+    /* two programs split the CPUs: compact binding for both */
+    static ph_simx_preset compact;
+    compact = *m0->p;
+    compact.binding = PH_SIMX_BIND_COMPACT;
+    machine m = {&compact, m0->t};
+    int *a = malloc(4 * (size_t)T * sizeof *a);
+    if (!a)
+        return ph_fail(ENOMEM, "sim: out of memory");
+    int *b = a + T, *a_after = a + 2 * T, *b_after = a + 3 * T;
+    if (ph_simx_bind_threads(&compact, m.t, T, 0, a) != 0 ||
+        ph_simx_bind_threads(&compact, m.t, T, T, b) != 0) {
+        free(a);
+        return -1;
+    }
+    swap_nodes(a, b, T, a_after, b_after);
+    const int wl[3][2] = {{PH_SIMX_BT, PH_SIMX_BT},
+                          {PH_SIMX_SP, PH_SIMX_SP},
+                          {PH_SIMX_BT, PH_SIMX_SP}};
+    const struct {
+        int engine, notes, keep;
+        const char *label;
+    } rows[] = {
+        {PH_SIMX_ENG_OFF, 0, 0, "off"},
+        {PH_SIMX_ENG_IRIX, 0, 0, "IRIX-like"},
+        {PH_SIMX_ENG_ITERATIVE, 0, 0, "competitive only"},
+        {PH_SIMX_ENG_ITERATIVE, 0, 1, "competitive, kept active"},
+        {PH_SIMX_ENG_ITERATIVE, 1, 0, "predictive"},
+    };
+    int rc = 0;
+    for (int w = 0; w < 3 && rc == 0; w++)
+        for (int prog = 0; prog < 2 && rc == 0; prog++) {
+            char group[48];
+            snprintf(group, sizeof group, "wl-%d %s+%s, %c: %s", w + 1,
+                     ph_simx_app_name(wl[w][0]), ph_simx_app_name(wl[w][1]),
+                     'A' + prog, ph_simx_app_name(wl[w][prog]));
+            long base = -1;
+            for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+                ph_simx_cell c = base_cell(&m, wl[w][prog], T, o);
+                c.placement = PH_SIMX_FIRST_TOUCH;
+                c.engine = rows[k].engine;
+                c.notes = rows[k].notes;
+                c.keep_active = rows[k].keep;
+                c.first_cpu = prog ? T : 0;
+                int iters = o->iterations > 0
+                                ? o->iterations
+                                : ph_simx_app_iterations(wl[w][prog]);
+                c.migrate_at = iters / 4;
+                c.nodes_after = prog ? b_after : a_after;
+                long r = add_row(x, &c, group, rows[k].label, base);
+                if (r < 0) {
+                    rc = -1;
+                    break;
+                }
+                if (base < 0)
+                    base = r;
+            }
+        }
+    if (rc == 0) {
+        int moved = 0;
+        for (int t = 0; t < T; t++)
+            moved += a_after[t] != a[t];
+        note(x, "program A: %d threads from CPU 0 (nodes %d-%d), program B: "
+             "%d threads from CPU %d (nodes %d-%d); at a quarter of the "
+             "iterations %d threads of each program swap nodes with the "
+             "other's and stay there; first-touch placement",
+             T, m.t->nodes[a[0]].id, m.t->nodes[a[T - 1]].id, T, T,
+             m.t->nodes[b[0]].id, m.t->nodes[b[T - 1]].id, moved);
+        /* pages whose owner moved: what the predictive criterion should
+         * move (first-touch: a page's home is its first toucher's node) */
+        for (int w = 0; w < 2; w++) {
+            ph_simx_app app;
+            if (ph_simx_app_build(&app, w ? PH_SIMX_SP : PH_SIMX_BT, T,
+                                  compact.line_bytes, 1) != 0)
+                continue;
+            size_t own = 0;
+            for (size_t p = 0; p < app.npages; p++)
+                own += a_after[app.first_toucher[p]] !=
+                       a[app.first_toucher[p]];
+            uint64_t pred = 0, frozen = 0;
+            for (size_t i = 0; i < x->nrows; i++)
+                if (x->rows[i].cell.app == app.kind &&
+                    x->rows[i].cell.notes &&
+                    x->rows[i].res.after_migrate > pred) {
+                    pred = x->rows[i].res.after_migrate;
+                    frozen = x->rows[i].res.frozen;
+                }
+            char why[640] = "";
+            if (pred != own)
+                snprintf(why, sizeof why,
+                         ": the first interval after the trigger starts "
+                         "mid-iteration (the engine arms when a thread is "
+                         "seen on its new node at the second region "
+                         "boundary) and is compared with the last full "
+                         "one, so pages the moved threads touch only "
+                         "before that point (f, read by compute_rhs alone) "
+                         "show no new accesses and are left to the "
+                         "competitive criterion, while pages they "
+                         "only read later (other threads' z-phase rows) "
+                         "look like theirs and follow them%s",
+                         frozen ? "; the competitive criterion then wants "
+                                  "those back, and ping-pong prevention "
+                                  "freezes them" : "");
+            note(x, "%s: %zu pages belong to the moved threads; the "
+                 "predictive runs moved up to %llu after the swap%s",
+                 app.name, own, (unsigned long long)pred, why);
+            ph_simx_app_free(&app);
+        }
+        note(x, "competitive only: the engine is not told where threads "
+             "run (no thread notes), as with a runtime without OMPT; "
+             "predictive: thread notes at every parallel-region boundary");
+    }
+    free(a);
+    return rc;
+}
+
+/* The machines of an experiment, opened and checked against the options
+ * (EINVAL: a usage error). */
+static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
+{
+    ms[0] = ms[1] = (machine){NULL, NULL};
+    if (!ph_simx_is_experiment(name))
+        return ph_fail(EINVAL, "sim: no experiment '%s' (e1, e2, e3, e4, "
+                       "e5)", name ? name : "");
+    if (o->iterations < 0 || o->iterations > 100000 ||
+        (o->iterations > 0 && o->iterations < 2))
+        return ph_fail(EINVAL, "sim: --iterations %d: must be 2..100000",
+                       o->iterations);
+    if (o->threads < 0)
+        return ph_fail(EINVAL, "sim: --threads %d: must be positive",
+                       o->threads);
+    const char *list[2] = {o->machine ? o->machine : "origin2000-16", NULL};
+    if (strcmp(name, "e5") == 0 && !o->machine) {
+        list[0] = "epyc-2s-8n";
+        list[1] = "cxl-2tier";
+    }
+    int rc = 0;
+    for (int i = 0; i < 2 && list[i] && rc == 0; i++)
+        rc = open_machine(&ms[i], list[i]);
+    if (rc == 0 && o->threads > 0)
+        for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
+            rc = check_threads(&ms[i], o->threads,
+                               strcmp(name, "e4") == 0 ? 2 : 1);
+    if (rc != 0) {
+        int err = errno;
+        ph_topo_free(ms[0].t);
+        ph_topo_free(ms[1].t);
+        ms[0] = ms[1] = (machine){NULL, NULL};
+        errno = err;
+    }
+    return rc;
+}
+
+int ph_simx_check(const char *name, const ph_simx_opts *o)
+{
+    ph_simx_opts none = {NULL, 0, 0};
+    machine ms[2];
+    if (machines(name, o ? o : &none, ms) != 0)
+        return -1;
+    ph_topo_free(ms[0].t);
+    ph_topo_free(ms[1].t);
+    return 0;
+}
+
+int ph_simx_experiment(const char *name, const ph_simx_opts *o,
+                       ph_simx_exp *x)
+{
+    memset(x, 0, sizeof *x);
+    ph_simx_opts none = {NULL, 0, 0};
+    if (!o)
+        o = &none;
+    machine ms[2];
+    int rc = machines(name, o, ms);
+    if (rc != 0)
+        return -1;
+    snprintf(x->name, sizeof x->name, "%s", name);
+    if (rc == 0) {
+        switch (name[1]) {
+        case '1':
+            snprintf(x->title, sizeof x->title,
+                     "e1: placements x engines, BT/SP/CG-like (003 Fig. 2, "
+                     "Table 1)");
+            snprintf(x->baseline, sizeof x->baseline,
+                     "first-touch, off (same program and threads)");
+            rc = run_e1(x, &ms[0], o);
+            break;
+        case '2':
+            snprintf(x->title, sizeof x->title,
+                     "e2: sampling vs iterative, long (BT-like) and short "
+                     "(CG-like) runs (WOMPAT 2000 Fig. 4)");
+            snprintf(x->baseline, sizeof x->baseline,
+                     "first-touch, off (same program)");
+            rc = run_e2(x, &ms[0], o);
+            break;
+        case '3':
+            snprintf(x->title, sizeof x->title,
+                     "e3: record/replay of the BT-like z phase, n = 20 most "
+                     "critical pages (WOMPAT 2000 Fig. 5, 6)");
+            snprintf(x->baseline, sizeof x->baseline,
+                     "first-touch, off (same phase length)");
+            rc = run_e3(x, &ms[0], o);
+            break;
+        case '4':
+            snprintf(x->title, sizeof x->title,
+                     "e4: two programs sharing the machine, threads "
+                     "migrated: predictive vs competitive only (003 Fig. 4)");
+            snprintf(x->baseline, sizeof x->baseline,
+                     "the same program, off");
+            rc = run_e4(x, &ms[0], o);
+            break;
+        default:
+            snprintf(x->title, sizeof x->title,
+                     "e5: e1 on today's machines");
+            snprintf(x->baseline, sizeof x->baseline,
+                     "first-touch, off (same machine, program and threads)");
+            for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
+                rc = run_e1(x, &ms[i], o);
+            break;
+        }
+    }
+    int err = errno;
+    for (size_t i = 0; i < x->nrows; i++)
+        x->rows[i].cell.topo = NULL; /* freed below */
+    for (int i = 0; i < 2; i++)
+        ph_topo_free(ms[i].t);
+    if (rc != 0) {
+        ph_simx_exp_free(x);
+        errno = err;
+    }
+    return rc;
+}
+
+void ph_simx_exp_free(ph_simx_exp *x)
+{
+    for (size_t i = 0; i < x->nrows; i++)
+        ph_simx_result_free(&x->rows[i].res);
+    free(x->rows);
+    x->rows = NULL;
+    x->nrows = x->cap = 0;
+}

@@ -1,0 +1,112 @@
+/*
+ * model.c -- the cost model of `pagehome sim` (model.h states it; the
+ * reasoning is in doc/sim-model.md).  Pure functions: no globals, no
+ * clock, no allocation.
+ *
+ * Contention is counted per page and per phase: c(p) is the number of
+ * nodes whose accesses to p in the phase exceed the accesses of p's home
+ * node (UPMlib's eq. 2, which the engine's competitive criterion uses
+ * too).  It applies to remote accesses only: the home node's own accesses
+ * pay the uncontended local latency.  A page read by every node equally
+ * and homed on one of them has c = 0; the same page homed on a node that
+ * does not read it has c = the number of readers.
+ */
+#include "simx/model.h"
+
+#include <string.h>
+
+#define MODEL_MAX_NODES 64
+
+uint64_t ph_simx_phase_ns(const ph_simx_costs *m, const ph_simx_access *acc,
+                          size_t nacc, const int *thread_node, int nthreads,
+                          const int *home, double *thread_ns)
+{
+    uint64_t remote = 0;
+    int n = m->nnodes;
+    uint64_t per_node[MODEL_MAX_NODES];
+    uint8_t seen[MODEL_MAX_NODES];
+    int list[MODEL_MAX_NODES];
+    for (int t = 0; t < nthreads; t++)
+        thread_ns[t] = 0.0;
+    if (n < 1 || n > MODEL_MAX_NODES)
+        return 0;
+    memset(per_node, 0, sizeof per_node);
+    memset(seen, 0, sizeof seen);
+    size_t i = 0;
+    while (i < nacc) {
+        /* the entries of one page: [i, j), and the nodes that touch it */
+        uint32_t p = acc[i].page;
+        size_t j = i;
+        int nl = 0;
+        for (; j < nacc && acc[j].page == p; j++) {
+            if (acc[j].thread >= (uint32_t)nthreads)
+                continue;
+            int nd = thread_node[acc[j].thread];
+            if (nd < 0 || nd >= n)
+                continue;
+            if (!seen[nd]) {
+                seen[nd] = 1;
+                list[nl++] = nd;
+            }
+            per_node[nd] += acc[j].count;
+        }
+        int h = home[p];
+        int c = 0;
+        if (h >= 0 && h < n)
+            for (int l = 0; l < nl; l++)
+                if (list[l] != h && per_node[list[l]] > per_node[h])
+                    c++;
+        for (int l = 0; l < nl; l++) {
+            per_node[list[l]] = 0;
+            seen[list[l]] = 0;
+        }
+        if (h < 0 || h >= n) { /* not placed: nothing to charge */
+            i = j;
+            continue;
+        }
+        for (size_t k = i; k < j; k++) {
+            uint32_t t = acc[k].thread;
+            if (t >= (uint32_t)nthreads)
+                continue;
+            int nd = thread_node[t];
+            if (nd < 0 || nd >= n)
+                continue;
+            double lat = m->lat_ns[nd * n + h];
+            if (nd != h) {
+                lat += m->contention_ns * c;
+                remote += acc[k].count;
+            }
+            thread_ns[t] += (double)acc[k].count * lat;
+        }
+        i = j;
+    }
+    return remote;
+}
+
+double ph_simx_barrier_ns(const double *thread_ns, const double *extra_ns,
+                          int nthreads)
+{
+    double worst = 0.0;
+    for (int t = 0; t < nthreads; t++) {
+        double v = thread_ns[t] + (extra_ns ? extra_ns[t] : 0.0);
+        if (v > worst)
+            worst = v;
+    }
+    return worst;
+}
+
+double ph_simx_manager_start(double now_ns, double *busy_until_ns,
+                             double cost_ns)
+{
+    double start = now_ns > *busy_until_ns ? now_ns : *busy_until_ns;
+    *busy_until_ns = start + cost_ns;
+    return start;
+}
+
+double ph_simx_arrival_ns(double start_ns, double cost_ns, size_t k,
+                          size_t m)
+{
+    if (m == 0)
+        return start_ns;
+    return start_ns + cost_ns * (double)k / (double)m;
+}

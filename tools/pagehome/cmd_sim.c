@@ -1,0 +1,130 @@
+/*
+ * cmd_sim.c -- `pagehome sim`: the seed papers' experiments on simulated
+ * machines (src/simx/; the model is written down in doc/sim-model.md).
+ *
+ *   pagehome sim EXPERIMENT [--machine PRESET] [--threads N]
+ *                [--iterations N] [--json OUT] [--csv OUT]
+ *   pagehome sim presets
+ *
+ * Prints the experiment's table, the targets (met / not met, with the
+ * numbers) and notes; --json and --csv write the data.  Exit status 0, 1
+ * when a run or a file fails, 2 for a usage error (unknown experiment or
+ * preset, a thread count the machine cannot run, bad numbers).  Tunables
+ * set with the global --set apply to every run (the tables in
+ * bench/README.md use the defaults).
+ */
+#include "cli.h"
+
+#include "base/error.h"
+#include "simx/experiments.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void sim_usage(FILE *out)
+{
+    fprintf(out,
+"usage: pagehome sim EXPERIMENT [--machine PRESET] [--threads N]\n"
+"                    [--iterations N] [--json OUT] [--csv OUT]\n"
+"       pagehome sim presets\n"
+"Runs the experiments of the UPMlib papers on a simulated machine: the real\n"
+"engine, NAS-like programs, a cost model (doc/sim-model.md).\n"
+"experiments:\n"
+"  e1  BT-, SP-, CG-like at 16 and 32 threads: first-touch / round-robin /\n"
+"      single-node placement x off / IRIX-like / pagehome iterative, with\n"
+"      the targets (origin2000-16)\n"
+"  e2  sampling vs iterative on a long (BT-like) and a short (CG-like) run\n"
+"  e3  record/replay of the BT-like z phase, n = 20 most critical pages,\n"
+"      plain and hybrid, 1x and 4x longer phases\n"
+"  e4  two programs sharing the machine, threads migrated: predictive vs\n"
+"      competitive only\n"
+"  e5  e1 on epyc-2s-8n and cxl-2tier\n"
+"  presets  the machines, their parameters and topology specs\n"
+"options:\n"
+"  --machine PRESET  origin2000-16 (default; e5: epyc-2s-8n and cxl-2tier),\n"
+"                    epyc-2s-8n, cxl-2tier\n"
+"  --threads N       only this thread count (e4: per program)\n"
+"  --iterations N    outer iterations of every program (default: the bundled\n"
+"                    kernels' class A: BT 180, SP 200, CG 15)\n"
+"  --json OUT        everything, with per-iteration series, as JSON\n"
+"  --csv OUT         one line per run\n");
+}
+
+static int parse_int(const char *opt, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || n < lo || n > hi)
+        return cli_error(EXIT_USAGE, "sim: %s needs a number %ld..%ld, not "
+                         "'%s'", opt, lo, hi, v ? v : "");
+    *out = (int)n;
+    return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    ph_simx_opts o = {NULL, 0, 0};
+    const char *exp = NULL, *json = NULL, *csv = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            sim_usage(stdout);
+            return 0;
+        } else if ((v = cli_value(argc, argv, &i, "--machine", &missing)) ||
+                   missing) {
+            if (missing)
+                return cli_error(EXIT_USAGE, "sim: --machine needs a preset");
+            o.machine = v;
+        } else if ((v = cli_value(argc, argv, &i, "--threads", &missing)) ||
+                   missing) {
+            if (parse_int("--threads", v, 1, 4096, &o.threads))
+                return EXIT_USAGE;
+        } else if ((v = cli_value(argc, argv, &i, "--iterations",
+                                  &missing)) || missing) {
+            if (parse_int("--iterations", v, 2, 100000, &o.iterations))
+                return EXIT_USAGE;
+        } else if ((v = cli_value(argc, argv, &i, "--json", &missing)) ||
+                   missing) {
+            if (missing)
+                return cli_error(EXIT_USAGE, "sim: --json needs a file");
+            json = v;
+        } else if ((v = cli_value(argc, argv, &i, "--csv", &missing)) ||
+                   missing) {
+            if (missing)
+                return cli_error(EXIT_USAGE, "sim: --csv needs a file");
+            csv = v;
+        } else if (argv[i][0] == '-') {
+            return cli_error(EXIT_USAGE, "sim: unknown option '%s' (pagehome "
+                             "help sim)", argv[i]);
+        } else if (exp) {
+            return cli_error(EXIT_USAGE, "sim: one experiment at a time ('%s' "
+                             "and '%s')", exp, argv[i]);
+        } else {
+            exp = argv[i];
+        }
+    }
+    if (!exp) {
+        sim_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(exp, "presets") == 0)
+        return ph_simx_print_presets(stdout) == 0 ? 0
+               : cli_error(1, "sim: %s", ph_error_message());
+    if (ph_simx_check(exp, &o) != 0)
+        return cli_error(EXIT_USAGE, "%s", ph_error_message());
+    ph_simx_exp x;
+    if (ph_simx_experiment(exp, &o, &x) != 0)
+        return cli_error(1, "%s", ph_error_message());
+    int rc = 0;
+    if (ph_simx_print(&x, stdout) != 0)
+        rc = cli_error(1, "sim: writing the table failed");
+    if (json && ph_simx_write_json(&x, json) != 0)
+        rc = cli_error(1, "%s", ph_error_message());
+    if (csv && ph_simx_write_csv(&x, csv) != 0)
+        rc = cli_error(1, "%s", ph_error_message());
+    ph_simx_exp_free(&x);
+    return rc;
+}

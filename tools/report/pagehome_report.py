@@ -1,0 +1,866 @@
+#!/usr/bin/env python3
+"""pagehome_report.py -- the report of one pagehome run.
+
+    pagehome report RUN.json [-o OUTDIR] [--text-only]
+
+RUN.json is the statistics file a run wrote (`pagehome run --report`,
+PAGEHOME_STATS_FILE, or ph_stats_write()).  Its schema is written by
+src/engine/stats.c (config, totals, source_stats, areas, invocations) and,
+in transparent mode, src/preload/preload.c and ompt.c (the "transparent"
+object); `pagehome run` writes a minimal file ("engine": null and a
+"note") when no engine started in the program.
+
+Output:
+  * a text summary on stdout: what ran, the mechanism, the areas found,
+    pages migrated / failed / frozen, the remote share of sampled accesses
+    before -> after migration, a per-iteration table, the phases, and a
+    table in the style of UPMlib's Table 1 (per area: hot pages,
+    migrated / eligible, share of migrations in the first two iterations,
+    sampled remote accesses per iteration);
+  * unless --text-only, in OUTDIR (default: RUN's basename without .json
+    plus "_report", in the current directory):
+      homes.png         the home strip of every area: the node of evenly
+                        spread pages at the first iteration (start) above
+                        the same pages at the end, one colour per node,
+                        grey where the home was unknown;
+      remote_share.png  remote share of the sampled accesses per iteration,
+                        before migration and as the engine estimates it
+                        after, summed over areas;
+      migrations.png    pages migrated per iteration, stacked by kind
+                        (iterative, sampling, record, replay, undo);
+      report.html       everything above in one self-contained page
+                        (inline CSS, the PNGs as base64 data URIs).
+
+Steps: rows of the iteration-driven mechanisms (iterative, record, replay,
+undo) are grouped by their "iteration"; rows of the sampling mechanism,
+which runs on a timer, are grouped by their invocation number ("seq") and
+labelled "w<seq>" (memory-manager wake-up).
+
+Only the standard library, plus matplotlib (Agg backend) for the plots; the
+text summary (--text-only) needs no matplotlib.  Exit status: 0 done,
+1 the input cannot be read or the output cannot be written, 2 usage error.
+"""
+
+import argparse
+import base64
+import html
+import json
+import math
+import os
+import sys
+
+KINDS = ("iterative", "sampling", "record", "replay", "undo")
+KIND_COLOURS = {
+    "iterative": "#1f77b4",
+    "sampling": "#17becf",
+    "record": "#9467bd",
+    "replay": "#ff7f0e",
+    "undo": "#d62728",
+}
+UNKNOWN_COLOUR = "#c8c8c8"
+IMAGES = ("homes.png", "remote_share.png", "migrations.png")
+TEXT_MAX_STEPS = 60      # longer per-iteration tables show head and tail
+HTML_MAX_STEPS = 1000
+PLOT_MAX_STEPS = 500     # more steps are summed into bins for the plots
+HOMES_MAX_AREAS = 24     # the largest areas get a strip, the rest are listed
+LEFT_COLUMNS = {"step", "kinds", "name", "area", "registered", "removed", "recorded",
+                "value"}
+
+
+class ReportError(Exception):
+    """A problem with the input or the output, reported in one line."""
+
+
+# ---- reading ----------------------------------------------------------------
+
+def load_run(path):
+    """The parsed statistics file, or ReportError saying what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ReportError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path} is not a pagehome statistics file (not text)") from None
+    except json.JSONDecodeError as e:
+        raise ReportError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} "
+                          f"column {e.colno}") from None
+    if not isinstance(data, dict) or "pagehome_stats" not in data:
+        raise ReportError(f"{path} is not a pagehome statistics file "
+                          "(no \"pagehome_stats\" key)")
+    return data
+
+
+def num(obj, key, default=0):
+    """obj[key] as a number, default when absent or not a number."""
+    if not isinstance(obj, dict):
+        return default
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return v
+
+
+def obj(parent, key):
+    """parent[key] when it is an object, else {}."""
+    v = parent.get(key) if isinstance(parent, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
+def lst(parent, key):
+    """parent[key] when it is an array, else []."""
+    v = parent.get(key) if isinstance(parent, dict) else None
+    return v if isinstance(v, list) else []
+
+
+# ---- formatting -------------------------------------------------------------
+
+def fmt_bytes(n):
+    """1536 -> '1.5 KiB' (the pagehome command's style)."""
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    v, u = float(n), 0
+    while v >= 1024.0 and u < len(units) - 1:
+        v /= 1024.0
+        u += 1
+    return f"{int(n)} B" if u == 0 else f"{v:.1f} {units[u]}"
+
+
+def pct(part, whole):
+    """'12.5%', or '-' when there is nothing to divide."""
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
+def ms(ns):
+    return f"{ns / 1e6:.2f}"
+
+
+def plural(n, word, words=None):
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+# ---- the run, digested ------------------------------------------------------
+
+class Step:
+    """All invocation rows of one iteration (or one sampling wake-up)."""
+
+    FIELDS = ("scanned", "candidates", "migrated", "failed", "frozen", "melted",
+              "accesses", "remote_before", "remote_after", "bytes_moved",
+              "engine_ns", "move_ns", "sampler_ns")
+
+    def __init__(self, label, order, key=None):
+        self.label = label
+        self.order = order         # smallest invocation number ("seq")
+        self.key = key             # ("i", iteration) or ("w", seq)
+        self.rows = 0
+        self.kinds = {}            # kind -> pages migrated (0 counts too)
+        for f in self.FIELDS:
+            setattr(self, f, 0)
+
+    def add(self, row):
+        self.rows += 1
+        kind = row.get("kind", "?")
+        self.kinds[kind] = self.kinds.get(kind, 0) + num(row, "migrated")
+        for f in self.FIELDS:
+            setattr(self, f, getattr(self, f) + num(row, f))
+        self.order = min(self.order, num(row, "seq"))
+
+    def kinds_text(self):
+        known = [k for k in KINDS if k in self.kinds]
+        return "+".join(known + sorted(k for k in self.kinds if k not in KINDS))
+
+
+class Run:
+    """What the statistics file says, in the shapes the report needs."""
+
+    def __init__(self, data, path):
+        self.path = path
+        self.data = data
+        self.transparent = obj(data, "transparent")
+        self.openmp = obj(self.transparent, "openmp")
+        self.program = self.transparent.get("program") or ""
+        self.engine_ran = "engine" not in data or data.get("engine") is not None
+        if self.engine_ran and "totals" not in data:
+            self.engine_ran = False
+        self.note = data.get("note") if isinstance(data.get("note"), str) else ""
+        if not self.engine_ran and not self.note:
+            self.note = "the statistics file has no engine section"
+        self.config = obj(data, "config")
+        self.totals = obj(data, "totals")
+        self.source = obj(data, "source_stats")
+        self.areas = [a for a in lst(data, "areas") if isinstance(a, dict)]
+        self.rows = [r for r in lst(data, "invocations") if isinstance(r, dict)]
+        self.nodes = int(num(self.config, "nodes"))
+        if self.nodes <= 0:
+            seen = [v for a in self.areas for k in ("strip_start", "strip_end")
+                    for v in lst(a, k) if isinstance(v, int)]
+            self.nodes = max(seen, default=-1) + 1
+        self.steps = self._steps()
+
+    def _steps(self):
+        groups = {}
+        for r in self.rows:
+            if r.get("kind") == "sampling":
+                key = ("w", int(num(r, "seq")))
+                label = f"w{key[1]}"
+            else:
+                key = ("i", int(num(r, "iteration")))
+                label = str(key[1])
+            st = groups.get(key)
+            if st is None:
+                st = groups[key] = Step(label, num(r, "seq"), key)
+            st.add(r)
+        # one kind of step: in its own order; both: in invocation order
+        steps = list(groups.values())
+        if len({s.key[0] for s in steps}) == 1:
+            return sorted(steps, key=lambda s: s.key[1])
+        return sorted(steps, key=lambda s: (s.order, s.key))
+
+    def step_axis_name(self):
+        kinds = {r.get("kind") for r in self.rows}
+        if kinds == {"sampling"}:
+            return "memory-manager wake-up (invocation)"
+        if "sampling" in kinds:
+            return "iteration / wake-up"
+        return "iteration"
+
+    def migrated_by_kind(self):
+        out = {}
+        for r in self.rows:
+            k = r.get("kind", "?")
+            out[k] = out.get(k, 0) + num(r, "migrated")
+        return out
+
+    def phases(self):
+        """phase id -> what the log says of it."""
+        out = {}
+        for r in self.rows:
+            ph = num(r, "phase", -1)
+            if ph < 0:
+                continue
+            p = out.setdefault(int(ph), {"recorded": None, "wanted": 0, "records": 0,
+                                         "replays": 0, "undos": 0, "moved_replay": 0,
+                                         "moved_undo": 0})
+            kind = r.get("kind")
+            if kind == "record":
+                p["records"] += 1
+                p["wanted"] += num(r, "candidates")
+                if p["recorded"] is None:
+                    p["recorded"] = int(num(r, "iteration"))
+            elif kind == "replay":
+                p["replays"] += 1
+                p["moved_replay"] += num(r, "migrated")
+            elif kind == "undo":
+                p["undos"] += 1
+                p["moved_undo"] += num(r, "migrated")
+        return dict(sorted(out.items()))
+
+
+# ---- the summary, as sections both renderers share --------------------------
+#
+# A section is (title, items); an item is ("kv", key, value), ("table",
+# headers, rows, note) or ("text", paragraph).
+
+def area_failed(a):
+    return sum(num(a, k) for k in ("failed_busy", "failed_nomem", "failed_access",
+                                   "failed_fault", "failed_other"))
+
+
+def area_name(a):
+    return str(a.get("name") or f"area {num(a, 'id')}")
+
+
+def summary_sections(run, step_limit):
+    """The summary; per-iteration tables longer than step_limit are cut."""
+    if not run.engine_ran:
+        return no_engine_sections(run)
+    cfg, tot, tr, omp = run.config, run.totals, run.transparent, run.openmp
+    secs = []
+
+    what = []
+    what.append(("kv", "program", run.program or
+                 "(not recorded: statistics written through the API)"))
+    mech = (f"{cfg.get('mechanism', '?')} (access source {cfg.get('source', '?')}), "
+            f"{plural(run.nodes, 'node')}")
+    if tr:
+        mech += f", placement {tr.get('placement', '?')}, hot threshold " \
+                f"{fmt_bytes(num(tr, 'hot_threshold_bytes'))}"
+    what.append(("kv", "mechanism", mech))
+    if tr:
+        what.append(("kv", "OpenMP", openmp_text(omp)))
+    eng = (f"{plural(int(num(tot, 'iterations')), 'iteration')}, "
+           f"{plural(int(num(tot, 'invocations')), 'invocation')}, "
+           f"{'still active' if tot.get('active') else 'inactive'} at exit; "
+           f"engine {ms(num(tot, 'engine_ns'))} ms, move_pages "
+           f"{ms(num(tot, 'move_ns'))} ms, sampler {ms(num(tot, 'sampler_ns'))} ms")
+    what.append(("kv", "engine", eng))
+    src = run.source
+    what.append(("kv", "samples", f"{int(num(src, 'samples'))} trapped in "
+                 f"{plural(int(num(src, 'intervals')), 'interval')} "
+                 f"({int(num(src, 'armed_pages'))} pages armed, "
+                 f"{int(num(src, 'dropped'))} dropped, "
+                 f"{int(num(src, 'foreign_faults'))} foreign faults)"))
+    secs.append(("What ran", what))
+
+    pages = []
+    byk = run.migrated_by_kind()
+    moved = (f"{int(num(tot, 'migrated'))} migrated ({fmt_bytes(num(tot, 'bytes_moved'))}), "
+             f"{int(num(tot, 'failed'))} failed, {int(num(tot, 'frozen'))} frozen, "
+             f"{int(num(tot, 'melted'))} melted")
+    pages.append(("kv", "pages", moved))
+    if byk:
+        pages.append(("kv", "by kind", ", ".join(
+            f"{k} {int(byk[k])}" for k in sorted(byk, key=lambda k: (
+                KINDS.index(k) if k in KINDS else len(KINDS), k)))))
+    logged = sum(byk.values())
+    if logged < num(tot, "migrated"):
+        pages.append(("text", f"the invocation log covers {int(logged)} of the "
+                      f"{int(num(tot, 'migrated'))} migrated pages (the engine keeps "
+                      "the first 65536 records)"))
+    elif logged > num(tot, "migrated"):
+        pages.append(("text", f"the invocation log adds up to {int(logged)} migrated "
+                      f"pages, more than the totals' {int(num(tot, 'migrated'))}: the "
+                      "file is inconsistent"))
+    acc = num(tot, "accesses")
+    rb, ra = num(tot, "remote_accesses_before"), num(tot, "remote_accesses_after")
+    if acc:
+        pages.append(("kv", "remote share", f"{pct(rb, acc)} -> {pct(ra, acc)} of the "
+                      f"sampled accesses, before -> after migration ({int(rb)} -> "
+                      f"{int(ra)} of {int(acc)})"))
+    else:
+        pages.append(("kv", "remote share", "- (no access was sampled)"))
+    secs.append(("Pages", pages))
+
+    secs.append(("Areas", areas_items(run)))
+    secs.append((f"Per {run.step_axis_name()}", [steps_table(run, step_limit)]))
+    ph = phases_items(run)
+    if ph:
+        secs.append(("Phases", ph))
+    secs.append(("Table 1 (UPMlib style)", [table1(run)]))
+    return secs
+
+
+def openmp_text(omp):
+    if not omp.get("runtime_seen"):
+        linked = omp.get("runtime_linked")
+        txt = "no OpenMP runtime with the tools interface was seen"
+        if linked and linked != "none":
+            txt += f" (the program links {linked})"
+        elif omp.get("note"):
+            txt += f" ({omp['note']})"
+        return txt
+    txt = (f"{omp.get('runtime', '?')}; {plural(int(num(omp, 'regions')), 'parallel region')}, "
+           f"{plural(int(num(omp, 'threads')), 'thread')}")
+    if "iteration" in omp:
+        txt += f"; iteration: {omp['iteration']}"
+        if num(omp, "period"):
+            txt += f" (period {int(num(omp, 'period'))})"
+        bounds = int(num(omp, "iteration_boundaries"))
+        txt += f", {plural(bounds, 'iteration boundary', 'iteration boundaries')}"
+    if omp.get("switched_to_sampling"):
+        txt += "; switched to the sampling mechanism"
+    return txt
+
+
+def no_engine_sections(run):
+    items = [("kv", "program", run.program or "(not recorded)"),
+             ("kv", "engine", "none ran"),
+             ("kv", "why", run.note)]
+    if run.transparent:
+        items.append(("kv", "OpenMP", openmp_text(run.openmp)))
+    return [("What ran", items)]
+
+
+def areas_items(run):
+    tr = run.transparent
+    items = []
+    heap, static = obj(tr, "heap"), obj(tr, "static")
+    total = sum(num(a, "bytes") for a in run.areas)
+    found = f"{plural(len(run.areas), 'area')} registered, {fmt_bytes(total)}"
+    if tr:
+        found += (f"; heap: {plural(int(num(heap, 'hot_allocations')), 'hot allocation')} "
+                  f"({fmt_bytes(num(heap, 'hot_bytes'))}), static: "
+                  f"{plural(int(num(static, 'segments')), 'segment')} "
+                  f"({fmt_bytes(num(static, 'bytes'))})")
+    items.append(("kv", "found", found))
+    if num(run.data, "areas_not_recorded"):
+        items.append(("text", f"{int(num(run.data, 'areas_not_recorded'))} more areas "
+                      "were registered but not recorded"))
+    rows = []
+    for a in run.areas:
+        removed = a.get("removed_iteration")
+        rows.append([str(int(num(a, "id"))), area_name(a), fmt_bytes(num(a, "bytes")),
+                     str(int(num(a, "pages"))),
+                     f"iter {int(num(a, 'registered_iteration'))}",
+                     "live" if removed is None else f"iter {removed}",
+                     str(int(num(a, "migrated"))), str(int(area_failed(a))),
+                     str(int(num(a, "frozen"))),
+                     pct(num(a, "remote_accesses"), num(a, "accesses"))])
+    items.append(("table", ["id", "name", "size", "pages", "registered", "removed",
+                            "migrated", "failed", "frozen", "remote share"], rows,
+                  "migrated counts the area's own invocations; pages a phase replay "
+                  "or undo moves are in the totals and the per-iteration table"))
+    return items
+
+
+def step_row(s):
+    return [s.label, s.kinds_text(), str(int(s.scanned)), str(int(s.candidates)),
+            str(int(s.migrated)), str(int(s.failed)), str(int(s.frozen)),
+            str(int(s.accesses)), pct(s.remote_before, s.accesses),
+            pct(s.remote_after, s.accesses), ms(s.engine_ns), ms(s.move_ns)]
+
+
+STEP_HEADERS = ["step", "kinds", "scanned", "candidates", "migrated", "failed", "frozen",
+                "accesses", "remote before", "remote after", "engine ms", "move ms"]
+
+
+def steps_table(run, limit):
+    steps = run.steps
+    if not steps:
+        return ("text", "no engine invocation was logged")
+    note = ("remote before / after: share of the step's sampled accesses that were "
+            "remote before migration, and as the engine estimates it after")
+    if len(steps) > limit:
+        head, tail = limit // 2, limit - limit // 2
+        rows = [step_row(s) for s in steps[:head]]
+        rows.append(["..."] + [""] * (len(STEP_HEADERS) - 1))
+        rows += [step_row(s) for s in steps[-tail:]]
+        note += f"; {len(steps) - limit} of {len(steps)} steps not shown"
+    else:
+        rows = [step_row(s) for s in steps]
+    return ("table", STEP_HEADERS, rows, note)
+
+
+def phases_items(run):
+    phases = run.phases()
+    info = obj(run.openmp, "phases")
+    if not phases and not info:
+        return []
+    items = []
+    if info:
+        items.append(("kv", "regions as phases",
+                      f"{int(num(info, 'regions_as_phases'))} "
+                      f"({int(num(info, 'phase_calls'))} phase calls, "
+                      f"{int(num(info, 'phase_errors'))} errors, "
+                      f"{int(num(info, 'regions_beyond_limit'))} regions beyond the limit)"))
+    rows = []
+    for ph, p in phases.items():
+        rows.append([str(ph), "-" if p["recorded"] is None else f"iter {p['recorded']}",
+                     str(int(p["wanted"])), str(p["replays"]), str(int(p["moved_replay"])),
+                     str(p["undos"]), str(int(p["moved_undo"]))])
+    if rows:
+        items.append(("table", ["phase", "recorded", "pages wanted", "replays",
+                                "moved by replays", "undos", "moved by undos"], rows,
+                      "pages wanted: the record's candidates; a replay moves them "
+                      "before the phase, its undo moves them back after it"))
+    return items
+
+
+def table1(run):
+    rows = []
+    for a in run.areas:
+        inv = num(a, "invocations")
+        mig, cand = num(a, "migrated"), num(a, "candidates")
+        rows.append([area_name(a), str(int(num(a, "pages"))),
+                     f"{int(mig)}/{int(cand)}" + (f" ({pct(mig, cand)})" if cand else ""),
+                     pct(num(a, "migrated_first2"), mig),
+                     f"{num(a, 'remote_accesses') / inv:.0f}" if inv else "-"])
+    return ("table", ["area", "hot pages", "migrated/eligible", "first 2 iter.",
+                      "remote acc./iter"], rows,
+            "eligible: pages that met the criterion (candidates); first 2 iter.: "
+            "share of the area's migrations made in its first two invocations; "
+            "remote acc./iter: sampled remote accesses per invocation of the area")
+
+
+# ---- text -------------------------------------------------------------------
+
+def text_table(headers, rows):
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+    left = {i for i, h in enumerate(headers) if h in LEFT_COLUMNS}
+
+    def line(cells):
+        out = []
+        for i, c in enumerate(cells):
+            out.append(c.ljust(widths[i]) if i in left else c.rjust(widths[i]))
+        return "  " + "  ".join(out).rstrip()
+    return [line(headers)] + [line(r) for r in rows]
+
+
+def render_text(run, sections):
+    out = [f"pagehome report: {run.path}"]
+    for title, items in sections:
+        out.append("")
+        out.append(f"{title}:")
+        width = max([len(it[1]) for it in items if it[0] == "kv"] + [0])
+        for it in items:
+            if it[0] == "kv":
+                out.append(f"  {it[1]:<{width}}  {it[2]}")
+            elif it[0] == "text":
+                out.append(f"  {it[1]}")
+            else:
+                out += text_table(it[1], it[2])
+                if it[3]:
+                    out.append(f"  ({it[3]})")
+    return "\n".join(out) + "\n"
+
+
+# ---- plots ------------------------------------------------------------------
+
+def import_pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ReportError("matplotlib is missing for " + sys.executable +
+                          ": apt-get install python3-matplotlib (or --text-only "
+                          "for the text summary alone)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return matplotlib, plt
+
+
+def node_colours(matplotlib, n):
+    """One colour per node; never grey, which means 'unknown'."""
+    try:
+        tab10 = matplotlib.colormaps["tab10"].colors
+        turbo = matplotlib.colormaps["turbo"]
+    except AttributeError:  # matplotlib < 3.5
+        import matplotlib.cm as cm
+        tab10, turbo = cm.get_cmap("tab10").colors, cm.get_cmap("turbo")
+    base = [c for i, c in enumerate(tab10) if i != 7]   # 7 is tab10's grey
+    if n <= len(base):
+        return list(base[:n])
+    return [turbo(i / (n - 1)) for i in range(n)]
+
+
+def plot_homes(run, matplotlib, plt, path):
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    areas = run.areas
+    if len(areas) > HOMES_MAX_AREAS:
+        keep = sorted(areas, key=lambda a: -num(a, "pages"))[:HOMES_MAX_AREAS]
+        areas = [a for a in run.areas if any(a is k for k in keep)]
+    colours = node_colours(matplotlib, max(run.nodes, 1))
+    cmap = ListedColormap([UNKNOWN_COLOUR] + colours)
+    n = max(len(areas), 1)
+    # fixed sizes in inches: header (title, legend), one strip pair per
+    # area with its title and page axis, the x label
+    top_in, bottom_in, strip_in, gap_in = 0.95, 0.55, 0.42, 0.62
+    height = top_in + bottom_in + n * strip_in + (n - 1) * gap_in
+    fig, axes = plt.subplots(n, 1, figsize=(10, height), squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - top_in / height,
+                        bottom=bottom_in / height, hspace=gap_in / strip_in)
+    for ax, a in zip(axes[:, 0], areas):
+        pages = max(int(num(a, "pages")), 1)
+        for row, key in enumerate(("strip_start", "strip_end")):
+            strip = [v if isinstance(v, int) and 0 <= v < run.nodes else -1
+                     for v in lst(a, key)] or [-1]
+            ax.imshow([[v + 1 for v in strip]], cmap=cmap, vmin=0, vmax=len(colours),
+                      aspect="auto", interpolation="nearest",
+                      extent=(0, pages, row + 1, row))
+        ax.set_xlim(0, pages)
+        ax.set_ylim(2, 0)
+        ax.set_yticks([0.5, 1.5])
+        ax.set_yticklabels(["start" if lst(a, "strip_start") else "start (none)",
+                            "end" if lst(a, "strip_end") else "end (none)"], fontsize=8)
+        removed = a.get("removed_iteration")
+        when = "live at exit" if removed is None else f"freed at iteration {removed}"
+        ax.set_title(f"{area_name(a)}: {fmt_bytes(num(a, 'bytes'))}, "
+                     f"{int(num(a, 'pages'))} pages, {when}", fontsize=9, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
+    if not areas:
+        ax = axes[0, 0]
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no hot area was registered", ha="center", va="center")
+    else:
+        axes[-1, 0].set_xlabel("page within the area")
+    handles = [Patch(color=c, label=f"node {i}") for i, c in enumerate(colours)]
+    handles.append(Patch(color=UNKNOWN_COLOUR, label="unknown"))
+    title = "Home of each area's pages: first iteration (start) and end"
+    if len(areas) < len(run.areas):
+        title += f" ({len(areas)} largest of {len(run.areas)} areas)"
+    fig.suptitle(title, fontsize=11, y=1 - 0.08 / height, va="top")
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 9),
+               fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def bin_steps(steps, limit):
+    """At most `limit` points: consecutive steps summed when there are more."""
+    if len(steps) <= limit:
+        return steps, 1
+    k = math.ceil(len(steps) / limit)
+    out = []
+    for i in range(0, len(steps), k):
+        group = steps[i:i + k]
+        b = Step(group[0].label, group[0].order, group[0].key)
+        for s in group:
+            b.rows += s.rows
+            for f in Step.FIELDS:
+                setattr(b, f, getattr(b, f) + getattr(s, f))
+            for kind, m in s.kinds.items():
+                b.kinds[kind] = b.kinds.get(kind, 0) + m
+        out.append(b)
+    return out, k
+
+
+def set_step_ticks(ax, steps, xlabel):
+    n = len(steps)
+    every = max(1, math.ceil(n / 20))
+    idx = list(range(0, n, every))
+    ax.set_xticks(idx)
+    ax.set_xticklabels([steps[i].label for i in idx], fontsize=8,
+                       rotation=45 if n > 12 else 0)
+    ax.set_xlabel(xlabel)
+    ax.set_xlim(-0.6, n - 0.4)
+
+
+def no_data(ax, text):
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12)
+
+
+def plot_remote_share(run, plt, path):
+    steps, k = bin_steps(run.steps, PLOT_MAX_STEPS)
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    xlabel = run.step_axis_name() + (f" (sums of {k})" if k > 1 else "")
+    if any(s.accesses for s in steps):
+        xs = list(range(len(steps)))
+        nan = float("nan")
+        before = [100.0 * s.remote_before / s.accesses if s.accesses else nan for s in steps]
+        after = [100.0 * s.remote_after / s.accesses if s.accesses else nan for s in steps]
+        ax.plot(xs, before, marker="o", color="#d62728", label="before migration")
+        ax.plot(xs, after, marker="s", color="#2ca02c", label="after (engine's estimate)")
+        top = max([v for v in before + after if v == v] + [1.0])
+        ax.set_ylim(0, min(100.0, top * 1.15 + 1))
+        ax.set_ylabel("remote share of sampled accesses (%)")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=9)
+        set_step_ticks(ax, steps, xlabel)
+        if any(not s.accesses for s in steps):
+            ax.text(0.01, 0.97, "no point: no access sampled in that step",
+                    transform=ax.transAxes, fontsize=8, color="#555", va="top")
+        tot = run.totals
+        ax.set_title(f"Remote share of sampled accesses per {run.step_axis_name()}: "
+                     f"{pct(num(tot, 'remote_accesses_before'), num(tot, 'accesses'))} -> "
+                     f"{pct(num(tot, 'remote_accesses_after'), num(tot, 'accesses'))} overall",
+                     fontsize=11)
+    else:
+        no_data(ax, "no sampled accesses in the invocation log")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_migrations(run, plt, path):
+    steps, k = bin_steps(run.steps, PLOT_MAX_STEPS)
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    kinds = [kd for kd in KINDS if any(s.kinds.get(kd) for s in steps)]
+    kinds += sorted({kd for s in steps for kd, m in s.kinds.items() if m and kd not in KINDS})
+    if steps and kinds:
+        xs = list(range(len(steps)))
+        bottom = [0.0] * len(steps)
+        for kd in kinds:
+            h = [s.kinds.get(kd, 0) for s in steps]
+            ax.bar(xs, h, bottom=bottom, width=0.8, label=kd,
+                   color=KIND_COLOURS.get(kd, "#7f7f7f"))
+            bottom = [b + v for b, v in zip(bottom, h)]
+        ax.set_ylabel("pages migrated")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=9)
+        set_step_ticks(ax, steps, run.step_axis_name() + (f" (sums of {k})" if k > 1 else ""))
+        ax.set_title(f"Pages migrated per {run.step_axis_name()}, by kind "
+                     f"({int(num(run.totals, 'migrated'))} in all)", fontsize=11)
+    else:
+        no_data(ax, "no page was migrated" if steps else "no engine invocation was logged")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_plots(run, outdir):
+    matplotlib, plt = import_pyplot()
+    paths = {name: os.path.join(outdir, name) for name in IMAGES}
+    plot_homes(run, matplotlib, plt, paths["homes.png"])
+    plot_remote_share(run, plt, paths["remote_share.png"])
+    plot_migrations(run, plt, paths["migrations.png"])
+    return paths
+
+
+# ---- HTML -------------------------------------------------------------------
+
+CSS = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 72em; color: #222;
+       background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5em; border-bottom: 3px solid #1f77b4; padding-bottom: .3em; }
+h2 { font-size: 1.15em; margin-top: 1.8em; color: #1f4e79; }
+table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+th { background: #e8eef5; }
+td.l, th.l { text-align: left; }
+table.kv td:first-child { font-weight: bold; background: #f4f6f9; text-align: left; }
+table.kv td { text-align: left; }
+tr:nth-child(even) td { background: #fafafa; }
+p.note { color: #555; font-size: .85em; margin-top: 0; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { color: #555; font-size: .85em; }
+.noengine { background: #fff4e5; border-left: 6px solid #ff7f0e; padding: .8em 1.2em; }
+"""
+
+CAPTIONS = {
+    "homes.png": "Home strips: each area cut into at most 256 buckets of consecutive "
+                 "pages, coloured by the node of the bucket's middle page, at the first "
+                 "iteration (start) and at the end (when the area was freed or the report "
+                 "written); grey: not resident or unknown.",
+    "remote_share.png": "Remote share of the sampled accesses of each step, summed over "
+                        "areas: before migration and as the engine estimates it after.",
+    "migrations.png": "Pages migrated in each step, stacked by the kind of invocation.",
+}
+
+
+def esc(x):
+    return html.escape(str(x), quote=True)
+
+
+def html_table(headers, rows, left):
+    out = ["<table><tr>"]
+    out += [f"<th class='l'>{esc(h)}</th>" if i in left else f"<th>{esc(h)}</th>"
+            for i, h in enumerate(headers)]
+    out.append("</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td class='l'>{esc(c)}</td>" if i in left
+                                     else f"<td>{esc(c)}</td>" for i, c in enumerate(r))
+                   + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def html_items(items):
+    out, kv = [], []
+
+    def flush():
+        if kv:
+            out.append("<table class='kv'>" + "".join(
+                f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in kv) + "</table>")
+            kv.clear()
+    for it in items:
+        if it[0] == "kv":
+            kv.append((it[1], it[2]))
+            continue
+        flush()
+        if it[0] == "text":
+            out.append(f"<p>{esc(it[1])}</p>")
+        else:
+            left = {i for i, h in enumerate(it[1]) if h in LEFT_COLUMNS}
+            out.append(html_table(it[1], it[2], left))
+            if it[3]:
+                out.append(f"<p class='note'>{esc(it[3])}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def config_items(run):
+    """The configuration the run recorded (the JSON keeps these tunables)."""
+    rows = [[k, json.dumps(v) if not isinstance(v, str) else v]
+            for k, v in run.config.items()]
+    for k in ("placement", "hot_threshold_bytes"):
+        if k in run.transparent:
+            rows.append([k, str(run.transparent[k])])
+    for k, v in run.source.items():
+        rows.append([f"source_stats.{k}", str(v)])
+    return [("table", ["name", "value"], rows,
+             "as recorded in the statistics file; the other tunables are not in it: "
+             "pagehome --print-config, run in the same environment, shows them")]
+
+
+def render_html(run, sections, images):
+    title = f"pagehome report: {os.path.basename(run.program) or os.path.basename(run.path)}"
+    out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+           f"<title>{esc(title)}</title>", f"<style>{CSS}</style></head><body>",
+           f"<h1>{esc(title)}</h1>",
+           f"<p>Statistics file <code>{esc(run.path)}</code>.</p>"]
+    if not run.engine_ran:
+        out.append("<div class='noengine'><p><strong>No engine ran in this program.</strong>"
+                   f"</p><p>{esc(run.note)}</p></div>")
+    for sec_title, items in sections:
+        out.append(f"<h2>{esc(sec_title)}</h2>")
+        out.append(html_items(items))
+        if sec_title == "Pages" and images:
+            out.append("<h2>Plots</h2>")
+            for name in IMAGES:
+                with open(images[name], "rb") as f:
+                    data = base64.b64encode(f.read()).decode("ascii")
+                out.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,"
+                           f"{data}'><figcaption>{esc(name)}: {esc(CAPTIONS[name])}"
+                           "</figcaption></figure>")
+    if run.engine_ran:
+        out.append("<h2>Configuration</h2>")
+        out.append(html_items(config_items(run)))
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+# ---- main -------------------------------------------------------------------
+
+def default_outdir(path):
+    base = os.path.basename(path)
+    if base.endswith(".json"):
+        base = base[:-5]
+    return (base or "run") + "_report"
+
+
+class ArgParser(argparse.ArgumentParser):
+    """Usage errors in the pagehome command's style, exit status 2."""
+
+    def error(self, message):
+        print(f"pagehome: report: {message} (pagehome help report)", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None):
+    ap = ArgParser(
+        prog="pagehome report",
+        description="Summarise a pagehome statistics file (pagehome run --report): "
+                    "text on stdout, plots and report.html in OUTDIR.")
+    ap.add_argument("run", metavar="RUN.json", help="the statistics file")
+    ap.add_argument("-o", "--output", metavar="OUTDIR",
+                    help="where report.html and the PNGs go "
+                         "(default: RUN's basename + _report)")
+    ap.add_argument("--text-only", action="store_true",
+                    help="print the text summary only (no matplotlib needed)")
+    args = ap.parse_args(argv)
+    try:
+        run = Run(load_run(args.run), args.run)
+        sys.stdout.write(render_text(run, summary_sections(run, TEXT_MAX_STEPS)))
+        sys.stdout.flush()
+        if args.text_only:
+            return 0
+        outdir = args.output or default_outdir(args.run)
+        try:
+            os.makedirs(outdir, exist_ok=True)
+        except OSError as e:
+            raise ReportError(f"cannot make {outdir}: {e.strerror}") from None
+        try:
+            images = write_plots(run, outdir) if run.engine_ran else {}
+        except OSError as e:
+            raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
+        page = os.path.join(outdir, "report.html")
+        try:
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(render_html(run, summary_sections(run, HTML_MAX_STEPS), images))
+        except OSError as e:
+            raise ReportError(f"cannot write {page}: {e.strerror}") from None
+        wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
+        print(f"\nwrote {wrote}")
+        return 0
+    except ReportError as e:
+        sys.stdout.flush()
+        print(f"pagehome: report: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
