@@ -165,6 +165,7 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                     if ((head->flags & PH_PG_FROZEN) &&
                         ph_crit_melts(head->frozen_since, now, e->cfg.melt_iters)) {
                         head->flags &= (uint8_t)~PH_PG_FROZEN;
+                        head->prev_home = -1; /* starts afresh (invoke.c) */
                         inv->melted++;
                     }
                     if (d == PH_HUGE_MOVE && !(head->flags & PH_PG_FROZEN)) {

@@ -328,6 +328,10 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         if ((pg->flags & PH_PG_FROZEN) &&
             ph_crit_melts(pg->frozen_since, now, e->cfg.melt_iters)) {
             pg->flags &= (uint8_t)~PH_PG_FROZEN;
+            /* a melted page starts afresh: judged against its previous
+             * home it would freeze again on the very move it needs when
+             * its users really changed */
+            pg->prev_home = -1;
             inv.melted++;
         }
         int target = -1;
