@@ -763,17 +763,27 @@ def html_items(items):
 
 
 def config_items(run):
-    """The configuration the run recorded (the JSON keeps these tunables)."""
+    """The configuration the run recorded: every tunable with its value and
+    where it came from (newer statistics files), else the engine's summary."""
+    tun = run.config.get("tunables")
+    items = []
+    if isinstance(tun, dict) and tun:
+        rows = [[k, str(v.get("value", "")), str(v.get("source", ""))]
+                for k, v in tun.items() if isinstance(v, dict)]
+        items.append(("table", ["tunable", "value", "source"], rows,
+                      "every tunable of the run, as pagehome --print-config shows them"))
     rows = [[k, json.dumps(v) if not isinstance(v, str) else v]
-            for k, v in run.config.items()]
+            for k, v in run.config.items() if k != "tunables"]
     for k in ("placement", "hot_threshold_bytes"):
         if k in run.transparent:
             rows.append([k, str(run.transparent[k])])
     for k, v in run.source.items():
         rows.append([f"source_stats.{k}", str(v)])
-    return [("table", ["name", "value"], rows,
-             "as recorded in the statistics file; the other tunables are not in it: "
-             "pagehome --print-config, run in the same environment, shows them")]
+    note = ("the engine's configuration and the sampler's counters" if items else
+            "as recorded in the statistics file (an older one: it does not list "
+            "every tunable; pagehome --print-config shows them)")
+    items.append(("table", ["name", "value"], rows, note))
+    return items
 
 
 def render_html(run, sections, images):
