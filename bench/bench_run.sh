@@ -21,7 +21,9 @@
 # configuration and, against plain, the median of the per-repetition ratios
 # (the figure to quote; goal for `run`: <= 1.02 on long-running kernels) and
 # the ratio of the medians.  The program's stdout must be the same in every
-# run (it is kept; a difference fails).  Never asserts a time.
+# run (it is kept; a difference fails), apart from the timings it prints
+# itself ("time_s=..." and "time N s" are left out of the comparison).
+# Never asserts a time.
 #
 # --opts adds options to the `run` configuration only (e.g. "--budget 0.005",
 # "--report /tmp/stats.json").  --no-libomp drops the libomp configuration.
@@ -110,6 +112,9 @@ run_one() {
     if [ -s "$err" ]; then
         sed "s/^/  [$cfg stderr] /" "$err" >&2
     fi
+    # the programs' own timings are not part of their output
+    sed -e 's/time_s=[0-9.eE+-]*//g' -e 's/time [0-9.]* s//g' "$out" >"$out.cmp"
+    mv "$out.cmp" "$out"
     if [ -f "$tmp/reference.out" ]; then
         if ! cmp -s "$tmp/reference.out" "$out"; then
             echo "bench_run.sh: $cfg run $rep printed something else than the first run:" >&2
