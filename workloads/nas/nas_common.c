@@ -1,0 +1,206 @@
+/*
+ * nas_common.c -- arguments, timing, report, random numbers, deterministic
+ * sums and the ADI convergence bound shared by the NAS-style kernels (see
+ * nas_common.h).
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#endif
+#include "nas_common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int nas_parse_class(const char *s)
+{
+    if (!s || !s[0] || s[1])
+        return -1;
+    switch (toupper((unsigned char)s[0])) {
+    case 'S':
+        return NAS_CLASS_S;
+    case 'W':
+        return NAS_CLASS_W;
+    case 'A':
+        return NAS_CLASS_A;
+    default:
+        return -1;
+    }
+}
+
+char nas_class_letter(int cls)
+{
+    static const char letters[NAS_NCLASSES] = {'S', 'W', 'A'};
+    return cls >= 0 && cls < NAS_NCLASSES ? letters[cls] : '?';
+}
+
+int nas_parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !isdigit((unsigned char)s[0]))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void nas_usage(const char *line)
+{
+    fprintf(stderr, "usage: %s\n", line);
+    exit(2);
+}
+
+double nas_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void nas_header(const char *prog, int cls, const char *size, long iters)
+{
+    printf("%s: class %c, %s, %ld iterations, %d threads\n", prog,
+           nas_class_letter(cls), size, iters, omp_get_max_threads());
+}
+
+int nas_check_le(const char *prog, const char *name, double value,
+                 double limit)
+{
+    int ok = value <= limit; /* NaN fails */
+    printf("%s: %s = %.6e (must be <= %.6e): %s\n", prog, name, value, limit,
+           ok ? "yes" : "NO");
+    return ok;
+}
+
+int nas_finish(const char *prog, double seconds, int ok)
+{
+    fprintf(stderr, "%s: time %.3f s\n", prog, seconds);
+    printf("verification: %s\n", ok ? "ok" : "FAILED");
+    fflush(stdout);
+    return ok ? 0 : 1;
+}
+
+int nas_fault(const char *prog, const char *what)
+{
+    const char *v = getenv("WL_FAULT");
+    if (!v || strcmp(v, "1") != 0)
+        return 0;
+    fprintf(stderr, "%s: WL_FAULT=1: %s\n", prog, what);
+    return 1;
+}
+
+void *nas_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+uint64_t nas_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static double to_unit(uint64_t x)
+{
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0); /* 2^-53 */
+}
+
+double nas_uniform(uint64_t seed, uint64_t index)
+{
+    return to_unit(nas_mix64(nas_mix64(seed) ^ (index * 0x9e3779b97f4a7c15ULL)));
+}
+
+void nas_rng_seed(nas_rng_t *r, uint64_t seed)
+{
+    r->state = nas_mix64(seed);
+}
+
+uint64_t nas_rng_next(nas_rng_t *r)
+{
+    r->state += 0x9e3779b97f4a7c15ULL;
+    return nas_mix64(r->state);
+}
+
+double nas_rng_uniform(nas_rng_t *r)
+{
+    return to_unit(nas_rng_next(r));
+}
+
+uint64_t nas_rng_below(nas_rng_t *r, uint64_t n)
+{
+    /* Rejection keeps it exactly uniform. */
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = nas_rng_next(r);
+    while (x >= limit);
+    return x % n;
+}
+
+double nas_sum_partials(const double *part, int nthreads)
+{
+    double s = 0.0;
+    for (int t = 0; t < nthreads; t++)
+        s += part[(size_t)t * NAS_PAD];
+    return s;
+}
+
+void nas_adi_params(double lo, double hi, int ncycle, double *rho)
+{
+    for (int j = 0; j < ncycle; j++) {
+        double t = ncycle > 1 ? (double)j / (double)(ncycle - 1) : 0.5;
+        double lam = lo * pow(hi / lo, t);
+        rho[j] = 0.5 / lam;
+    }
+}
+
+double nas_adi_bound(const double *lam, int ncomp, int n, const double *rho,
+                     int ncycle, long iters)
+{
+    long cycles = iters / ncycle;
+    int rest = (int)(iters % ncycle);
+    double worst = 0.0;
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) reduction(max : worst)
+    for (int m = 0; m < ncomp; m++)
+        for (int p = 0; p < n; p++) {
+            const double *l = lam + (size_t)m * (size_t)n;
+            double a = l[p];
+            /* By symmetry in (a, b, c) only q >= p, r >= q are needed. */
+            for (int q = p; q < n; q++) {
+                double b = l[q];
+                for (int r = q; r < n; r++) {
+                    double c = l[r], full = 1.0, part = 1.0;
+                    for (int j = 0; j < ncycle; j++) {
+                        double x = rho[j];
+                        double g = 1.0 - x * (a + b + c) /
+                                             ((1.0 + x * a) * (1.0 + x * b) * (1.0 + x * c));
+                        g = fabs(g);
+                        full *= g;
+                        if (j < rest)
+                            part *= g;
+                    }
+                    double prod = pow(full, (double)cycles) * part;
+                    if (prod > worst)
+                        worst = prod;
+                }
+            }
+        }
+    return worst;
+}
