@@ -193,6 +193,8 @@ int ph_engine_unregister(ph_engine *e, ph_hot *h)
     if (h->watched)
         e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
     ph_history_retire(e, h);
+    if (e->last_hot == h)
+        e->last_hot = NULL;
     memmove(&e->hots[i], &e->hots[i + 1],
             (e->nhots - i - 1) * sizeof *e->hots);
     e->nhots--;
@@ -232,9 +234,13 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
                 (ph_rec_sample){s[k].page, s[k].node, cnt};
             continue;
         }
-        ph_hot *h = ph_engine_find_locked(e, s[k].page);
-        if (!h)
-            continue;
+        ph_hot *h = e->last_hot;
+        if (!h || s[k].page < h->base || s[k].page >= ph_hot_end(h)) {
+            h = ph_engine_find_locked(e, s[k].page);
+            if (!h)
+                continue;
+            e->last_hot = h;
+        }
         size_t i = (s[k].page - h->base) / 4096;
         if (ph_hot_add(h, i, s[k].node, cnt, now) == 0)
             h->st.accesses += cnt;
@@ -539,6 +545,7 @@ void ph_engine_free(ph_engine *e)
         e->src->ops->close(e->src);
     ph_engine_phases_free(e);
     ph_history_free(e);
+    ph_engine_invoke_free(e);
     free(e->rec);
     free(e->hots);
     free(e->log);

@@ -102,6 +102,8 @@ struct ph_engine {
     uint64_t hist_dropped;   /* areas beyond PH_HISTORY_MAX */
     ph_invocation *log;
     size_t nlog, cap_log;
+    struct ph_work *work;    /* invoke.c's arrays, kept between invocations */
+    ph_hot *last_hot;        /* the area the last sample fell in */
 
     /* memory-manager thread */
     pthread_t mgr;
@@ -118,6 +120,8 @@ struct ph_engine {
  * number of pages migrated. */
 uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
                           uint64_t sampler_ns);
+/* Free invoke.c's kept arrays (ph_engine_free). */
+void ph_engine_invoke_free(ph_engine *e);
 /* The area holding addr, NULL (lock held). */
 ph_hot *ph_engine_find_locked(const ph_engine *e, uintptr_t addr);
 /* Node index of an OS node, -1. */
