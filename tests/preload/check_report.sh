@@ -33,7 +33,7 @@ fi
 want "$tmp/r4.json" 'the engine was off' "--migrate off: the report says so"
 # observe: the engine samples and decides but moves nothing; the report
 # still measures where pages are against their top accessor
-PAGEHOME_OBSERVE=1 OMP_NUM_THREADS=2 "$ph" run --report "$tmp/r3.json" -- "$prog" > /dev/null 2>&1 || fail=1
+PAGEHOME_OBSERVE=1 PAGEHOME_ENGINE_SYNC=1 PAGEHOME_SAMPLE_PAGES=0 OMP_NUM_THREADS=2 "$ph" run --report "$tmp/r3.json" -- "$prog" > /dev/null 2>&1 || fail=1
 want "$tmp/r3.json" '"observe": true' "observe: configuration"
 want "$tmp/r3.json" '"migrated": 0,' "observe: nothing migrated"
 want "$tmp/r3.json" '"owner_local_share": [0-9]' "observe: owner-local share measured"
