@@ -36,6 +36,10 @@
  * asked of the OS again instead of taken from the bookkeeping. */
 #define PH_HOME_REFRESH 8
 
+/* Sampling mechanism: share of a page's accesses over the run its target
+ * must have (ph_crit_settled). */
+#define SAMPLING_MIN_SHARE 0.5
+
 /* Work arrays of one area's invocation. */
 /* Kept by the engine between invocations (e->work): regrowing them at
  * every invocation cost about a quarter of a hot area's scan. */
@@ -347,6 +351,18 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
             } else {
                 target = ph_crit_competitive(&e->lat, cur, home, h->factor,
                                              e->cfg.optimistic, &ratio);
+                /* the sampling mechanism wakes at arbitrary moments: a
+                 * page moves only to the node that dominates its whole
+                 * history (a page of a table every node reads must not
+                 * follow each sample) */
+                if (target >= 0 && kind == PH_INV_SAMPLING) {
+                    uint32_t tot[PH_MAX_NODES];
+                    const uint32_t *cum = ph_cnt_cum(cnt, n);
+                    for (int k = 0; k < n; k++)
+                        tot[k] = cum[k] + cur[k];
+                    if (!ph_crit_settled(tot, n, target, SAMPLING_MIN_SHARE))
+                        target = -1;
+                }
                 if (target >= 0 &&
                     ph_crit_pingpong(home, pg->prev_home, target)) {
                     pg->flags |= PH_PG_FROZEN;

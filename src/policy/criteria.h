@@ -128,6 +128,12 @@ int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
 /* The dominant node of acc[0..n) (most accesses, lowest index on ties),
  * -1 when all are 0. */
 int ph_crit_dominant(const uint32_t *acc, int n);
+/* Sampling mechanism (ours): a page sampled from random nodes (a shared
+ * table: XSBench) would move on every wake-up to whichever node touched
+ * it last.  A target is settled when it is the dominant node of the
+ * page's accesses over the whole run (total[0..n): cumulative + this
+ * interval) with at least min_share of them.  1 settled, 0 not. */
+int ph_crit_settled(const uint32_t *total, int n, int target, double min_share);
 /* The node every one of homes[0..n) is on, -1 when they differ or one is
  * unknown (< 0). */
 int ph_crit_one_node(const int *homes, size_t n);

@@ -724,8 +724,21 @@ static void test_most_critical_16m(void)
     free(s);
 }
 
+static void test_settled(void)
+{
+    uint32_t a[4] = {10, 30, 0, 0}, b[4] = {10, 12, 11, 9}, z[4] = {0, 0, 0, 0};
+    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.5), 1);  /* 75% */
+    CHECK_EQ(ph_crit_settled(a, 4, 0, 0.5), 0);  /* not dominant */
+    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.5), 0);  /* dominant, 29% */
+    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.25), 1);
+    CHECK_EQ(ph_crit_settled(z, 4, 0, 0.5), 0);
+    CHECK_EQ(ph_crit_settled(a, 4, 4, 0.5), 0);  /* bad node */
+    CHECK_EQ(ph_crit_settled(a, 4, -1, 0.5), 0);
+}
+
 int main(void)
 {
+    test_settled();
     test_competitive_basic();
     test_competitive_indexing();
     test_competitive_property();
