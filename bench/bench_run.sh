@@ -22,7 +22,8 @@
 # (the figure to quote; goal for `run`: <= 1.02 on long-running kernels) and
 # the ratio of the medians.  The program's stdout must be the same in every
 # run (it is kept; a difference fails), apart from the timings it prints
-# itself ("time_s=..." and "time N s" are left out of the comparison).
+# itself ("..._s=N" such as time_s= or lookups_per_s=, and "time N s" are
+# left out of the comparison).
 # Never asserts a time.
 #
 # --opts adds options to the `run` configuration only (e.g. "--budget 0.005",
@@ -113,7 +114,7 @@ run_one() {
         sed "s/^/  [$cfg stderr] /" "$err" >&2
     fi
     # the programs' own timings are not part of their output
-    sed -e 's/time_s=[0-9.eE+-]*//g' -e 's/time [0-9.]* s//g' "$out" >"$out.cmp"
+    sed -E -e 's/[a-z_]+_s=[0-9.eE+-]+//g' -e 's/time [0-9.]+ s//g' "$out" >"$out.cmp"
     mv "$out.cmp" "$out"
     if [ -f "$tmp/reference.out" ]; then
         if ! cmp -s "$tmp/reference.out" "$out"; then

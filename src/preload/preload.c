@@ -139,7 +139,9 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
             copied >> 10, (size_t)((a - lo) + (hi - b)) >> 10);
 }
 
-static void register_static(size_t threshold)
+/* watch = 0 (engine off): the segments are only put on 2 MiB pages when
+ * pagesize is 2M, not registered. */
+static void register_static(size_t threshold, int watch)
 {
     int huge = ph_opt_int(PH_OPT_PAGESIZE) == (int64_t)HUGE_BYTES;
     char exe[PATH_MAX];
@@ -170,6 +172,8 @@ static void register_static(size_t threshold)
         after_exe_data = rw && is_exe;
         if (!what || m.hi <= lo || m.hi - lo < threshold)
             continue;
+        if (!watch && !huge)
+            continue; /* engine off, 4 KiB: leave the segment as it is */
         if (huge)
             to_huge(lo, m.hi, what);
         else
@@ -177,6 +181,8 @@ static void register_static(size_t threshold)
              * segment with 2 MiB pages, and moving one 4 KiB page of those
              * moves all 512 (pages not yet touched are not huge yet). */
             madvise((void *)lo, m.hi - lo, MADV_NOHUGEPAGE);
+        if (!watch)
+            continue;
         char name[64];
         snprintf(name, sizeof name, "static %s #%d", what, count++);
         if (!ph_area_register((void *)lo, m.hi - lo, name))
@@ -245,8 +251,7 @@ __attribute__((constructor)) static void preload_start(void)
     }
     ph_engine_set_report_extra(report_transparent);
     size_t threshold = (size_t)ph_opt_int(PH_OPT_HOT_THRESHOLD);
-    if (ph_opt_int(PH_OPT_ENGINE) != 4 /* off */)
-        register_static(threshold);
+    register_static(threshold, ph_opt_int(PH_OPT_ENGINE) != 4 /* off */);
     atomic_store_explicit(&ready, 1, memory_order_release);
 }
 

@@ -13,6 +13,9 @@
  *   e4  two programs sharing the machine, threads migrated: predictive
  *       criterion vs competitive only (003 Fig. 4)
  *   e5  e1 on epyc-2s-8n and cxl-2tier
+ *   e6  large pages (seed 001): "private blocks" and "finely shared" on
+ *       epyc-2s-8n from single-node placement, 4 KiB pages / 2 MiB pages
+ *       never split / mixed (2 MiB, split when shared), with the TLB term
  */
 #ifndef PH_SIMX_EXPERIMENTS_H
 #define PH_SIMX_EXPERIMENTS_H
@@ -61,7 +64,7 @@ typedef struct ph_simx_exp {
     int thread_migrations[2];  /* e4: node indexes, for the notes */
 } ph_simx_exp;
 
-/* 1 when name is an experiment (e1..e5). */
+/* 1 when name is an experiment (e1..e6). */
 int ph_simx_is_experiment(const char *name);
 
 /* Check an experiment's name and options without running it: 0, or

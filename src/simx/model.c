@@ -10,6 +10,11 @@
  * pay the uncontended local latency.  A page read by every node equally
  * and homed on one of them has c = 0; the same page homed on a node that
  * does not read it has c = the number of readers.
+ *
+ * The TLB term (model.h) is the reach model m(W, E) = max(0, 1 - E/W)
+ * applied per thread and page size to the accesses that switch page; it
+ * is added to the thread's memory time only for the cells that ask for it
+ * (run.c), so e1-e5 keep the model they were measured with.
  */
 #include "simx/model.h"
 
@@ -109,4 +114,52 @@ double ph_simx_arrival_ns(double start_ns, double cost_ns, size_t k,
     if (m == 0)
         return start_ns;
     return start_ns + cost_ns * (double)k / (double)m;
+}
+
+double ph_simx_tlb_miss_share(double pages, double entries)
+{
+    if (!(pages > 0))
+        return 0.0;
+    double m = 1.0 - (entries > 0 ? entries : 0.0) / pages;
+    return m > 0 ? m : 0.0;
+}
+
+double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
+                         const ph_simx_switches *sw, size_t nacc,
+                         int nthreads, const uint8_t *huge,
+                         ph_simx_tlb_thread *th, double *thread_ns)
+{
+    for (int t = 0; t < nthreads; t++) {
+        memset(&th[t], 0, sizeof th[t]);
+        th[t].last_unit = UINT32_MAX;
+    }
+    for (size_t k = 0; k < nacc; k++) {
+        uint32_t t = acc[k].thread;
+        if (t >= (uint32_t)nthreads)
+            continue;
+        uint32_t p = acc[k].page, u = p / 512u;
+        ph_simx_tlb_thread *x = &th[t];
+        if (huge[p]) {
+            if (x->last_unit != u) { /* entries come by page: units ascend */
+                x->last_unit = u;
+                x->units_2m += 1;
+            }
+            x->switch_2m += sw[k].sw_2m;
+        } else {
+            x->pages_4k += 1;
+            x->switch_4k += sw[k].sw_4k;
+        }
+    }
+    double all = 0;
+    for (int t = 0; t < nthreads; t++) {
+        ph_simx_tlb_thread *x = &th[t];
+        x->misses = x->switch_4k *
+                        ph_simx_tlb_miss_share(x->pages_4k, tlb->entries_4k) +
+                    x->switch_2m *
+                        ph_simx_tlb_miss_share(x->units_2m, tlb->entries_2m);
+        if (thread_ns)
+            thread_ns[t] += x->misses * tlb->walk_ns;
+        all += x->misses;
+    }
+    return all;
 }

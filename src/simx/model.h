@@ -20,6 +20,24 @@
  * start + C * k / m.  A page is used at its new home from the first phase
  * that starts after it arrived, at its old home before; the program never
  * waits for the manager.
+ *
+ * TLB (only where a cell asks for it: e6).  Each thread has a data TLB
+ * that holds entries_4k translations of 4 KiB pages and entries_2m of
+ * 2 MiB pages.  In one phase thread t touches W4 distinct 4 KiB pages in
+ * 4 KiB-mapped units and W2 distinct 2 MiB-mapped units; S4 and S2 of its
+ * accesses switch page (the previous access of t was in another 4 KiB
+ * page, resp. outside this 2 MiB unit).  The reach model:
+ *
+ *   miss share m(W, E)  = max(0, 1 - E / W)          (0 when W = 0)
+ *   misses of t         = S4 * m(W4, entries_4k) + S2 * m(W2, entries_2m)
+ *   phase time of t    += misses * walk_ns
+ *
+ * m is exact for uniformly random references over W pages with any
+ * demand-fetched TLB of E entries (hit probability E / W), and close to
+ * LRU's all-miss for a sweep over W >> E pages; first (compulsory) misses
+ * of a working set that fits are not counted.  Pages are grouped into
+ * 2 MiB units by index: unit u = pages [512 u, 512 u + 512) (every array
+ * of a program that uses the TLB term is a multiple of 512 pages).
  */
 #ifndef PH_SIMX_MODEL_H
 #define PH_SIMX_MODEL_H
@@ -52,6 +70,44 @@ uint64_t ph_simx_phase_ns(const ph_simx_costs *m, const ph_simx_access *acc,
  * (extra_ns may be NULL). */
 double ph_simx_barrier_ns(const double *thread_ns, const double *extra_ns,
                           int nthreads);
+
+/* The page-switching accesses among one ph_simx_access's count (same
+ * index): entering the page from another 4 KiB page, entering its 2 MiB
+ * unit from outside it (sw_2m <= sw_4k <= count). */
+typedef struct ph_simx_switches {
+    float sw_4k, sw_2m;
+} ph_simx_switches;
+
+typedef struct ph_simx_tlb {
+    double entries_4k;     /* 4 KiB translations a thread's TLB holds */
+    double entries_2m;     /* 2 MiB translations */
+    double walk_ns;        /* one miss: a page walk */
+} ph_simx_tlb;
+
+/* One thread's TLB view of a phase (filled by ph_simx_phase_tlb). */
+typedef struct ph_simx_tlb_thread {
+    double pages_4k;       /* W4: distinct 4 KiB pages in 4 KiB-mapped units */
+    double units_2m;       /* W2: distinct 2 MiB-mapped units */
+    double switch_4k;      /* S4: page-switching accesses into the former */
+    double switch_2m;      /* S2: unit-switching accesses into the latter */
+    double misses;         /* S4 m(W4, E4) + S2 m(W2, E2) */
+    uint32_t last_unit;    /* (work) */
+} ph_simx_tlb_thread;
+
+/* The reach model's miss share: max(0, 1 - entries / pages); 0 when
+ * pages <= 0. */
+double ph_simx_tlb_miss_share(double pages, double entries);
+
+/* TLB misses of every thread in one phase: th[0..nthreads) is
+ * overwritten; when thread_ns is not NULL, thread_ns[t] grows by
+ * th[t].misses * walk_ns.  acc[] sorted by page as for
+ * ph_simx_phase_ns, one entry per page and thread, sw[] its switches (same index), huge[p] != 0 when
+ * page p's 2 MiB unit is mapped by one 2 MiB page.  Returns the misses of
+ * all threads. */
+double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
+                         const ph_simx_switches *sw, size_t nacc,
+                         int nthreads, const uint8_t *huge,
+                         ph_simx_tlb_thread *th, double *thread_ns);
 
 /* Overlapped migration: the invocation posted at now_ns costing cost_ns
  * starts at the returned time; *busy_until_ns becomes its end. */

@@ -31,6 +31,25 @@
  * | binding              | compact: 16 threads on | spread: 16 threads =  | compact (one CPU node) |
  * |                      | 8 nodes, 32 on 16 (003 | 2 per node, 32 = 4    |                        |
  * |                      | section 5.1)           |                       |                        |
+ * | tlb_entries_4k       | 128 (64 entries, each  | 2048 (Zen 2 L2 DTLB)  | 2048 (as epyc)         |
+ * |                      | an even/odd page pair) |                       |                        |
+ * | tlb_entries_2m       | 64 (a pair of 1 MiB    | 2048 (the same TLB,   | 2048 (as epyc)         |
+ * |                      | pages per entry)       | modelled per size)    |                        |
+ * | tlb_walk_ns          | 250 (assumed: software | 35 (assumed; bench_tlb| 35 (as epyc)           |
+ * |                      | refill)                | calibration, below)   |                        |
+ *
+ * The TLB (used by e6 only; doc/sim-model.md has the reasoning): the
+ * level whose misses walk the page table.  Zen 2's L2 DTLB (WikiChip:
+ * unified, 12-way, 2048 entries for 4 KiB and 2 MiB translations; an L1
+ * DTLB miss that hits it costs a few cycles and is not charged) is
+ * modelled as 2048 entries per page size: exact for a thread using one
+ * size, generous for a thread mixing both.  walk_ns = 35 is an assumption
+ * calibrated on this project's bench_tlb: a 1 GiB random gather ran
+ * 1.26-1.46x slower on 4 KiB than on 2 MiB pages (every 4 KiB access
+ * misses the L2 DTLB, no 2 MiB access does), which in a model that charges
+ * 100 ns per local access means 26-46 ns per walk.  The origin's values
+ * (R10000: 64 entries mapping even/odd page pairs, refilled by software)
+ * are assumptions too; no experiment on it uses the TLB term.
  *
  * The origin distances are scaled (30 local rather than 10) so that
  * latency = 10 ns x distance is exact: SLIT entries are integers and
@@ -49,14 +68,17 @@ static const ph_simx_preset presets[] = {
     {"origin2000-16",
      "SGI Origin2000: 16 nodes x 2 CPUs, hypercube, 300 + 100*hops ns, "
      "1.1 ms per page migration",
-     50.0, 1.1e6, 512 * 1.1e6, 0.0, 128, PH_SIMX_BIND_COMPACT},
+     50.0, 1.1e6, 512 * 1.1e6, 0.0, 128, PH_SIMX_BIND_COMPACT,
+     128, 64, 250},
     {"epyc-2s-8n",
      "2-socket EPYC, 4 nodes per socket, SLIT 10/12/32, 100 ns local, "
      "1.2 us per page + 20 us per call",
-     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_SPREAD},
+     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_SPREAD,
+     2048, 2048, 35},
     {"cxl-2tier",
      "one DRAM node with all 32 CPUs + one CXL memory node at 2.2x latency",
-     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_COMPACT},
+     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_COMPACT,
+     2048, 2048, 35},
 };
 
 #define NPRESETS (sizeof presets / sizeof presets[0])

@@ -29,6 +29,9 @@ typedef struct ph_simx_preset {
     double migrate_ns_call;    /* per move call */
     unsigned line_bytes;       /* bytes one access moves: a cache line */
     int binding;               /* enum ph_simx_binding */
+    /* the TLB model (model.h; used by e6): translations a thread's data
+     * TLB holds per page size, and the cost of a miss (a page walk) */
+    double tlb_entries_4k, tlb_entries_2m, tlb_walk_ns;
 } ph_simx_preset;
 
 /* Presets by name (NULL if none) and by position (NULL past the end). */

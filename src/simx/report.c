@@ -278,6 +278,49 @@ static void table_e4(const ph_simx_exp *x, table *t)
     }
 }
 
+static void pct(char *buf, size_t len, double a, double b)
+{
+    if (!(b > 0))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f%%", 100.0 * a / b);
+}
+
+static void table_e6(const ph_simx_exp *x, table *t)
+{
+    static const char *h[] = {"workload", "pages", "time s", "time/best",
+                              "last-half/best", "TLB miss/access",
+                              "remote share", "moved 4K pages",
+                              "moved 2M units", "split", "collapsed",
+                              "2M units at end"};
+    static const int right[] = {0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    t->ncols = 12;
+    for (int c = 0; c < t->ncols; c++) {
+        t->head[c] = h[c];
+        t->right[c] = right[c];
+    }
+    for (size_t i = 0; i < x->nrows; i++) {
+        const ph_simx_row *r = &x->rows[i];
+        if (table_row(t) != 0)
+            return;
+        char tlb[16], rem[16];
+        pct(tlb, sizeof tlb, r->res.tlb_misses, r->res.accesses);
+        snprintf(rem, sizeof rem, "%.1f%%", 100.0 * r->res.remote_share);
+        set(t, 0, "%s", r->group);
+        set(t, 1, "%s", r->label);
+        set(t, 2, "%.3f", r->res.total_ns / 1e9);
+        set(t, 3, "%.3f", r->norm_total);
+        set(t, 4, "%.3f", r->norm_last);
+        set(t, 5, "%s", tlb);
+        set(t, 6, "%s", rem);
+        set(t, 7, "%llu", (unsigned long long)r->res.moved_4k);
+        set(t, 8, "%llu", (unsigned long long)r->res.huge_migrated);
+        set(t, 9, "%llu", (unsigned long long)r->res.huge_split);
+        set(t, 10, "%llu", (unsigned long long)r->res.huge_collapsed);
+        set(t, 11, "%zu", r->res.huge_units_end);
+    }
+}
+
 int ph_simx_print(const ph_simx_exp *x, FILE *out)
 {
     table t;
@@ -291,6 +334,9 @@ int ph_simx_print(const ph_simx_exp *x, FILE *out)
         break;
     case '4':
         table_e4(x, &t);
+        break;
+    case '6':
+        table_e6(x, &t);
         break;
     default:
         table_e1(x, &t);
@@ -345,7 +391,9 @@ int ph_simx_write_csv(const ph_simx_exp *x, const char *path)
                "after_migrate,migrate_ns,critical_ns,remote_per_iter,"
                "z_ns_last_half,replayed,undone,phase_pages,invocations,"
                "predictive_switches,frozen,melted,misplaced,qualify,"
-               "median_gain_ns,max_gain_ns,ml_ns\n");
+               "median_gain_ns,max_gain_ns,ml_ns,pages_2m,no_split,tlb,"
+               "accesses,tlb_misses,tlb_ns,remote_share,moved_4k,"
+               "huge_migrated,huge_split,huge_collapsed,huge_units_end\n");
     for (size_t i = 0; i < x->nrows; i++) {
         const ph_simx_row *r = &x->rows[i];
         const ph_simx_result *s = &r->res;
@@ -359,7 +407,7 @@ int ph_simx_write_csv(const ph_simx_exp *x, const char *path)
         fprintf(f,
                 ",%u,%ld,%d,%d,%d,%.6g,%.6g,%.6f,%.6f,%zu,%llu,%llu,%llu,"
                 "%llu,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%ld,%llu,%llu,%llu,"
-                "%llu,%zu,%zu,%.6g,%.6g,%.6g\n",
+                "%llu,%zu,%zu,%.6g,%.6g,%.6g,",
                 r->cell.repeat ? r->cell.repeat : 1, r->cell.critical_pages,
                 r->cell.notes, r->cell.keep_active, r->cell.migrate_at,
                 s->total_ns, s->last_half_ns, r->norm_total, r->norm_last,
@@ -376,6 +424,13 @@ int ph_simx_write_csv(const ph_simx_exp *x, const char *path)
                 (unsigned long long)s->frozen, (unsigned long long)s->melted,
                 s->misplaced, s->qualify, s->median_gain_ns, s->max_gain_ns,
                 s->ml_ns);
+        fprintf(f, "%d,%d,%d,%.6g,%.6g,%.6g,%.6f,%llu,%llu,%llu,%llu,%zu\n",
+                r->cell.huge, r->cell.no_split, r->cell.tlb, s->accesses,
+                s->tlb_misses, s->tlb_ns, s->remote_share,
+                (unsigned long long)s->moved_4k,
+                (unsigned long long)s->huge_migrated,
+                (unsigned long long)s->huge_split,
+                (unsigned long long)s->huge_collapsed, s->huge_units_end);
     }
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
@@ -452,6 +507,18 @@ int ph_simx_write_json(const ph_simx_exp *x, const char *path)
         KD(&w, "median_gain_ns", s->median_gain_ns);
         KD(&w, "max_gain_ns", s->max_gain_ns);
         KD(&w, "ml_ns", s->ml_ns);
+        KI(&w, "pages_2m", r->cell.huge);
+        KI(&w, "no_split", r->cell.no_split);
+        KI(&w, "tlb", r->cell.tlb);
+        KD(&w, "accesses", s->accesses);
+        KD(&w, "tlb_misses", s->tlb_misses);
+        KD(&w, "tlb_ns", s->tlb_ns);
+        KD(&w, "remote_share", s->remote_share);
+        KU(&w, "moved_4k", s->moved_4k);
+        KU(&w, "huge_migrated", s->huge_migrated);
+        KU(&w, "huge_split", s->huge_split);
+        KU(&w, "huge_collapsed", s->huge_collapsed);
+        KU(&w, "huge_units_end", s->huge_units_end);
         ph_jw_key(&w, "per_iteration");
         ph_jw_object(&w, 0);
         series_d(&w, "time_ns", s->iter_ns, s->iterations);
@@ -463,6 +530,7 @@ int ph_simx_write_json(const ph_simx_exp *x, const char *path)
         ph_jw_end(&w);
         series_d(&w, "critical_ns", s->iter_crit_ns, s->iterations);
         series_d(&w, "z_phase_ns", s->iter_z_ns, s->iterations);
+        series_d(&w, "tlb_misses", s->iter_tlb_misses, s->iterations);
         ph_jw_end(&w);
         ph_jw_end(&w);
     }
@@ -522,6 +590,9 @@ int ph_simx_print_presets(FILE *out)
                 p->migrate_ns_4k / 1e3, p->migrate_ns_2m / 1e3,
                 p->migrate_ns_call / 1e3, p->line_bytes,
                 p->binding == PH_SIMX_BIND_SPREAD ? "spread" : "compact");
+        fprintf(out, "  TLB per thread: %.0f x 4 KiB + %.0f x 2 MiB entries, "
+                "%.0f ns per miss (page walk; e6)\n", p->tlb_entries_4k,
+                p->tlb_entries_2m, p->tlb_walk_ns);
         fprintf(out, "  spec: %s\n", ph_simx_preset_spec(p, spec,
                                                           sizeof spec));
         ph_topo_free(t);

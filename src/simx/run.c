@@ -51,6 +51,14 @@
  * source's budget and noise).  The sampling budget's run-time adaptation
  * (sample_budget) measures wall-clock time, which a simulation does not
  * have: it is off here, and the budget stays at sample_pages.
+ *
+ * Page sizes.  A cell maps its arrays with 4 KiB pages (no THP) or 2 MiB
+ * pages (THP; placement then homes each 2 MiB unit as its first page).
+ * After every engine call the page size of every unit is read back from
+ * the simulated OS (huge_state), so the engine's splits and collapses
+ * count from the next phase on (they cost nothing in the model).  Cells
+ * with the TLB term (e6) add each thread's page walks to its phase time
+ * (model.h); the others are timed as before.
  */
 #include "simx/run.h"
 
@@ -113,6 +121,13 @@ typedef struct sim_run {
     uint64_t *remote;
     uint8_t *valid;
     double *extra;                /* per thread: IRIX handler time */
+    /* page sizes and the TLB term */
+    uint8_t *huge;                /* per page: its unit is one 2 MiB page */
+    uint8_t *huge_fresh;
+    ph_simx_tlb tlb;
+    ph_simx_tlb_thread *tlbw;     /* per thread (work) */
+    double *phase_miss;           /* per phase: TLB misses (cache) */
+    double *phase_acc;            /* per phase: accesses */
     /* the engine and what its source reports */
     ph_engine *e;
     double *acc;                  /* npages * n accesses since the arm */
@@ -189,10 +204,29 @@ static int query_homes(sim_run *s, int *out)
     return 0;
 }
 
+/* The page size of every page as the simulated OS has it now; a change
+ * (a split or collapse by the engine) re-times the phases. */
+static int refresh_huge(sim_run *s)
+{
+    for (int a = 0; a < s->app.narrays; a++) {
+        const ph_simx_array *ar = &s->app.arrays[a];
+        if (s->sim->ops->huge_state(s->sim, s->mem[a], ar->npages,
+                                    s->huge_fresh + ar->first) != 0)
+            return -1;
+    }
+    if (memcmp(s->huge_fresh, s->huge, s->app.npages) != 0) {
+        memcpy(s->huge, s->huge_fresh, s->app.npages);
+        invalidate(s);
+    }
+    return 0;
+}
+
 /* After an engine call: a new sampling interval empties the accumulator;
  * pages the call moved get their new home, now (sync) or on arrival. */
 static int after_call(sim_run *s, int overlapped, double now)
 {
+    if (refresh_huge(s) != 0)
+        return -1;
     ph_source_stats ss;
     memset(&ss, 0, sizeof ss);
     ph_source *src = ph_engine_source(s->e);
@@ -276,6 +310,11 @@ static double phase_time(sim_run *s, int ph, uint64_t *remote)
         const ph_simx_phase *p = &s->app.phases[ph];
         s->remote[ph] = ph_simx_phase_ns(&s->costs, p->acc, p->nacc,
                                          s->nodes, s->T, s->eff, tn);
+        s->phase_miss[ph] = 0;
+        if (s->c->tlb && p->sw)
+            s->phase_miss[ph] = ph_simx_phase_tlb(&s->tlb, p->acc, p->sw,
+                                                  p->nacc, s->T, s->huge,
+                                                  s->tlbw, tn);
         s->valid[ph] = 1;
     }
     *remote = s->remote[ph];
@@ -284,8 +323,18 @@ static double phase_time(sim_run *s, int ph, uint64_t *remote)
 
 /* ---- set-up ----------------------------------------------------------- */
 
+static int array_of(const sim_run *s, size_t p)
+{
+    int a = 0;
+    while (a + 1 < s->app.narrays && p >= s->app.arrays[a + 1].first)
+        a++;
+    return a;
+}
+
 static int placement_home(const sim_run *s, size_t p)
 {
+    if (s->c->huge) /* a 2 MiB page has one home: its first page's */
+        p -= (p - s->app.arrays[array_of(s, p)].first) % 512;
     switch (s->c->placement) {
     case PH_SIMX_ROUND_ROBIN:
         return s->partition[p % (size_t)s->npart];
@@ -449,6 +498,8 @@ static int open_engine(sim_run *s)
         cfg.stable_after = 0;
         cfg.cold_after = 0;
     }
+    if (c->no_split)
+        cfg.huge_split_share = 0;
     s->acc = calloc(s->app.npages * (size_t)s->n, sizeof *s->acc);
     if (!s->acc)
         return ph_fail(ENOMEM, "sim: out of memory");
@@ -494,10 +545,27 @@ static int setup(sim_run *s)
     s->remote = calloc(P, sizeof *s->remote);
     s->valid = calloc(P, 1);
     s->extra = calloc(T, sizeof *s->extra);
+    s->huge = calloc(np ? np : 1, 1);
+    s->huge_fresh = calloc(np ? np : 1, 1);
+    s->tlbw = calloc(T, sizeof *s->tlbw);
+    s->phase_miss = calloc(P, sizeof *s->phase_miss);
+    s->phase_acc = calloc(P, sizeof *s->phase_acc);
     if (!s->before || !s->after || !s->nodes || !s->addr || !s->status ||
         !s->home || !s->eff || !s->arrive || !s->pending || !s->thread_ns ||
-        !s->remote || !s->valid || !s->extra)
+        !s->remote || !s->valid || !s->extra || !s->huge || !s->huge_fresh ||
+        !s->tlbw || !s->phase_miss || !s->phase_acc)
         return ph_fail(ENOMEM, "sim: out of memory");
+    for (size_t ph = 0; ph < P; ph++)
+        for (size_t k = 0; k < s->app.phases[ph].nacc; k++)
+            s->phase_acc[ph] += s->app.phases[ph].acc[k].count;
+    for (int a = 0; (c->huge || c->tlb) && a < s->app.narrays; a++)
+        if (s->app.arrays[a].npages % 512) /* units are counted by index */
+            return ph_fail(EINVAL, "sim: %s's array %s is not whole 2 MiB "
+                           "units: no 2 MiB pages or TLB term for it",
+                           s->app.name, s->app.arrays[a].name);
+    s->tlb = (ph_simx_tlb){c->preset->tlb_entries_4k,
+                           c->preset->tlb_entries_2m,
+                           c->preset->tlb_walk_ns};
     if (ph_simx_bind_threads(c->preset, s->topo, s->T, c->first_cpu,
                              s->before) != 0)
         return -1;
@@ -519,14 +587,16 @@ static int setup(sim_run *s)
         return -1;
     for (int a = 0; a < s->app.narrays; a++) {
         const ph_simx_array *ar = &s->app.arrays[a];
-        s->mem[a] = s->sim->ops->map(s->sim, ar->npages * 4096, 4096,
-                                     PH_MAP_NO_THP);
+        s->mem[a] = c->huge ? s->sim->ops->map(s->sim, ar->npages * 4096,
+                                               PH_PAGE_2M, PH_MAP_HUGE_THP)
+                            : s->sim->ops->map(s->sim, ar->npages * 4096,
+                                               4096, PH_MAP_NO_THP);
         if (!s->mem[a])
             return -1;
         for (size_t p = 0; p < ar->npages; p++)
             s->addr[ar->first + p] = s->mem[a] + p * 4096;
     }
-    if (place(s) != 0 || gain(s) != 0)
+    if (place(s) != 0 || gain(s) != 0 || refresh_huge(s) != 0)
         return -1;
     if (c->engine == PH_SIMX_ENG_IRIX) {
         ph_simx_irix_defaults(&s->ip);
@@ -569,6 +639,11 @@ static void teardown(sim_run *s)
     free(s->remote);
     free(s->valid);
     free(s->extra);
+    free(s->huge);
+    free(s->huge_fresh);
+    free(s->tlbw);
+    free(s->phase_miss);
+    free(s->phase_acc);
     free(s->acc);
     free(s->cnt);
     free(s->ist);
@@ -740,6 +815,9 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     }
     *took = *now - t0;
     *remote = rem;
+    s->r->accesses += s->phase_acc[ph];
+    s->r->tlb_misses += s->phase_miss[ph];
+    s->r->iter_tlb_misses[s->r->iterations] += s->phase_miss[ph];
     return 0;
 }
 
@@ -799,6 +877,12 @@ static void summarise(sim_run *s)
         if (s->c->migrate_at >= 0 && it >= s->c->migrate_at)
             r->after_migrate += r->iter_moves[it];
     }
+    r->tlb_ns = r->tlb_misses * s->tlb.walk_ns;
+    r->remote_share = r->accesses > 0
+                          ? r->remote_per_iter * I / r->accesses
+                          : 0;
+    for (size_t u = 0; u + 512 <= s->app.npages; u += 512)
+        r->huge_units_end += s->huge[u] != 0;
     if (s->e) {
         ph_engine_totals t;
         ph_engine_get_totals(s->e, &t);
@@ -809,6 +893,10 @@ static void summarise(sim_run *s)
         r->predictive_switches = t.predictive_switches;
         r->frozen = t.frozen;
         r->melted = t.melted;
+        r->huge_migrated = t.huge_migrated;
+        r->huge_split = t.huge_split;
+        r->huge_collapsed = t.huge_collapsed;
+        r->moved_4k = t.migrated - t.huge_migrated;
         r->phase_pages = ph_engine_phase_pages(s->e, 0);
     }
 }
@@ -835,8 +923,9 @@ int ph_simx_run(const ph_simx_cell *c, ph_simx_result *r)
         r->iter_moves = calloc((size_t)I, sizeof *r->iter_moves);
         r->iter_crit_ns = calloc((size_t)I, sizeof *r->iter_crit_ns);
         r->iter_z_ns = calloc((size_t)I, sizeof *r->iter_z_ns);
+        r->iter_tlb_misses = calloc((size_t)I, sizeof *r->iter_tlb_misses);
         if (!r->iter_ns || !r->iter_remote || !r->iter_moves ||
-            !r->iter_crit_ns || !r->iter_z_ns)
+            !r->iter_crit_ns || !r->iter_z_ns || !r->iter_tlb_misses)
             rc = ph_fail(ENOMEM, "sim: out of memory");
     }
     if (rc == 0)
@@ -859,6 +948,8 @@ void ph_simx_result_free(ph_simx_result *r)
     free(r->iter_moves);
     free(r->iter_crit_ns);
     free(r->iter_z_ns);
+    free(r->iter_tlb_misses);
     r->iter_ns = r->iter_remote = r->iter_crit_ns = r->iter_z_ns = NULL;
+    r->iter_tlb_misses = NULL;
     r->iter_moves = NULL;
 }

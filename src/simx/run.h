@@ -48,6 +48,14 @@ typedef struct ph_simx_cell {
     int migrate_at;           /* iteration of the thread migration (< 0:
                                  none) */
     const int *nodes_after;   /* node index of each thread from then on */
+    int huge;                 /* 1: the arrays are mapped with 2 MiB pages
+                                 (THP), 0: 4 KiB pages (no THP) */
+    int no_split;             /* 1: huge_split_share = 0 for this run (e6's
+                                 "2 MiB without splitting"); 0: the
+                                 tunable */
+    int tlb;                  /* 1: the cost model's TLB term (model.h) */
+                              /* (huge and tlb need arrays of whole 2 MiB
+                                 units, as e6's: EINVAL otherwise) */
 } ph_simx_cell;
 
 typedef struct ph_simx_result {
@@ -83,6 +91,14 @@ typedef struct ph_simx_result {
     /* the same for the z phase alone (record/replay's interval): the
      * largest racc(i) * rc(i,h) of any page, 0 without a z phase */
     double z_max_gain_ns;
+    /* accesses in all; TLB misses (the TLB term; 0 without it) and their
+     * time; the remote share (remote / accesses over the run) */
+    double accesses, tlb_misses, tlb_ns, remote_share;
+    double *iter_tlb_misses;  /* per iteration */
+    /* the engine's 2 MiB statistics: units moved whole, split, collapsed,
+     * and 4 KiB page moves (the engine's migrated minus huge_migrated) */
+    uint64_t huge_migrated, huge_split, huge_collapsed, moved_4k;
+    size_t huge_units_end;    /* 2 MiB units mapped huge at the end */
 } ph_simx_result;
 
 /* Run one cell.  0, or -1/errno with a message (result freed). */

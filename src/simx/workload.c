@@ -69,6 +69,33 @@
  * p (and z in resid) is the shared vector "read by all": its pages have
  * no good home, every other page has exactly one owner.
  *
+ * E6'S PROGRAMS (synthetic, for the TLB term and 2 MiB pages).  One
+ * array of T x 16 MiB (4096 pages a thread, 2 MiB-aligned), the same two
+ * phases per iteration in both; only the layout differs:
+ *
+ *   private blocks  thread t owns the contiguous 16 MiB block t (8 units
+ *                   of 2 MiB, all its own);
+ *   finely shared   inside every 2 MiB unit the data is cut into chunks
+ *                   of g = 4, 8, 16, 32, 64 KiB (g cycles with the unit:
+ *                   unit u has g = 4 KiB << (u mod 5)), dealt to the
+ *                   threads round robin (a chunk counter running over the
+ *                   whole array), so every unit holds every thread's data.
+ *
+ *   phase   what thread t does                          per own page
+ *   update  one sequential read-modify-write pass over  64 accesses, 1
+ *           its own data, in address order              page switch; 1
+ *                                                        unit switch on its
+ *                                                        first page of a unit
+ *   gather  reads as many cache lines as its data has,  64 accesses, all
+ *           each at a uniformly random place in its own  but 1/W4 switch
+ *           data (a CG-like x[idx[k]] with own indices)  page, all but
+ *                                                        n_u/W4 switch unit
+ *
+ * (64 = 4096 / line_bytes; W4 = t's pages, n_u = t's pages in the unit.)
+ * The first toucher of a page is its owner.  The switch counts feed the
+ * TLB term of the cost model (model.h); the access counts are as for the
+ * NAS-like programs (every access a cache line from memory).
+ *
  * FIRST TOUCH.  The bundled kernels initialise u, f, rhs and CG's vectors
  * serially on purpose (the first-touch trap: that is single-node here);
  * 003's codes were tuned for first touch (a parallel cold-start
@@ -98,23 +125,28 @@
 #define CG_NZ (CG_NA * (2 * 48 + 1))             /* NA (2 NONZER + 1) */
 #define CG_STEPS 25                              /* CG steps per iteration */
 
-static const char *const app_names[] = {"BT", "SP", "CG"};
+static const char *const app_names[] = {"BT", "SP", "CG", "private blocks",
+                                        "finely shared"};
 
 const char *ph_simx_app_name(int kind)
 {
-    return kind >= 0 && kind <= PH_SIMX_CG ? app_names[kind] : "?";
+    return kind >= 0 && kind <= PH_SIMX_LAST_APP ? app_names[kind] : "?";
 }
 
 int ph_simx_app_iterations(int kind)
 {
-    return kind == PH_SIMX_BT ? 180 : kind == PH_SIMX_SP ? 200 : 15;
+    return kind == PH_SIMX_BT   ? 180
+           : kind == PH_SIMX_SP ? 200
+           : kind == PH_SIMX_CG ? 15
+                                : 20;
 }
 
 int ph_simx_app_find(const char *name)
 {
-    for (int k = 0; name && k <= PH_SIMX_CG; k++) {
+    for (int k = 0; name && k <= PH_SIMX_LAST_APP; k++) {
         const char *a = app_names[k], *b = name;
-        while (*a && *b && toupper((unsigned char)*b) == *a) {
+        while (*a && *b &&
+               toupper((unsigned char)*b) == toupper((unsigned char)*a)) {
             a++;
             b++;
         }
@@ -417,6 +449,93 @@ static int phases_cg(builder *b)
     return 0;
 }
 
+/* ---- e6: private blocks and finely shared ------------------------------ */
+
+#define E6_PAGES (PH_SIMX_E6_THREAD_BYTES / 4096)
+#define UNIT_PAGES 512
+
+/* Owner of every page (first_toucher). */
+static void owners_e6(ph_simx_app *a)
+{
+    size_t T = (size_t)a->nthreads, np = a->npages, chunk = 0;
+    uint32_t *own = a->first_toucher;
+    if (a->kind == PH_SIMX_PRIVATE) {
+        for (size_t p = 0; p < np; p++)
+            own[p] = (uint32_t)(p / E6_PAGES);
+        return;
+    }
+    for (size_t u = 0; u < np / UNIT_PAGES; u++) {
+        size_t g = (size_t)1 << (u % 5); /* pages a chunk: 4 .. 64 KiB */
+        for (size_t q = 0; q < UNIT_PAGES; q++)
+            own[u * UNIT_PAGES + q] = (uint32_t)((chunk + q / g) % T);
+        chunk += UNIT_PAGES / g;
+    }
+}
+
+/* Phase `name`: one entry per page (its owner's), with switch counts. */
+static ph_simx_phase *phase_e6(ph_simx_app *a, const char *name)
+{
+    ph_simx_phase *ph = &a->phases[a->nphases];
+    ph->acc = malloc(a->npages * sizeof *ph->acc);
+    ph->sw = malloc(a->npages * sizeof *ph->sw);
+    if (!ph->acc || !ph->sw) {
+        free(ph->acc);
+        free(ph->sw);
+        ph->acc = NULL;
+        ph->sw = NULL;
+        return NULL;
+    }
+    ph->name = name;
+    ph->nacc = a->npages;
+    a->nphases++;
+    return ph;
+}
+
+static int phases_e6(ph_simx_app *a)
+{
+    size_t T = (size_t)a->nthreads, np = a->npages;
+    const uint32_t *own = a->first_toucher;
+    uint32_t lines = (uint32_t)(4096 / a->line_bytes);
+    double *w4 = calloc(T, sizeof *w4);  /* pages a thread owns */
+    double *nu = calloc(T, sizeof *nu);  /* of them in the current unit */
+    if (!w4 || !nu) {
+        free(w4);
+        free(nu);
+        return -1;
+    }
+    owners_e6(a);
+    for (size_t p = 0; p < np; p++)
+        w4[own[p]] += 1;
+    ph_simx_phase *up = phase_e6(a, "update");
+    ph_simx_phase *ga = up ? phase_e6(a, "gather") : NULL;
+    if (!up || !ga) {
+        free(w4);
+        free(nu);
+        return -1;
+    }
+    for (size_t u = 0; u < np / UNIT_PAGES; u++) {
+        size_t p0 = u * UNIT_PAGES;
+        memset(nu, 0, T * sizeof *nu);
+        for (size_t p = p0; p < p0 + UNIT_PAGES; p++)
+            nu[own[p]] += 1;
+        for (size_t p = p0; p < p0 + UNIT_PAGES; p++) {
+            uint32_t t = own[p];
+            int first = 1; /* t's first page of this unit */
+            for (size_t q = p0; q < p && first; q++)
+                first = own[q] != t;
+            up->acc[p] = (ph_simx_access){(uint32_t)p, t, lines};
+            up->sw[p] = (ph_simx_switches){1.0f, first ? 1.0f : 0.0f};
+            ga->acc[p] = (ph_simx_access){(uint32_t)p, t, lines};
+            ga->sw[p] = (ph_simx_switches){
+                (float)(lines * (1.0 - 1.0 / w4[t])),
+                (float)(lines * (1.0 - nu[t] / w4[t]))};
+        }
+    }
+    free(w4);
+    free(nu);
+    return 0;
+}
+
 /* ---- life ------------------------------------------------------------ */
 
 int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
@@ -424,7 +543,8 @@ int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
 {
     memset(a, 0, sizeof *a);
     a->zphase = -1;
-    if (kind < 0 || kind > PH_SIMX_CG || nthreads < 1 || nthreads > 4096 ||
+    if (kind < 0 || kind > PH_SIMX_LAST_APP || nthreads < 1 ||
+        nthreads > 4096 ||
         line_bytes < 8 || line_bytes > 4096 || repeat < 1)
         return ph_fail(EINVAL, "sim: bad program (kind %d, %d threads, "
                        "%u-byte lines, repeat %u)", kind, nthreads,
@@ -436,6 +556,17 @@ int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
     a->repeat = repeat;
     a->iterations = ph_simx_app_iterations(kind);
     builder b = {a, NULL, PAGE / line_bytes};
+    if (kind >= PH_SIMX_PRIVATE) {
+        int rc = add_array(a, "data", (size_t)nthreads *
+                                          PH_SIMX_E6_THREAD_BYTES);
+        a->first_toucher = calloc(a->npages, sizeof *a->first_toucher);
+        if (rc != 0 || !a->first_toucher || phases_e6(a) != 0) {
+            ph_simx_app_free(a);
+            return ph_fail(ENOMEM, "sim: out of memory building %s",
+                           app_names[kind]);
+        }
+        return 0;
+    }
     int rc = kind == PH_SIMX_CG ? arrays_cg(a) : arrays_adi(a);
     if (rc == 0) {
         b.dense = calloc(a->npages * (size_t)nthreads, sizeof *b.dense);
@@ -461,8 +592,10 @@ int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
 void ph_simx_app_free(ph_simx_app *a)
 {
     for (int i = 0; i < a->nphases; i++)
-        if (!a->phases[i].alias)
+        if (!a->phases[i].alias) {
             free(a->phases[i].acc);
+            free(a->phases[i].sw);
+        }
     free(a->first_toucher);
     memset(a, 0, sizeof *a);
 }

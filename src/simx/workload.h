@@ -1,6 +1,8 @@
 /*
  * workload.h -- the programs `pagehome sim` runs: BT-, SP- and CG-like
- * models of the bundled kernels workloads/nas/{bt,sp,cg}.c (class A).
+ * models of the bundled kernels workloads/nas/{bt,sp,cg}.c (class A), and
+ * e6's two synthetic layouts for large pages ("private blocks", "finely
+ * shared").
  *
  * A program is a set of arrays (the hot areas, in registration order) laid
  * end to end as one page index space, and the phases of one outer
@@ -17,7 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ph_simx_app_kind { PH_SIMX_BT = 0, PH_SIMX_SP = 1, PH_SIMX_CG = 2 };
+enum ph_simx_app_kind {
+    PH_SIMX_BT = 0, PH_SIMX_SP = 1, PH_SIMX_CG = 2,
+    PH_SIMX_PRIVATE = 3,      /* e6: each thread owns contiguous blocks */
+    PH_SIMX_SHARED = 4        /* e6: threads interleave at 4-64 KiB */
+};
+#define PH_SIMX_LAST_APP PH_SIMX_SHARED
+
+/* e6's programs: each thread owns this much data (4096 pages). */
+#define PH_SIMX_E6_THREAD_BYTES ((size_t)16 << 20)
 
 #define PH_SIMX_MAX_ARRAYS 8
 #define PH_SIMX_MAX_PHASES 64
@@ -32,6 +42,9 @@ typedef struct ph_simx_phase {
     int z;                    /* 1: the phase with its own ownership (the
                                  record/replay phase: BT's z_solve) */
     ph_simx_access *acc;      /* sorted by page, then thread */
+    ph_simx_switches *sw;     /* per entry of acc: its page-switching
+                                 accesses (the TLB term); NULL: the
+                                 program has no TLB model (BT, SP, CG) */
     size_t nacc;
     int alias;                /* acc belongs to an earlier phase (a step
                                  repeated: CG's 25 steps) */
@@ -54,10 +67,12 @@ typedef struct ph_simx_app {
     int iterations;           /* outer iterations at class A */
 } ph_simx_app;
 
-/* Kind by name ("BT", "SP", "CG", any case), -1 if none. */
+/* Kind by name ("BT", "SP", "CG", "private blocks", "finely shared",
+ * any case), -1 if none. */
 int ph_simx_app_find(const char *name);
 const char *ph_simx_app_name(int kind);
-/* The kind's outer iterations at class A (bt 180, sp 200, cg 15). */
+/* The kind's outer iterations at class A (bt 180, sp 200, cg 15; e6's
+ * synthetic programs: 20). */
 int ph_simx_app_iterations(int kind);
 
 /* Build a program for nthreads threads on a machine whose accesses move

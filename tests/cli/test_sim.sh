@@ -56,6 +56,35 @@ expect 0 'spec: nodes=16,cpus_per_node=2' -- "$ph" sim presets
 expect 0 'usage: pagehome sim EXPERIMENT' -- "$ph" help sim
 expect 0 'sim +the UPMlib papers' -- "$ph" help
 
+# e6: two workloads x three page policies, the target, the TLB in presets
+"$ph" sim e6 --iterations 3 --threads 8 --csv "$tmp/e6.csv" > "$tmp/e6.txt" 2> "$tmp/e6.err"
+rc=$?
+if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAILED: sim e6 exited $rc"; cat "$tmp/e6.err"; fi
+expect 0 '^workload +pages +time s +time/best +last-half/best +TLB miss/access +remote share' -- cat "$tmp/e6.txt"
+expect 0 '^private blocks +4K +[0-9.]+ ' -- cat "$tmp/e6.txt"
+expect 0 '^finely shared +mixed +[0-9.]+ ' -- cat "$tmp/e6.txt"
+expect 0 '^  (met|not met) +epyc-2s-8n: mixed within 2% of the better' -- cat "$tmp/e6.txt"
+expect 0 'private blocks: wins ' -- cat "$tmp/e6.txt"
+rows=$(grep -Ec '^(private blocks|finely shared) +(4K|2M-nosplit|mixed) ' "$tmp/e6.txt")
+if [ "$rows" -eq 6 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAILED: e6 printed $rows runs, want 6 (2 x 3)"; fi
+expect 0 ',tlb_misses,tlb_ns,remote_share,moved_4k,huge_migrated,huge_split,' -- head -1 "$tmp/e6.csv"
+expect 0 'TLB per thread: 2048 x 4 KiB \+ 2048 x 2 MiB entries, 35 ns' -- "$ph" sim presets
+expect 0 'e6 +large pages' -- "$ph" help sim
+expect 2 '\-\-threads 65: epyc-2s-8n has 64 CPUs' -- "$ph" sim e6 --threads 65
+
+# --plots: the table, and the plots and report.html written by pagehome
+# report (needs python3 with matplotlib, as pagehome report does)
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    expect 0 "plots and report.html: $tmp/plots/" -- "$ph" sim e3 --iterations 4 --plots "$tmp/plots"
+    for f in e3.json report.html time.png; do
+        if [ -s "$tmp/plots/$f" ]; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAILED: --plots wrote no $f"; fi
+    done
+fi
+expect 2 '\-\-plots needs a directory' -- "$ph" sim e1 --plots
+
 # usage errors: exit 2, saying what was wrong
 expect 2 'usage: pagehome sim' -- "$ph" sim
 expect 2 "no experiment 'e9'" -- "$ph" sim e9

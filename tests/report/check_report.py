@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""check_report.py -- tests of `pagehome report` on recorded statistics files.
+"""check_report.py -- tests of `pagehome report` on recorded statistics files
+and on the data of the simulated experiments (`pagehome sim E --json`).
 
-    check_report.py render   PAGEHOME DATA_DIR INSTALL_DATADIR
-    check_report.py chromium PAGEHOME DATA_DIR
+    check_report.py render          PAGEHOME DATA_DIR INSTALL_DATADIR CMAKE BUILD_DIR
+    check_report.py chromium        PAGEHOME DATA_DIR
+    check_report.py sim-render      PAGEHOME DATA_DIR INSTALL_DATADIR CMAKE BUILD_DIR
+    check_report.py sim-experiments PAGEHOME
+    check_report.py sim-chromium    PAGEHOME DATA_DIR
 
 DATA_DIR holds two files `pagehome run --report` wrote:
 report_prog_phase_hybrid.json (tests/preload/prog_phase 256 12 under
@@ -21,9 +25,32 @@ render: renders both through the pagehome command and checks
     why, and no plots;
   * the default OUTDIR, --text-only, the errors (missing file, not a
     statistics file, no argument, no matplotlib), `pagehome help report`,
-    and the installed layout (bin/pagehome + DATADIR/pagehome/script).
+    and the installed layout (`cmake --install BUILD_DIR` into a fresh
+    prefix: bin/pagehome and DATADIR/pagehome/ with every module).
 chromium: opens both pages in headless Chromium and checks the screenshots
   are not blank (several distinct colours); exit 77 without chromium.
+
+DATA_DIR also holds two files `pagehome sim --json` wrote (the commands are
+in SIM_FIXTURES below): sim_e1_small.json (e1, 6 iterations,
+origin2000-16) and sim_e3_small.json (e3, 6 iterations, epyc-2s-8n, where
+the replays move pages).
+sim-render: renders both and checks
+  * the text against the JSON, parsed here: e1: every run's time /
+    baseline (overall / last half) in its case's row under its engine,
+    pages migrated / eligible and the first-2 share, the targets; e3: the
+    row of every run (times, z-phase time, pages recorded, moved and
+    critical-path time per iteration);
+  * report.html self-contained, embedding exactly the PNGs the experiment
+    gets (time, last half, migrations when a run moved a page, e3's
+    replay), byte for byte; each PNG not blank, and time.png with one
+    colour per engine over large areas (its bars);
+  * a file with no run, the default OUTDIR, --text-only, `pagehome help
+    sim` naming the report, and the installed layout rendering the plots.
+sim-experiments: runs every experiment `pagehome help sim` lists with
+  --iterations 4, renders its JSON and checks the exit status, the PNGs it
+  should get (not blank) and every run's time / baseline where it belongs
+  in the text: a change of what `pagehome sim --json` writes shows here.
+sim-chromium: the two sim pages in headless Chromium, as chromium does.
 
 Needs python3 with matplotlib (CMake runs it with one).  Prints one line per
 failed check; exit 0 all passed, 1 some failed, 77 skipped.
@@ -45,6 +72,12 @@ import matplotlib.image as mpimg  # noqa: E402
 FULL = "report_prog_phase_hybrid.json"
 MINIMAL = "report_minimal.json"
 IMAGES = ("homes.png", "remote_share.png", "migrations.png")
+# how the sim fixtures were recorded (pagehome ...)
+SIM_FIXTURES = {
+    "sim_e1_small.json": "sim e1 --iterations 6 --json tests/data/sim_e1_small.json",
+    "sim_e3_small.json": "sim e3 --machine epyc-2s-8n --iterations 6 "
+                         "--json tests/data/sim_e3_small.json",
+}
 
 failures = []
 passed = 0
@@ -175,7 +208,7 @@ def check_text(text, data):
 
 # ---- HTML and images ----------------------------------------------------
 
-def check_html(outdir, n_images):
+def check_html(outdir, n_images, images=IMAGES):
     page = os.path.join(outdir, "report.html")
     check(os.path.isfile(page), f"{page} exists")
     if not os.path.isfile(page):
@@ -190,7 +223,7 @@ def check_html(outdir, n_images):
           "report.html is self-contained")
     if n_images:
         files = set()
-        for name in IMAGES:
+        for name in images:
             p = os.path.join(outdir, name)
             check(os.path.isfile(p), f"{name} exists")
             if os.path.isfile(p):
@@ -233,7 +266,7 @@ def check_pngs(outdir, data):
 
 # ---- the modes ----------------------------------------------------------
 
-def render(pagehome, data_dir, install_datadir):
+def render(pagehome, data_dir, install_datadir, cmake, build_dir):
     full, minimal = os.path.join(data_dir, FULL), os.path.join(data_dir, MINIMAL)
     with open(full) as f:
         data = json.load(f)
@@ -305,20 +338,42 @@ def render(pagehome, data_dir, install_datadir):
         check(rc == 1 and "PAGEHOME_REPORT_SCRIPT" in err, f"bad script path: {err}")
 
         # the installed layout: PREFIX/bin/pagehome finds DATADIR/pagehome/
-        prefix = os.path.join(tmp, "prefix")
-        os.makedirs(os.path.join(prefix, "bin"))
-        share = os.path.join(prefix, install_datadir, "pagehome")
-        os.makedirs(share)
-        shutil.copy(pagehome, os.path.join(prefix, "bin", "pagehome"))
-        shutil.copy(os.path.join(os.path.dirname(pagehome), "pagehome_report.py"), share)
-        rc, text6, err = run([os.path.join(prefix, "bin", "pagehome"), "report",
-                              "--text-only", full])
-        check(rc == 0 and text6 == text3, f"installed layout: exit {rc}: {err}")
+        installed = install(cmake, build_dir, os.path.join(tmp, "prefix"), install_datadir)
+        if installed:
+            rc, text6, err = run([installed, "report", "--text-only", full])
+            check(rc == 0 and text6 == text3, f"installed layout: exit {rc}: {err}")
+            out = os.path.join(tmp, "installed")
+            rc, _, err = run([installed, "report", full, "-o", out])
+            check(rc == 0 and all(os.path.isfile(os.path.join(out, n)) for n in IMAGES),
+                  f"installed layout, with plots: exit {rc}: {err}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def chromium(pagehome, data_dir):
+def install(cmake, build_dir, prefix, install_datadir):
+    """`cmake --install` into prefix: PREFIX/bin/pagehome, or None (and a failed check)."""
+    rc, _, err = run([cmake, "--install", build_dir, "--prefix", prefix], timeout=300)
+    check(rc == 0, f"cmake --install {build_dir}: exit {rc}: {err[-500:]}")
+    share = os.path.join(prefix, install_datadir, "pagehome")
+    check(os.path.isfile(os.path.join(share, "pagehome_report.py")),
+          f"installed: {share}/pagehome_report.py")
+    exe = os.path.join(prefix, "bin", "pagehome")
+    return exe if rc == 0 and os.path.isfile(exe) else None
+
+
+def screenshot(browser, tmp, page, shot):
+    rc, _, err = run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                      f"--user-data-dir={os.path.join(tmp, 'profile')}",
+                      f"--screenshot={shot}", "--window-size=1200,2000",
+                      "file://" + page], timeout=180)
+    check(rc == 0 and os.path.isfile(shot), f"chromium screenshot of {page}: "
+          f"exit {rc}: {err[-500:]}")
+    return mpimg.imread(shot)[:, :, :3] if os.path.isfile(shot) else None
+
+
+def chromium(pagehome, data_dir, files=((FULL, 12), (MINIMAL, 3)), plot_colour=None):
+    """Each file's page in headless Chromium: not blank; plot_colour (RGB):
+    the screenshot shows it over at least 300 pixels (the plots are drawn)."""
     browser = next((shutil.which(b) for b in ("chromium", "chromium-browser")
                     if shutil.which(b)), None)
     if not browser:
@@ -326,44 +381,312 @@ def chromium(pagehome, data_dir):
         return 77
     tmp = tempfile.mkdtemp(prefix="ph-report-chromium-")
     try:
-        for name, min_colours in ((FULL, 12), (MINIMAL, 3)):
+        for name, min_colours in files:
             out = os.path.join(tmp, name[:-5])
             rc, _, err = run([pagehome, "report", os.path.join(data_dir, name), "-o", out])
             check(rc == 0, f"report {name}: exit {rc}: {err}")
-            shot = os.path.join(tmp, name[:-5] + ".png")
-            rc, _, err = run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                              f"--user-data-dir={os.path.join(tmp, 'profile')}",
-                              f"--screenshot={shot}", "--window-size=1200,2000",
-                              "file://" + os.path.join(out, "report.html")], timeout=180)
-            check(rc == 0 and os.path.isfile(shot), f"chromium screenshot of {name}: "
-                  f"exit {rc}: {err[-500:]}")
-            if not os.path.isfile(shot):
+            img = screenshot(browser, tmp, os.path.join(out, "report.html"),
+                             os.path.join(tmp, name[:-5] + ".png"))
+            if img is None:
                 continue
-            img = mpimg.imread(shot)[:, :, :3]
             colours = {tuple(int(c * 15) for c in px) for row in img[::4] for px in row[::4]}
             check(len(colours) >= min_colours,
                   f"{name}: the screenshot has {len(colours)} distinct colours "
                   f"(want >= {min_colours})")
             white = float((img.min(axis=2) > 0.97).mean())
             check(white < 0.99, f"{name}: the screenshot is not all white ({white:.3f})")
+            if plot_colour is not None:
+                near = int((abs(img - plot_colour).max(axis=2) < 0.06).sum())
+                check(near >= 300, f"{name}: the screenshot shows the plots' colour "
+                      f"{plot_colour} over {near} pixels (want >= 300)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
+# ---- the simulated experiments ---------------------------------------------
+
+TAB10_ORANGE = (1.0, 0.498, 0.055)     # the second engine's colour in the plots
+
+
+def expected_sim_images(data):
+    """The PNGs the report of a sim file should make (sim_report.py's rule)."""
+    runs = data["runs"]
+    if not runs:
+        return []
+    out = ["time.png", "time_last_half.png"]
+    if any(any(r["per_iteration"]["moved"]) for r in runs):
+        out.append("migrations.png")
+    out += {"e2": ["remote.png"], "e3": ["replay.png"], "e4": ["remote.png"],
+            "e6": ["pages.png"]}.get(data["experiment"], [])
+    return out
+
+
+def labels_of(data):
+    return list(dict.fromkeys(r["label"] for r in data["runs"]))
+
+
+def first_header(lines):
+    return re.split(r"\s{2,}", lines[0].strip())[0] if lines else ""
+
+
+def check_sim_pivot(text, data):
+    """The table 'Modelled time / baseline' (e1, e2, e5, ...): a row per
+    case, a column per engine, cells 'overall / last half'.  The run's
+    known fields that are columns must match its row."""
+    lines = section(text, "Modelled time / baseline")
+    rows = table(lines, first_header(lines))
+    check(rows, f"{data['experiment']}: the time table")
+    columns = {"machine": "machine", "program": "program", "thr": "threads",
+               "placement": "placement", "iter": "iterations"}
+    for r in data["runs"]:
+        want = f"{r['norm_total']:.3f} / {r['norm_last']:.3f}"
+        match = [row for row in rows
+                 if all(row[c] == str(r[f]) for c, f in columns.items() if c in row)]
+        check(len(match) == 1 and match[0].get(r["label"]) == want,
+              f"{data['experiment']}: {r['program']} {r['threads']} {r['placement']} "
+              f"{r['label']} on {r['machine']}: want {want} in one row, got {match}")
+
+
+def check_sim_rows(text, data, title, label_column):
+    """A table with a row per run in the file's order (e3, e4, e6)."""
+    lines = section(text, title)
+    rows = table(lines, first_header(lines))
+    check(len(rows) == len(data["runs"]),
+          f"{data['experiment']}: {len(data['runs'])} rows under {title} (got {len(rows)})")
+    for r, row in zip(data["runs"], rows):
+        check(row.get(label_column) == r["label"] and
+              row.get("time/base") == f"{r['norm_total']:.3f}" and
+              row.get("last half/base") == f"{r['norm_last']:.3f}",
+              f"{data['experiment']}: row of {r['group']} {r['label']}: {row}")
+    return rows
+
+
+LONG_TABLES = {"e3": ("Record / replay", "engine"), "e4": ("Runs", "engine"),
+               "e6": ("Page sizes", "page policy")}
+
+
+def check_sim_times(text, data):
+    if data["experiment"] not in LONG_TABLES:
+        check_sim_pivot(text, data)
+        return
+    rows = check_sim_rows(text, data, *LONG_TABLES[data["experiment"]])
+    if data["experiment"] != "e6":
+        return
+    for r, row in zip(data["runs"], rows):
+        want = {"TLB miss/access": pct(r["tlb_misses"], r["accesses"]),
+                "remote share": f"{100.0 * r['remote_share']:.1f}%",
+                "moved 4K pages": str(r["moved_4k"]), "moved 2M units": str(r["huge_migrated"]),
+                "split": str(r["huge_split"])}
+        got = {k: row.get(k) for k in want}
+        check(got == want, f"e6: row of {r['group']} {r['label']}: want {want}, got {got}")
+
+
+def check_sim_targets(text, data):
+    for t in data["targets"]:
+        res = "met" if t["met"] else "not met"
+        check(re.search(rf"^  {res:<7}  {re.escape(t['what'])}$", text, re.M) is not None,
+              f"{data['experiment']}: target '{t['what']}' {res}")
+        check(re.search(rf"^\s+{re.escape(t['detail'])}$", text, re.M) is not None,
+              f"{data['experiment']}: the detail of '{t['what']}'")
+
+
+def check_sim_e1_text(text, data):
+    runs, labels = data["runs"], labels_of(data)
+    cases = list(dict.fromkeys((r["program"], r["threads"], r["placement"]) for r in runs))
+    check(re.search(rf"^  runs\s+{len(runs)}: {len(cases)} cases x {len(labels)} variants "
+                    rf"\({re.escape(', '.join(labels))}\)$", text, re.M) is not None,
+          "e1: the runs line")
+    check(re.search(rf"^  machines\s+{re.escape(data['machines'])}$", text, re.M)
+          is not None, "e1: the machine")
+    lines = section(text, "Modelled time / baseline")
+    rows = table(lines, "program")
+    check(len(rows) == len(cases), f"e1: {len(cases)} rows of times (got {len(rows)})")
+    check(rows and list(rows[0]) == ["program", "thr", "placement", "iter"] + labels,
+          f"e1: the time table's columns: {list(rows[0]) if rows else None}")
+    check_sim_pivot(text, data)
+
+    moving = [lb for lb in labels
+              if any(r["migrated"] or r["eligible"] for r in runs if r["label"] == lb)]
+    rows = table(section(text, "Pages migrated"), "program")
+    check(rows and list(rows[0]) == ["program", "thr", "placement"] + moving,
+          f"e1: the migration table's columns (want {moving})")
+    got = {(row["program"], row["thr"], row["placement"]): row for row in rows}
+    for r in runs:
+        if r["label"] not in moving:
+            continue
+        cell = got.get((r["program"], str(r["threads"]), r["placement"]), {}).get(r["label"], "")
+        first2 = f"{100.0 * r['first2'] / r['migrated']:.0f}%" if r["migrated"] else "-"
+        check(cell.startswith(f"{r['migrated']}/{r['eligible']}") and
+              cell.endswith(f", {first2}"),
+              f"e1: migrations of {r['program']} {r['threads']} {r['placement']} "
+              f"{r['label']}: want {r['migrated']}/{r['eligible']} .. {first2}, got {cell!r}")
+    check_sim_targets(text, data)
+    check(f"{len(data['notes'])} in report.html" in text, "e1: the notes are counted")
+
+
+def check_sim_e3_text(text, data):
+    rows = check_sim_rows(text, data, "Record / replay", "engine")
+    for r, row in zip(data["runs"], rows):
+        it = r["iterations"]
+        z = r["per_iteration"]["z_phase_ns"][it // 2:]
+        want = {"phases": r["group"], "engine": r["label"],
+                "z ms/iter": f"{sum(z) / len(z) / 1e6:.2f}",
+                "pages recorded": str(r["phase_pages"]) if r["phase_pages"] >= 0 else "-",
+                "moved/iter": f"{r['migrated'] / it:.1f}",
+                "crit ms/iter": f"{r['critical_ns'] / it / 1e6:.2f}"}
+        got = {k: row.get(k) for k in want}
+        check(got == want, f"e3: row of {r['group']} {r['label']}: want {want}, got {got}")
+    check(any(r["phase_pages"] > 0 for r in data["runs"]),
+          "e3 fixture: some recording selected pages (else record again)")
+
+
+def engine_colours(n):
+    """The plots' colour of each of n engines, in the file's order: tab10
+    without its grey (sim_report.py)."""
+    try:
+        tab10 = matplotlib.colormaps["tab10"].colors
+    except AttributeError:  # matplotlib < 3.5
+        import matplotlib.cm as cm
+        tab10 = cm.get_cmap("tab10").colors
+    tab = [c for i, c in enumerate(tab10) if i != 7]
+    return [tab[i % len(tab)] for i in range(n)]
+
+
+def colour_pixels(path, colour):
+    img = mpimg.imread(path)[:, :, :3]
+    return int((abs(img - colour).max(axis=2) < 0.02).sum())
+
+
+def check_sim_pngs(outdir, data, images):
+    for name in images:
+        p = os.path.join(outdir, name)
+        if not os.path.isfile(p):
+            continue
+        img = mpimg.imread(p)
+        check(img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100,
+              f"{data['experiment']} {name}: an image ({img.shape})")
+        check(float(img.var()) > 0.0, f"{data['experiment']} {name}: not blank")
+    p = os.path.join(outdir, "time.png")
+    if os.path.isfile(p):
+        # every engine's bars: its colour over large areas (a legend patch
+        # is ~250 pixels)
+        labels = labels_of(data)
+        for lb, colour in zip(labels, engine_colours(len(labels))):
+            n = colour_pixels(p, colour)
+            check(n >= 1000, f"{data['experiment']} time.png: the bars of {lb} "
+                  f"(colour {tuple(round(c, 2) for c in colour)}) over {n} pixels, want >= 1000")
+
+
+def render_sim(pagehome, path, out):
+    with open(path) as f:
+        data = json.load(f)
+    rc, text, err = run([pagehome, "report", path, "-o", out])
+    check(rc == 0, f"report {path}: exit {rc}: {err}")
+    images = expected_sim_images(data)
+    check_html(out, len(images), images)
+    check_sim_pngs(out, data, images)
+    check(sorted(f for f in os.listdir(out) if f.endswith(".png")) == sorted(images)
+          if os.path.isdir(out) else False,
+          f"{path}: the PNGs in {out} are {images}")
+    return data, text
+
+
+def sim_render(pagehome, data_dir, install_datadir, cmake, build_dir):
+    tmp = tempfile.mkdtemp(prefix="ph-sim-report-")
+    try:
+        e1 = os.path.join(data_dir, "sim_e1_small.json")
+        e3 = os.path.join(data_dir, "sim_e3_small.json")
+        for p in (e1, e3):
+            check(os.path.getsize(p) < 200 * 1024, f"{p} is small (< 200 KB)")
+        data, text = render_sim(pagehome, e1, os.path.join(tmp, "e1"))
+        check(text.startswith(f"pagehome report: {e1}\n"), "e1: the first line")
+        check_sim_e1_text(text, data)
+        check("migrations.png" in expected_sim_images(data),
+              "e1 fixture: some run moved pages (else record again)")
+        data3, text3 = render_sim(pagehome, e3, os.path.join(tmp, "e3"))
+        check_sim_e3_text(text3, data3)
+
+        # a file with no run: a summary and a page that say so, no plots
+        empty = os.path.join(tmp, "empty.json")
+        with open(empty, "w") as f:
+            json.dump({"experiment": "e1", "title": "e1: nothing", "machines": "m",
+                       "baseline": "b", "runs": [], "targets": [], "notes": []}, f)
+        out = os.path.join(tmp, "empty")
+        rc, text0, err = run([pagehome, "report", empty, "-o", out])
+        check(rc == 0 and "the file has no run" in text0, f"no run: exit {rc}: {err}")
+        check_html(out, 0)
+
+        # default OUTDIR, --text-only
+        cwd = os.path.join(tmp, "cwd")
+        os.mkdir(cwd)
+        rc, text2, err = run([pagehome, "report", e1], cwd=cwd)
+        check(rc == 0 and os.path.isfile(os.path.join(cwd, "sim_e1_small_report",
+                                                      "report.html")),
+              f"sim: default OUTDIR: exit {rc}: {err}")
+        cwd = os.path.join(tmp, "cwd2")
+        os.mkdir(cwd)
+        rc, text4, err = run([pagehome, "report", "--text-only", e1], cwd=cwd)
+        check(rc == 0 and os.listdir(cwd) == [] and
+              text4 == text2.split("\nwrote ")[0] == text.split("\nwrote ")[0],
+              f"sim: --text-only prints the same summary and writes nothing: {err}")
+        rc, help_text, _ = run([pagehome, "help", "sim"])
+        check(rc == 0 and re.search(r"pagehome report \S+\.json", help_text) is not None,
+              "pagehome help sim names pagehome report")
+
+        installed = install(cmake, build_dir, os.path.join(tmp, "prefix"), install_datadir)
+        if installed:
+            data, text5 = render_sim(installed, e1, os.path.join(tmp, "installed"))
+            check(text5.split("\nwrote ")[0] == text.split("\nwrote ")[0],
+                  "sim: the installed report prints the same summary")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def sim_experiments(pagehome):
+    rc, help_text, err = run([pagehome, "help", "sim"])
+    exps = re.findall(r"^  (e\d+)\s", help_text, re.M)
+    check(rc == 0 and len(exps) >= 5, f"pagehome help sim lists the experiments: {exps}")
+    tmp = tempfile.mkdtemp(prefix="ph-sim-experiments-")
+    try:
+        for e in exps:
+            js = os.path.join(tmp, e + ".json")
+            rc, _, err = run([pagehome, "sim", e, "--iterations", "4", "--json", js],
+                             timeout=600)
+            check(rc == 0 and os.path.isfile(js), f"sim {e}: exit {rc}: {err[-500:]}")
+            if not os.path.isfile(js):
+                continue
+            data, text = render_sim(pagehome, js, os.path.join(tmp, e))
+            check(data["experiment"] == e and data["runs"], f"{e}: the JSON has runs")
+            check_sim_times(text, data)
+            check_sim_targets(text, data)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+MODES = {"render": 5, "chromium": 2, "sim-render": 5, "sim-experiments": 1,
+         "sim-chromium": 2}     # mode -> its number of arguments
+
+
 def main():
-    if len(sys.argv) < 4 or sys.argv[1] not in ("render", "chromium"):
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode not in MODES or len(sys.argv) < 2 + MODES[mode]:
         print(__doc__, file=sys.stderr)
         return 2
-    pagehome, data_dir = os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-    if sys.argv[1] == "render":
-        if len(sys.argv) < 5:
-            print(__doc__, file=sys.stderr)
-            return 2
-        render(pagehome, data_dir, sys.argv[4])
-    elif chromium(pagehome, data_dir) == 77:
+    args = [os.path.abspath(a) for a in sys.argv[2:4]] + sys.argv[4:]
+    if mode == "render":
+        render(*args[:5])
+    elif mode == "sim-render":
+        sim_render(*args[:5])
+    elif mode == "sim-experiments":
+        sim_experiments(args[0])
+    elif mode == "chromium":
+        if chromium(args[0], args[1]) == 77:
+            return 77
+    elif chromium(args[0], args[1], (("sim_e1_small.json", 12), ("sim_e3_small.json", 12)),
+                  plot_colour=TAB10_ORANGE) == 77:
         return 77
-    print(f"check_report {sys.argv[1]}: {passed} passed, {len(failures)} failed")
+    print(f"check_report {mode}: {passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -5,7 +5,9 @@
  * workload builder's totals, the IRIX-like engine's threshold,
  * dampening, freezing and melting on two pages, and one fast e1 cell
  * (BT-like, 16 threads, epyc-2s-8n, 8 iterations) run through the real
- * engine on the simulated machine, with the facts that must hold.
+ * engine on the simulated machine, with the facts that must hold.  Then
+ * the TLB term (the reach formula on hand-computed cases, a run with and
+ * without it), e6's programs, and a short e6 with its qualitative facts.
  */
 #include "check.h"
 
@@ -413,6 +415,265 @@ static void test_usage_errors(void)
     CHECK_EQ(ph_simx_check("e1", &o), -1);
 }
 
+/* ---- the TLB term (model.h) ---------------------------------------------- */
+
+static void test_tlb_formula(void)
+{
+    /* m(W, E) = max(0, 1 - E / W) */
+    CHECK(NEAR(ph_simx_tlb_miss_share(4096, 2048), 0.5));
+    CHECK(NEAR(ph_simx_tlb_miss_share(3, 2), 1.0 / 3));
+    CHECK(NEAR(ph_simx_tlb_miss_share(8192, 2048), 0.75));
+    CHECK(ph_simx_tlb_miss_share(2048, 2048) == 0); /* fits exactly */
+    CHECK(ph_simx_tlb_miss_share(100, 2048) == 0);  /* fits */
+    CHECK(ph_simx_tlb_miss_share(0, 64) == 0);      /* nothing touched */
+    CHECK(ph_simx_tlb_miss_share(8, 0) == 1);       /* no entries */
+
+    /* 3 units (1536 pages): units 0 and 2 are 2 MiB pages, unit 1 is
+     * 4 KiB pages.  E4 = 10, E2 = 1, 30 ns a walk.
+     *   thread 0: pages 0-9 and 1024-1027 (huge: W2 = 2 units, each entry
+     *             sw_2m 2, sw_4k 7 that must not count) and 512-531
+     *             (small: W4 = 20, sw_4k 3 each);
+     *   thread 1: page 5 (huge, W2 = 1) and 600-603 (small, W4 = 4);
+     *   thread 5: not a thread of the phase (ignored). */
+    ph_simx_access acc[64];
+    ph_simx_switches sw[64];
+    size_t n = 0;
+    for (uint32_t p = 0; p < 10; p++) {
+        acc[n] = (ph_simx_access){p, 0, 64};
+        sw[n++] = (ph_simx_switches){7, 2};
+        if (p == 5) {
+            acc[n] = (ph_simx_access){p, 1, 64};
+            sw[n++] = (ph_simx_switches){7, 2};
+            acc[n] = (ph_simx_access){p, 5, 64};
+            sw[n++] = (ph_simx_switches){1000, 1000};
+        }
+    }
+    for (uint32_t p = 512; p < 532; p++) {
+        acc[n] = (ph_simx_access){p, 0, 64};
+        sw[n++] = (ph_simx_switches){3, 1};
+    }
+    for (uint32_t p = 600; p < 604; p++) {
+        acc[n] = (ph_simx_access){p, 1, 64};
+        sw[n++] = (ph_simx_switches){3, 1};
+    }
+    for (uint32_t p = 1024; p < 1028; p++) {
+        acc[n] = (ph_simx_access){p, 0, 64};
+        sw[n++] = (ph_simx_switches){7, 2};
+    }
+    static uint8_t huge[1536];
+    memset(huge, 0, sizeof huge);
+    memset(huge, 1, 512);
+    memset(huge + 1024, 1, 512);
+    ph_simx_tlb tlb = {10, 1, 30};
+    ph_simx_tlb_thread th[2];
+    double ns[2] = {1000, 0};
+    double all = ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, ns);
+    CHECK(NEAR(th[0].pages_4k, 20) && NEAR(th[0].units_2m, 2));
+    CHECK(NEAR(th[0].switch_4k, 60) && NEAR(th[0].switch_2m, 28));
+    /* 60 x (1 - 10/20) + 28 x (1 - 1/2) = 30 + 14 */
+    CHECK(NEAR(th[0].misses, 44));
+    CHECK(NEAR(ns[0], 1000 + 44 * 30));
+    CHECK(NEAR(th[1].pages_4k, 4) && NEAR(th[1].units_2m, 1));
+    CHECK(th[1].misses == 0 && ns[1] == 0); /* both fit */
+    CHECK(NEAR(all, 44));
+    /* split everything: thread 0 has 34 pages of 4 KiB and 158 switches
+     * (20 x 3 + 14 x 7), thread 1 five pages (they fit) */
+    memset(huge, 0, sizeof huge);
+    all = ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
+    CHECK(NEAR(th[0].pages_4k, 34) && th[0].units_2m == 0);
+    CHECK(NEAR(th[0].switch_4k, 158));
+    CHECK(NEAR(th[0].misses, 158 * (1 - 10.0 / 34)));
+    CHECK(NEAR(th[1].pages_4k, 5) && th[1].misses == 0);
+    CHECK(NEAR(all, 158 * (1 - 10.0 / 34)));
+    /* all huge: each thread within E2?  thread 0 touches units 0, 1, 2 */
+    memset(huge, 1, sizeof huge);
+    ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
+    CHECK(NEAR(th[0].units_2m, 3) && th[0].pages_4k == 0);
+    CHECK(NEAR(th[0].misses, (14 * 2 + 20 * 1) * (1 - 1.0 / 3)));
+    CHECK(NEAR(th[1].units_2m, 2)); /* units 0 and 1 */
+    CHECK(NEAR(th[1].misses, (2 + 4 * 1) * 0.5));
+}
+
+/* e6's programs: owners, counts and switch counts as workload.c says. */
+static void test_e6_workloads(void)
+{
+    CHECK_EQ(PH_SIMX_E6_THREAD_BYTES, (size_t)16 << 20);
+    ph_simx_app a;
+    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_PRIVATE, 4, 64, 1), 0);
+    CHECK_EQ(a.npages, 4 * 4096);
+    CHECK_EQ(a.nphases, 2);
+    CHECK_EQ(a.iterations, 20);
+    CHECK_EQ(ph_simx_app_find("Finely Shared"), PH_SIMX_SHARED);
+    CHECK_STR(ph_simx_app_name(PH_SIMX_PRIVATE), "private blocks");
+    if (a.nphases == 2) {
+        const ph_simx_phase *up = &a.phases[0], *ga = &a.phases[1];
+        CHECK(up->sw && ga->sw && up->nacc == a.npages);
+        /* page 5000 belongs to thread 1 (pages 4096-8191) */
+        CHECK_EQ(up->acc[5000].thread, 1u);
+        CHECK_EQ(up->acc[5000].count, 64u);
+        CHECK(up->sw[5000].sw_4k == 1 && up->sw[5000].sw_2m == 0);
+        CHECK(up->sw[4096 + 512].sw_2m == 1); /* first page of a unit */
+        /* gather: all but 1/4096 of 64 reads switch page; the thread has
+         * 512 of its 4096 pages in each unit: all but 1/8 switch unit */
+        CHECK(NEAR(ga->sw[5000].sw_4k, 64 * (1 - 1.0 / 4096)));
+        CHECK(NEAR(ga->sw[5000].sw_2m, 64 * (1 - 512.0 / 4096)));
+    }
+    ph_simx_app_free(&a);
+    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_SHARED, 4, 64, 1), 0);
+    if (a.nphases == 2) {
+        const ph_simx_phase *up = &a.phases[0], *ga = &a.phases[1];
+        /* unit 0: 4 KiB chunks, owners 0 1 2 3 0 ...; unit 1: 8 KiB
+         * chunks, the chunk counter goes on from 512: owners 0 0 1 1 ... */
+        CHECK(up->acc[0].thread == 0 && up->acc[1].thread == 1 &&
+              up->acc[3].thread == 3 && up->acc[4].thread == 0);
+        CHECK(up->acc[512].thread == 0 && up->acc[513].thread == 0 &&
+              up->acc[514].thread == 1 && up->acc[519].thread == 3);
+        /* unit 4: 64 KiB chunks (16 pages) */
+        CHECK(up->acc[4 * 512 + 15].thread == up->acc[4 * 512].thread);
+        CHECK(up->acc[4 * 512 + 16].thread != up->acc[4 * 512].thread);
+        /* every unit holds every thread's data, 128 pages each */
+        size_t per[4] = {0, 0, 0, 0}, firsts = 0;
+        for (size_t p = 512 * 7; p < 512 * 8; p++) {
+            per[up->acc[p].thread]++;
+            firsts += up->sw[p].sw_2m > 0;
+        }
+        CHECK(per[0] == 128 && per[1] == 128 && per[2] == 128 &&
+              per[3] == 128);
+        CHECK_EQ(firsts, 4); /* one unit switch per thread and unit */
+        CHECK(NEAR(ga->sw[600].sw_2m, 64 * (1 - 128.0 / 4096)));
+    }
+    ph_simx_app_free(&a);
+}
+
+/* One e6-style cell: the private-blocks program with 4 threads. */
+static int run_e6_cell(const ph_simx_preset *p, const ph_topology *t,
+                       int engine, int huge, int tlb, ph_simx_result *r)
+{
+    ph_simx_cell c;
+    memset(&c, 0, sizeof c);
+    c.preset = p;
+    c.topo = t;
+    c.app = PH_SIMX_PRIVATE;
+    c.nthreads = 4;
+    c.iterations = 2;
+    c.placement = PH_SIMX_FIRST_TOUCH;
+    c.engine = engine;
+    c.repeat = 1;
+    c.critical_pages = -1;
+    c.notes = 1;
+    c.migrate_at = -1;
+    c.huge = huge;
+    c.tlb = tlb;
+    int rc = ph_simx_run(&c, r);
+    if (rc != 0)
+        fprintf(stderr, "run: %s\n", ph_error_message());
+    return rc;
+}
+
+/* The TLB term in a run: each thread's walks join its phase time. */
+static void test_tlb_run(void)
+{
+    const ph_simx_preset *p = ph_simx_preset_find("epyc-2s-8n");
+    ph_topology *t = ph_simx_preset_topology(p);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(p->tlb_entries_4k == 2048 && p->tlb_entries_2m == 2048 &&
+          p->tlb_walk_ns == 35);
+    ph_simx_result off, on, big;
+    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 0, 0, &off), 0);
+    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 0, 1, &on), 0);
+    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 1, 1, &big), 0);
+    /* per thread and iteration, W4 = 4096 pages > 2048 entries: half of
+     * the switches miss.  update: 4096 switches; gather: 4096 x 64 x
+     * (1 - 1/4096) = 262080.  (4096 + 262080) / 2 = 133088 misses */
+    double per = (4096.0 + 262080.0) / 2;
+    CHECK(off.tlb_misses == 0);
+    CHECK(NEAR(on.tlb_misses, per * 4 * 2));
+    CHECK(NEAR(on.accesses, 4 * 2 * 2 * 4096.0 * 64));
+    /* the threads are alike: every phase gets one thread's walks longer */
+    CHECK(NEAR(on.total_ns - off.total_ns, per * 2 * 35));
+    CHECK(NEAR(on.iter_tlb_misses[1], per * 4));
+    /* 2 MiB pages: 8 units a thread, nothing misses */
+    CHECK(big.tlb_misses == 0);
+    CHECK_EQ(big.huge_units_end, 4 * 8);
+    CHECK(NEAR(big.total_ns, off.total_ns));
+    CHECK(on.remote_share == 0); /* first touch: every page at home */
+    ph_simx_result_free(&off);
+    ph_simx_result_free(&on);
+    ph_simx_result_free(&big);
+    ph_topo_free(t);
+}
+
+/* e6 (short): what must hold whatever the exact numbers. */
+static void test_e6(void)
+{
+    ph_simx_opts o = {NULL, 0, 6};
+    ph_simx_exp x;
+    CHECK_EQ(ph_simx_experiment("e6", &o, &x), 0);
+    CHECK_EQ(x.nrows, 6);
+    if (x.nrows != 6)
+        return;
+    const ph_simx_row *pk = &x.rows[0], *pn = &x.rows[1], *pm = &x.rows[2];
+    const ph_simx_row *sk = &x.rows[3], *sn = &x.rows[4], *sm = &x.rows[5];
+    CHECK_STR(pk->group, "private blocks");
+    CHECK_STR(sm->group, "finely shared");
+    CHECK_STR(pk->label, "4K");
+    CHECK_STR(pn->label, "2M-nosplit");
+    CHECK_STR(pm->label, "mixed");
+    CHECK_STR(pk->cell.preset->name, "epyc-2s-8n");
+    /* the policies as asked: 4 KiB, 2 MiB never split, 2 MiB with the
+     * tunable; single-node, iterative, TLB term on */
+    CHECK(!pk->cell.huge && pn->cell.huge && pn->cell.no_split &&
+          pm->cell.huge && !pm->cell.no_split);
+    CHECK(pk->cell.placement == PH_SIMX_SINGLE_NODE &&
+          sm->cell.engine == PH_SIMX_ENG_ITERATIVE && sk->cell.tlb);
+    /* private blocks: 2 MiB pages beat 4 KiB (TLB reach) */
+    CHECK(pn->res.total_ns < pk->res.total_ns);
+    CHECK(pk->res.tlb_misses > 0 && pn->res.tlb_misses == 0);
+    /* finely shared: 4 KiB beats 2 MiB without splitting, which leaves
+     * the data remote (every unit is every node's) */
+    CHECK(sk->res.total_ns < sn->res.total_ns);
+    int I = sk->res.iterations;
+    CHECK(sn->res.remote_share > 0.8); /* 7 of 8 nodes' accesses, always */
+    CHECK(sk->res.remote_share < sn->res.remote_share / 2);
+    CHECK(sk->res.iter_remote[I - 1] == 0 && sn->res.iter_remote[I - 1] > 0);
+    CHECK_EQ(sn->res.huge_split, 0);
+    /* mixed splits the shared units (all of them) and not the private
+     * ones, which move whole and stay 2 MiB pages */
+    size_t units = x.rows[0].res.hot_pages / 512;
+    CHECK_EQ(sm->res.huge_split, units);
+    CHECK_EQ(sm->res.huge_units_end, 0);
+    CHECK(sm->res.moved_4k > 0);
+    CHECK_EQ(pm->res.huge_split, 0);
+    CHECK_EQ(pm->res.huge_units_end, units);
+    CHECK(pm->res.huge_migrated > 0 && pm->res.moved_4k == 0);
+    /* normalised to the best of the three */
+    for (int w = 0; w < 2; w++) {
+        double lo = 1e300;
+        for (int k = 0; k < 3; k++)
+            lo = x.rows[3 * w + k].norm_total < lo
+                     ? x.rows[3 * w + k].norm_total : lo;
+        CHECK(NEAR(lo, 1.0));
+    }
+    /* the target line says what the rows say */
+    CHECK_EQ(x.ntargets, 1);
+    double gp = pm->res.total_ns / (pk->res.total_ns < pn->res.total_ns
+                                        ? pk->res.total_ns : pn->res.total_ns);
+    double gs = sm->res.total_ns / (sk->res.total_ns < sn->res.total_ns
+                                        ? sk->res.total_ns : sn->res.total_ns);
+    if (x.ntargets == 1) {
+        CHECK_EQ(x.targets[0].met, gp <= 1.02 && gs <= 1.02);
+        CHECK(strstr(x.targets[0].what, "mixed within 2%") != NULL);
+    }
+    ph_simx_exp_free(&x);
+    /* e6 is an experiment; a machine that cannot run 65 threads refuses */
+    CHECK(ph_simx_is_experiment("e6"));
+    ph_simx_opts bad = {NULL, 65, 0};
+    CHECK_EQ(ph_simx_check("e6", &bad), -1);
+    CHECK_MSG("64 CPUs");
+}
+
 int main(void)
 {
     test_model_tiny();
@@ -422,5 +683,9 @@ int main(void)
     test_irix();
     test_e1_cell();
     test_usage_errors();
+    test_tlb_formula();
+    test_e6_workloads();
+    test_tlb_run();
+    test_e6();
     return check_summary("test_simx");
 }

@@ -20,7 +20,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void sim_usage(FILE *out)
 {
@@ -40,15 +44,21 @@ static void sim_usage(FILE *out)
 "  e4  two programs sharing the machine, threads migrated: predictive vs\n"
 "      competitive only\n"
 "  e5  e1 on epyc-2s-8n and cxl-2tier\n"
+"  e6  large pages with a TLB model: private blocks and finely shared data,\n"
+"      4 KiB / 2 MiB never split / mixed (2 MiB, split when shared), from\n"
+"      single-node placement (epyc-2s-8n)\n"
 "  presets  the machines, their parameters and topology specs\n"
 "options:\n"
-"  --machine PRESET  origin2000-16 (default; e5: epyc-2s-8n and cxl-2tier),\n"
-"                    epyc-2s-8n, cxl-2tier\n"
+"  --machine PRESET  origin2000-16 (default; e5: epyc-2s-8n and cxl-2tier;\n"
+"                    e6: epyc-2s-8n), epyc-2s-8n, cxl-2tier\n"
 "  --threads N       only this thread count (e4: per program)\n"
 "  --iterations N    outer iterations of every program (default: the bundled\n"
-"                    kernels' class A: BT 180, SP 200, CG 15)\n"
+"                    kernels' class A: BT 180, SP 200, CG 15; e6: 20)\n"
 "  --json OUT        everything, with per-iteration series, as JSON\n"
-"  --csv OUT         one line per run\n");
+"                    (pagehome report OUT.json: its tables, plots, report.html)\n"
+"  --csv OUT         one line per run\n"
+"  --plots DIR       also write the plots and report.html there (DIR/EXP.json\n"
+"                    rendered by pagehome report)\n");
 }
 
 static int parse_int(const char *opt, const char *v, long lo, long hi, int *out)
@@ -66,7 +76,7 @@ static int parse_int(const char *opt, const char *v, long lo, long hi, int *out)
 int cmd_sim(int argc, char **argv)
 {
     ph_simx_opts o = {NULL, 0, 0};
-    const char *exp = NULL, *json = NULL, *csv = NULL;
+    const char *exp = NULL, *json = NULL, *csv = NULL, *plots = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int missing;
@@ -96,6 +106,11 @@ int cmd_sim(int argc, char **argv)
             if (missing)
                 return cli_error(EXIT_USAGE, "sim: --csv needs a file");
             csv = v;
+        } else if ((v = cli_value(argc, argv, &i, "--plots", &missing)) ||
+                   missing) {
+            if (missing)
+                return cli_error(EXIT_USAGE, "sim: --plots needs a directory");
+            plots = v;
         } else if (argv[i][0] == '-') {
             return cli_error(EXIT_USAGE, "sim: unknown option '%s' (pagehome "
                              "help sim)", argv[i]);
@@ -125,6 +140,37 @@ int cmd_sim(int argc, char **argv)
         rc = cli_error(1, "%s", ph_error_message());
     if (csv && ph_simx_write_csv(&x, csv) != 0)
         rc = cli_error(1, "%s", ph_error_message());
+    char pj[4096];
+    if (plots && rc == 0) {
+        if (mkdir(plots, 0777) != 0 && errno != EEXIST)
+            rc = cli_error(1, "sim: --plots %s: %s", plots, strerror(errno));
+        else if (snprintf(pj, sizeof pj, "%s/%s.json", plots, exp) >= (int)sizeof pj)
+            rc = cli_error(EXIT_USAGE, "sim: --plots: path too long");
+        else if (ph_simx_write_json(&x, pj) != 0)
+            rc = cli_error(1, "%s", ph_error_message());
+    }
     ph_simx_exp_free(&x);
+    if (plots && rc == 0) {
+        /* pagehome report in a child (it execs python): its text repeats
+         * the table, so only its files are kept */
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+            return cli_error(1, "sim: --plots: fork: %s", strerror(errno));
+        if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            if (devnull >= 0)
+                dup2(devnull, 1);
+            char *rargv[] = {"report", pj, "-o", (char *)plots, NULL};
+            _exit(cmd_report(4, rargv));
+        }
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            printf("\nplots and report.html: %s/\n", plots);
+        else
+            rc = cli_error(1, "sim: --plots: pagehome report %s failed", pj);
+    }
     return rc;
 }

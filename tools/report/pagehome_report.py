@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""pagehome_report.py -- the report of one pagehome run.
+"""pagehome_report.py -- the report of one pagehome run (or simulation).
 
     pagehome report RUN.json [-o OUTDIR] [--text-only]
+    pagehome report SIM.json [-o OUTDIR] [--text-only]
+
+SIM.json, a file `pagehome sim EXPERIMENT --json SIM.json` wrote (top-level
+"experiment" and "runs"), is handed to sim_report.py: the experiment's
+tables and plots, described there.  The rest of this comment is about
+RUN.json.
 
 RUN.json is the statistics file a run wrote (`pagehome run --report`,
 PAGEHOME_STATS_FILE, or ph_stats_write()).  Its schema is written by
@@ -37,17 +43,27 @@ which runs on a timer, are grouped by their invocation number ("seq") and
 labelled "w<seq>" (memory-manager wake-up).
 
 Only the standard library, plus matplotlib (Agg backend) for the plots; the
-text summary (--text-only) needs no matplotlib.  Exit status: 0 done,
+text summary (--text-only) needs no matplotlib.  What both reports share
+(reading, text tables, the HTML page) is in report_common.py; the three
+modules sit side by side (the build tree beside the pagehome binary,
+PREFIX/DATADIR/pagehome/ once installed).  Exit status: 0 done,
 1 the input cannot be read or the output cannot be written, 2 usage error.
 """
 
 import argparse
-import base64
-import html
 import json
 import math
 import os
 import sys
+
+# the modules beside this script (report_common.py, sim_report.py): no
+# __pycache__ written into PREFIX/share/pagehome or the source tree
+sys.dont_write_bytecode = True
+import sim_report  # noqa: E402
+from report_common import (  # noqa: E402
+    ReportError, default_outdir, esc, fmt_bytes, html_figure, html_head, html_items,
+    import_pyplot, load_json, lst, make_outdir, ms, no_data, num, obj, pct, plural,
+    render_text_sections, write_page)
 
 KINDS = ("iterative", "sampling", "record", "replay", "undo")
 KIND_COLOURS = {
@@ -63,79 +79,22 @@ TEXT_MAX_STEPS = 60      # longer per-iteration tables show head and tail
 HTML_MAX_STEPS = 1000
 PLOT_MAX_STEPS = 500     # more steps are summed into bins for the plots
 HOMES_MAX_AREAS = 24     # the largest areas get a strip, the rest are listed
-LEFT_COLUMNS = {"step", "kinds", "name", "area", "registered", "removed", "recorded",
-                "value"}
-
-
-class ReportError(Exception):
-    """A problem with the input or the output, reported in one line."""
 
 
 # ---- reading ----------------------------------------------------------------
 
 def load_run(path):
     """The parsed statistics file, or ReportError saying what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ReportError(f"{path} is not a pagehome statistics file (not text)") from None
-    except json.JSONDecodeError as e:
-        raise ReportError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} "
-                          f"column {e.colno}") from None
+    return check_run(load_json(path), path)
+
+
+def check_run(data, path):
+    """data (the parsed file path) when it is a statistics file, else ReportError."""
     if not isinstance(data, dict) or "pagehome_stats" not in data:
         raise ReportError(f"{path} is not a pagehome statistics file "
-                          "(no \"pagehome_stats\" key)")
+                          "(no \"pagehome_stats\" key) nor a `pagehome sim --json` file "
+                          "(no \"experiment\" and \"runs\")")
     return data
-
-
-def num(obj, key, default=0):
-    """obj[key] as a number, default when absent or not a number."""
-    if not isinstance(obj, dict):
-        return default
-    v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return default
-    return v
-
-
-def obj(parent, key):
-    """parent[key] when it is an object, else {}."""
-    v = parent.get(key) if isinstance(parent, dict) else None
-    return v if isinstance(v, dict) else {}
-
-
-def lst(parent, key):
-    """parent[key] when it is an array, else []."""
-    v = parent.get(key) if isinstance(parent, dict) else None
-    return v if isinstance(v, list) else []
-
-
-# ---- formatting -------------------------------------------------------------
-
-def fmt_bytes(n):
-    """1536 -> '1.5 KiB' (the pagehome command's style)."""
-    units = ("B", "KiB", "MiB", "GiB", "TiB")
-    v, u = float(n), 0
-    while v >= 1024.0 and u < len(units) - 1:
-        v /= 1024.0
-        u += 1
-    return f"{int(n)} B" if u == 0 else f"{v:.1f} {units[u]}"
-
-
-def pct(part, whole):
-    """'12.5%', or '-' when there is nothing to divide."""
-    return f"{100.0 * part / whole:.1f}%" if whole else "-"
-
-
-def ms(ns):
-    return f"{ns / 1e6:.2f}"
-
-
-def plural(n, word, words=None):
-    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 # ---- the run, digested ------------------------------------------------------
@@ -473,52 +432,11 @@ def table1(run):
 
 # ---- text -------------------------------------------------------------------
 
-def text_table(headers, rows):
-    widths = [len(h) for h in headers]
-    for r in rows:
-        for i, c in enumerate(r):
-            widths[i] = max(widths[i], len(c))
-    left = {i for i, h in enumerate(headers) if h in LEFT_COLUMNS}
-
-    def line(cells):
-        out = []
-        for i, c in enumerate(cells):
-            out.append(c.ljust(widths[i]) if i in left else c.rjust(widths[i]))
-        return "  " + "  ".join(out).rstrip()
-    return [line(headers)] + [line(r) for r in rows]
-
-
 def render_text(run, sections):
-    out = [f"pagehome report: {run.path}"]
-    for title, items in sections:
-        out.append("")
-        out.append(f"{title}:")
-        width = max([len(it[1]) for it in items if it[0] == "kv"] + [0])
-        for it in items:
-            if it[0] == "kv":
-                out.append(f"  {it[1]:<{width}}  {it[2]}")
-            elif it[0] == "text":
-                out.append(f"  {it[1]}")
-            else:
-                out += text_table(it[1], it[2])
-                if it[3]:
-                    out.append(f"  ({it[3]})")
-    return "\n".join(out) + "\n"
+    return render_text_sections(f"pagehome report: {run.path}", sections)
 
 
 # ---- plots ------------------------------------------------------------------
-
-def import_pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise ReportError("matplotlib is missing for " + sys.executable +
-                          ": apt-get install python3-matplotlib (or --text-only "
-                          "for the text summary alone)") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return matplotlib, plt
-
 
 def node_colours(matplotlib, n):
     """One colour per node; never grey, which means 'unknown'."""
@@ -617,11 +535,6 @@ def set_step_ticks(ax, steps, xlabel):
     ax.set_xlim(-0.6, n - 0.4)
 
 
-def no_data(ax, text):
-    ax.axis("off")
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12)
-
-
 def plot_remote_share(run, plt, path):
     steps, k = bin_steps(run.steps, PLOT_MAX_STEPS)
     fig, ax = plt.subplots(figsize=(10, 4.2))
@@ -691,25 +604,6 @@ def write_plots(run, outdir):
 
 # ---- HTML -------------------------------------------------------------------
 
-CSS = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 72em; color: #222;
-       background: #fff; line-height: 1.4; }
-h1 { font-size: 1.5em; border-bottom: 3px solid #1f77b4; padding-bottom: .3em; }
-h2 { font-size: 1.15em; margin-top: 1.8em; color: #1f4e79; }
-table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
-th { background: #e8eef5; }
-td.l, th.l { text-align: left; }
-table.kv td:first-child { font-weight: bold; background: #f4f6f9; text-align: left; }
-table.kv td { text-align: left; }
-tr:nth-child(even) td { background: #fafafa; }
-p.note { color: #555; font-size: .85em; margin-top: 0; }
-figure { margin: 1em 0; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
-figcaption { color: #555; font-size: .85em; }
-.noengine { background: #fff4e5; border-left: 6px solid #ff7f0e; padding: .8em 1.2em; }
-"""
-
 CAPTIONS = {
     "homes.png": "Home strips: each area cut into at most 256 buckets of consecutive "
                  "pages, coloured by the node of the bucket's middle page, at the first "
@@ -719,47 +613,6 @@ CAPTIONS = {
                         "areas: before migration and as the engine estimates it after.",
     "migrations.png": "Pages migrated in each step, stacked by the kind of invocation.",
 }
-
-
-def esc(x):
-    return html.escape(str(x), quote=True)
-
-
-def html_table(headers, rows, left):
-    out = ["<table><tr>"]
-    out += [f"<th class='l'>{esc(h)}</th>" if i in left else f"<th>{esc(h)}</th>"
-            for i, h in enumerate(headers)]
-    out.append("</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td class='l'>{esc(c)}</td>" if i in left
-                                     else f"<td>{esc(c)}</td>" for i, c in enumerate(r))
-                   + "</tr>")
-    out.append("</table>")
-    return "".join(out)
-
-
-def html_items(items):
-    out, kv = [], []
-
-    def flush():
-        if kv:
-            out.append("<table class='kv'>" + "".join(
-                f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in kv) + "</table>")
-            kv.clear()
-    for it in items:
-        if it[0] == "kv":
-            kv.append((it[1], it[2]))
-            continue
-        flush()
-        if it[0] == "text":
-            out.append(f"<p>{esc(it[1])}</p>")
-        else:
-            left = {i for i, h in enumerate(it[1]) if h in LEFT_COLUMNS}
-            out.append(html_table(it[1], it[2], left))
-            if it[3]:
-                out.append(f"<p class='note'>{esc(it[3])}</p>")
-    flush()
-    return "\n".join(out)
 
 
 def config_items(run):
@@ -788,10 +641,7 @@ def config_items(run):
 
 def render_html(run, sections, images):
     title = f"pagehome report: {os.path.basename(run.program) or os.path.basename(run.path)}"
-    out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
-           f"<title>{esc(title)}</title>", f"<style>{CSS}</style></head><body>",
-           f"<h1>{esc(title)}</h1>",
-           f"<p>Statistics file <code>{esc(run.path)}</code>.</p>"]
+    out = html_head(title) + [f"<p>Statistics file <code>{esc(run.path)}</code>.</p>"]
     if not run.engine_ran:
         out.append("<div class='noengine'><p><strong>No engine ran in this program.</strong>"
                    f"</p><p>{esc(run.note)}</p></div>")
@@ -801,11 +651,7 @@ def render_html(run, sections, images):
         if sec_title == "Pages" and images:
             out.append("<h2>Plots</h2>")
             for name in IMAGES:
-                with open(images[name], "rb") as f:
-                    data = base64.b64encode(f.read()).decode("ascii")
-                out.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,"
-                           f"{data}'><figcaption>{esc(name)}: {esc(CAPTIONS[name])}"
-                           "</figcaption></figure>")
+                out.append(html_figure(images[name], CAPTIONS[name]))
     if run.engine_ran:
         out.append("<h2>Configuration</h2>")
         out.append(html_items(config_items(run)))
@@ -814,13 +660,6 @@ def render_html(run, sections, images):
 
 
 # ---- main -------------------------------------------------------------------
-
-def default_outdir(path):
-    base = os.path.basename(path)
-    if base.endswith(".json"):
-        base = base[:-5]
-    return (base or "run") + "_report"
-
 
 class ArgParser(argparse.ArgumentParser):
     """Usage errors in the pagehome command's style, exit status 2."""
@@ -833,9 +672,11 @@ class ArgParser(argparse.ArgumentParser):
 def main(argv=None):
     ap = ArgParser(
         prog="pagehome report",
-        description="Summarise a pagehome statistics file (pagehome run --report): "
+        description="Summarise a pagehome statistics file (pagehome run --report) "
+                    "or the data of a simulated experiment (pagehome sim E --json): "
                     "text on stdout, plots and report.html in OUTDIR.")
-    ap.add_argument("run", metavar="RUN.json", help="the statistics file")
+    ap.add_argument("run", metavar="RUN.json",
+                    help="the statistics file, or a pagehome sim --json file")
     ap.add_argument("-o", "--output", metavar="OUTDIR",
                     help="where report.html and the PNGs go "
                          "(default: RUN's basename + _report)")
@@ -843,26 +684,22 @@ def main(argv=None):
                     help="print the text summary only (no matplotlib needed)")
     args = ap.parse_args(argv)
     try:
-        run = Run(load_run(args.run), args.run)
+        data = load_json(args.run)
+        if sim_report.is_sim(data):
+            return sim_report.report(data, args.run, args.output, args.text_only)
+        run = Run(check_run(data, args.run), args.run)
         sys.stdout.write(render_text(run, summary_sections(run, TEXT_MAX_STEPS)))
         sys.stdout.flush()
         if args.text_only:
             return 0
         outdir = args.output or default_outdir(args.run)
-        try:
-            os.makedirs(outdir, exist_ok=True)
-        except OSError as e:
-            raise ReportError(f"cannot make {outdir}: {e.strerror}") from None
+        make_outdir(outdir)
         try:
             images = write_plots(run, outdir) if run.engine_ran else {}
         except OSError as e:
             raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
-        page = os.path.join(outdir, "report.html")
-        try:
-            with open(page, "w", encoding="utf-8") as f:
-                f.write(render_html(run, summary_sections(run, HTML_MAX_STEPS), images))
-        except OSError as e:
-            raise ReportError(f"cannot write {page}: {e.strerror}") from None
+        page = write_page(outdir, render_html(run, summary_sections(run, HTML_MAX_STEPS),
+                                              images))
         wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
         print(f"\nwrote {wrote}")
         return 0

@@ -1,0 +1,136 @@
+#!/bin/sh
+# guest_runs.sh -- real-kernel placement runs: every bundled workload in the
+# 4-node NUMA guest, from first-touch, interleave and single-node (node:0)
+# placement, with pagehome off (PAGEHOME_OBSERVE=1: samples and measures,
+# moves nothing) and on (iterative, sampling, and hybrid for the ADI kernels
+# bt and sp, which have phases), plus one plain run per workload (no
+# pagehome) whose stdout and verification line are the reference.
+#
+#   bench/guest_runs.sh [options] BUILD_DIR
+#
+#   --workloads LIST   comma list (default laplace,laplace_f,fft,swim,xsbench,
+#                      bt,sp,cg,mg,ft; a workload not built is skipped with a note)
+#   --placements LIST  default first-touch,interleave,node:0
+#   --modes LIST       default off,iterative,sampling,hybrid
+#   --smoke            laplace only, node:0 only, modes off,iterative (ctest)
+#   --outdir DIR       keep every run's stdout, stderr and JSON report in DIR
+#                      (default: a temporary directory, removed at the end);
+#                      guest_runs_table.py DIR/manifest.tsv prints the table again
+#   --timeout SEC      guest time limit (default 1800)
+#
+# Builds nothing: BUILD_DIR must hold tools/pagehome/pagehome, the preload
+# library and the workloads, and be visible in the guest (not under /tmp,
+# /run or /mnt).  One guest boot (tests/numa-guest/run, 4 nodes of one CPU,
+# 256:256:256:64 MiB) runs bench/guest_runs_inner.sh; the table comes from
+# bench/guest_runs_table.py.  Progress lines go to stderr while it runs.
+#
+# Exit status: 0 every run matched its plain run; 1 a MISMATCH or a failed
+# run (printed loudly); 2 bad usage or a missing build; 77 no guest can boot
+# ("skipped: <reason>", never a pass); 125 the guest failed (timeout, qemu).
+# Targets not met are reported, not turned into a status.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+root=$(cd "$here/.." && pwd -P)
+
+usage() {
+    sed -n '/^#   bench\/guest_runs.sh/,/^#   --timeout/p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+workloads=laplace,laplace_f,fft,swim,xsbench,bt,sp,cg,mg,ft
+placements=first-touch,interleave,node:0
+modes=off,iterative,sampling,hybrid
+outdir=
+timeout=1800
+while [ $# -gt 0 ]; do
+    case $1 in
+        --workloads) [ $# -ge 2 ] || usage; workloads=$2; shift 2 ;;
+        --placements) [ $# -ge 2 ] || usage; placements=$2; shift 2 ;;
+        --modes) [ $# -ge 2 ] || usage; modes=$2; shift 2 ;;
+        --smoke) workloads=laplace; placements=node:0; modes=off,iterative; shift ;;
+        --outdir) [ $# -ge 2 ] || usage; outdir=$2; shift 2 ;;
+        --timeout) [ $# -ge 2 ] || usage; timeout=$2; shift 2 ;;
+        -h|--help) usage ;;
+        --) shift; break ;;
+        -*) echo "guest_runs: unknown option $1" >&2; usage ;;
+        *) break ;;
+    esac
+done
+[ $# -eq 1 ] || usage
+for m in $(echo "$modes" | tr ',' ' '); do
+    case $m in off|iterative|sampling|hybrid) ;;
+        *) echo "guest_runs: unknown mode $m (off, iterative, sampling, hybrid)" >&2; exit 2 ;;
+    esac
+done
+case $timeout in ''|*[!0-9]*) echo "guest_runs: --timeout wants seconds" >&2; exit 2 ;; esac
+
+[ -d "$1" ] || { echo "guest_runs: no build directory $1" >&2; exit 2; }
+build=$(cd "$1" && pwd -P)
+case $build in
+    /tmp|/tmp/*|/run|/run/*|/mnt|/mnt/*)
+        echo "skipped: build directory $build is not visible in the guest" \
+             "(the guest has its own /tmp, /run and /mnt)"
+        exit 77 ;;
+esac
+[ -x "$build/tools/pagehome/pagehome" ] ||
+    { echo "guest_runs: $build/tools/pagehome/pagehome is missing (build it first)" >&2; exit 2; }
+[ -e "$build/src/libpagehome_preload.so" ] ||
+    { echo "guest_runs: no libpagehome_preload.so in $build (build it first)" >&2; exit 2; }
+
+# A guest at all?  (77 with the reason when qemu, the kernel or busybox are
+# missing and cannot be installed)
+check_err=$("$root/tests/numa-guest/run" --check 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -eq 77 ]; then
+    echo "skipped: $(printf '%s\n' "$check_err" | sed -n 's/^numa-guest: SKIP: //p' | head -1)"
+    exit 77
+elif [ "$rc" -ne 0 ]; then
+    printf '%s\n' "$check_err" >&2
+    echo "guest_runs: FAILED: the NUMA guest check failed (exit $rc)"
+    exit 125
+fi
+
+made_out=
+if [ -z "$outdir" ]; then
+    outdir=$(mktemp -d "${TMPDIR:-/tmp}/guest_runs.XXXXXX") || exit 125
+    made_out=$outdir
+fi
+mkdir -p "$outdir" || exit 2
+outdir=$(cd "$outdir" && pwd -P)
+: > "$outdir/progress.log"
+
+# live progress: the guest writes progress.log in the shared directory
+tail -n +1 -f --pid=$$ "$outdir/progress.log" >&2 2>/dev/null &
+tail_pid=$!
+cleanup() {
+    kill "$tail_pid" 2>/dev/null
+    [ -z "$made_out" ] || rm -rf "$made_out"
+}
+trap cleanup EXIT
+trap 'exit 125' INT TERM HUP
+
+echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build"
+echo "guest_runs: workloads $workloads; placements $placements; modes $modes"
+start=$(date +%s)
+# the guest runs from the caller's cwd, which must be visible there
+cd "$root" || exit 2
+errf=$outdir/guest.stderr
+"$root/tests/numa-guest/run" --nodes 4 --mem-per-node 256:256:256:64 \
+    --timeout "$timeout" --outdir "$outdir" -- \
+    sh "$here/guest_runs_inner.sh" "$build" /mnt/out "$workloads" "$placements" "$modes" \
+    2> "$errf"
+rc=$?
+sleep 1 # let tail print the last progress lines
+grep -v '^$' "$errf" >&2
+echo "guest_runs: guest wall time $(( $(date +%s) - start )) s, exit $rc"
+case $rc in
+    0) ;;
+    1) echo "guest_runs: MISMATCH or failed run: see above" ;;
+    77)
+        echo "skipped: $(sed -n 's/^numa-guest: SKIP: //p' "$errf" | head -1)"
+        exit 77 ;;
+    125) echo "guest_runs: FAILED: the guest did not finish (see the numa-guest lines above)" ;;
+    *) echo "guest_runs: FAILED: exit status $rc" ;;
+esac
+exit "$rc"
