@@ -19,6 +19,9 @@ int cmd_topo(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+/* `name` on PATH (as execvp would find it: executable), its path into
+ * out; 0 found, -1 not. */
+int cli_find_on_path(const char *name, char *out, size_t len);
 int cmd_hugepages(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 

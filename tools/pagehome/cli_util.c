@@ -2,7 +2,10 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_error(int status, const char *fmt, ...)
 {
@@ -68,4 +71,21 @@ const char *cli_value(int argc, char **argv, int *i, const char *name, int *miss
         return NULL;
     }
     return argv[++*i];
+}
+
+int cli_find_on_path(const char *name, char *out, size_t len)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".", name);
+        if (access(out, X_OK) == 0)
+            return 0;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
 }

@@ -109,24 +109,6 @@ static int find_script(char *out, size_t len)
                      "PAGEHOME_REPORT_SCRIPT=PATH names it)", beside, installed);
 }
 
-/* `name` on PATH (as execvp would find it) into out; 0 found. */
-static int on_path(const char *name, char *out, size_t len)
-{
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".", name);
-        if (access(out, X_OK) == 0)
-            return 0;
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return -1;
-}
-
 /* Does `python -c "import matplotlib"` succeed?  Its output is dropped. */
 static int has_matplotlib(const char *python)
 {
@@ -162,13 +144,13 @@ static int find_python(int need_matplotlib, char *out, size_t len)
         if (strchr(env, '/')) {
             if (copy_path(cands[n], sizeof cands[n], env) != 0)
                 return cli_error(1, "report: PAGEHOME_PYTHON: path too long");
-        } else if (on_path(env, cands[n], sizeof cands[n]) != 0)
+        } else if (cli_find_on_path(env, cands[n], sizeof cands[n]) != 0)
             return cli_error(1, "report: PAGEHOME_PYTHON=%s: not found on PATH", env);
         if (access(cands[n], X_OK) != 0)
             return cli_error(1, "report: PAGEHOME_PYTHON=%s: %s", env, strerror(errno));
         n++;
     } else {
-        if (on_path("python3", cands[n], sizeof cands[n]) == 0)
+        if (cli_find_on_path("python3", cands[n], sizeof cands[n]) == 0)
             n++;
         if (access("/usr/bin/python3", X_OK) == 0 &&
             (n == 0 || strcmp(cands[0], "/usr/bin/python3") != 0))

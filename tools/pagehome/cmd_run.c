@@ -67,19 +67,7 @@ static int find_program(const char *name, char *out, size_t len)
         snprintf(out, len, "%s", name);
         return access(out, F_OK) == 0 ? 0 : -1;
     }
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".", name);
-        if (access(out, X_OK) == 0)
-            return 0;
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return -1;
+    return cli_find_on_path(name, out, len);
 }
 
 /* What the ELF file says: dynamic (has PT_INTERP), and its OpenMP runtime
