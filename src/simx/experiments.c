@@ -92,6 +92,13 @@ static ph_simx_target *target(ph_simx_exp *x, int met, const char *what)
     return t;
 }
 
+static ph_simx_progress_fn progress_fn;
+
+void ph_simx_set_progress(ph_simx_progress_fn fn)
+{
+    progress_fn = fn;
+}
+
 /* Run a cell and append it; baseline < 0: the row is its own. */
 static long add_row(ph_simx_exp *x, const ph_simx_cell *c, const char *group,
                     const char *label, long baseline)
@@ -113,6 +120,8 @@ static long add_row(ph_simx_exp *x, const ph_simx_cell *c, const char *group,
     if (ph_simx_run(c, &row->res) != 0)
         return -1;
     long me = (long)x->nrows++;
+    if (progress_fn)
+        progress_fn(row->group, row->label, x->nrows);
     row->baseline = baseline < 0 ? me : baseline;
     const ph_simx_row *b = &x->rows[row->baseline];
     row->norm_total = b->res.total_ns > 0 ? row->res.total_ns / b->res.total_ns

@@ -25,6 +25,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Called after every run of an experiment (the progress line of
+ * `pagehome sim`); NULL for none.  Process-wide. */
+typedef void (*ph_simx_progress_fn)(const char *group, const char *label,
+                                    size_t runs_done);
+void ph_simx_set_progress(ph_simx_progress_fn fn);
+
 typedef struct ph_simx_opts {
     const char *machine;   /* preset name; NULL: the experiment's own */
     int threads;           /* > 0: only this thread count */

@@ -84,6 +84,9 @@ if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
     done
 fi
 expect 2 '\-\-plots needs a directory' -- "$ph" sim e1 --plots
+# the progress line: on when asked (on stderr), never in the table
+expect 0 'pagehome: sim: [0-9]+ runs done' -- sh -c "PAGEHOME_PROGRESS=on \"$ph\" sim e3 --iterations 2 2>&1 >/dev/null"
+expect 0 '^$' -- sh -c "\"$ph\" sim e3 --iterations 2 2>&1 >/dev/null"
 
 # usage errors: exit 2, saying what was wrong
 expect 2 'usage: pagehome sim' -- "$ph" sim

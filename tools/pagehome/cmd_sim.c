@@ -16,6 +16,7 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "config/options.h"
 #include "simx/experiments.h"
 
 #include <errno.h>
@@ -71,6 +72,22 @@ static int parse_int(const char *opt, const char *v, long lo, long hi, int *out)
                          "'%s'", opt, lo, hi, v ? v : "");
     *out = (int)n;
     return 0;
+}
+
+/* The progress line (tunable `progress`: auto = stderr is a terminal). */
+static int progress_shown;
+
+static void sim_progress(const char *group, const char *label, size_t done)
+{
+    fprintf(stderr, "\rpagehome: sim: %zu runs done (last: %s %s)\033[K", done, group,
+            label);
+    progress_shown = 1;
+}
+
+static int progress_wanted(void)
+{
+    const char *p = ph_opt_str(PH_OPT_PROGRESS);
+    return strcmp(p, "on") == 0 || (strcmp(p, "auto") == 0 && isatty(2));
 }
 
 int cmd_sim(int argc, char **argv)
@@ -131,7 +148,13 @@ int cmd_sim(int argc, char **argv)
     if (ph_simx_check(exp, &o) != 0)
         return cli_error(EXIT_USAGE, "%s", ph_error_message());
     ph_simx_exp x;
-    if (ph_simx_experiment(exp, &o, &x) != 0)
+    if (progress_wanted())
+        ph_simx_set_progress(sim_progress);
+    int erc = ph_simx_experiment(exp, &o, &x);
+    ph_simx_set_progress(NULL);
+    if (progress_shown)
+        fputc('\n', stderr);
+    if (erc != 0)
         return cli_error(1, "%s", ph_error_message());
     int rc = 0;
     if (ph_simx_print(&x, stdout) != 0)
