@@ -36,9 +36,12 @@
  * asked of the OS again instead of taken from the bookkeeping. */
 #define PH_HOME_REFRESH 8
 
-/* Sampling mechanism: share of a page's accesses over the run its target
- * must have (ph_crit_settled). */
+/* Sampling mechanism (ph_crit_settled): the share of a page's accesses
+ * over the run its target must exceed (a page moved before: the larger
+ * one), and the samples the page must have had. */
 #define SAMPLING_MIN_SHARE 0.5
+#define SAMPLING_MOVED_SHARE 0.75
+#define SAMPLING_MIN_SAMPLES 2
 
 /* Work arrays of one area's invocation. */
 /* Kept by the engine between invocations (e->work): regrowing them at
@@ -360,7 +363,12 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                     const uint32_t *cum = ph_cnt_cum(cnt, n);
                     for (int k = 0; k < n; k++)
                         tot[k] = cum[k] + cur[k];
-                    if (!ph_crit_settled(tot, n, target, SAMPLING_MIN_SHARE))
+                    /* a page moved before must be claimed more clearly */
+                    double share = pg->migrations ? SAMPLING_MOVED_SHARE
+                                                  : SAMPLING_MIN_SHARE;
+                    uint64_t min_total = (uint64_t)SAMPLING_MIN_SAMPLES *
+                                         (e->cfg.sample_weight ? e->cfg.sample_weight : 1);
+                    if (!ph_crit_settled(tot, n, target, share, min_total))
                         target = -1;
                 }
                 if (target >= 0 &&

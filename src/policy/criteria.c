@@ -609,12 +609,13 @@ int ph_crit_one_node(const int *homes, size_t n)
     return homes[0];
 }
 
-int ph_crit_settled(const uint32_t *total, int n, int target, double min_share)
+int ph_crit_settled(const uint32_t *total, int n, int target, double min_share,
+                    uint64_t min_total)
 {
     if (target < 0 || target >= n || ph_crit_dominant(total, n) != target)
         return 0;
     uint64_t sum = 0;
     for (int k = 0; k < n; k++)
         sum += total[k];
-    return sum && (double)total[target] >= min_share * (double)sum;
+    return sum && sum >= min_total && (double)total[target] > min_share * (double)sum;
 }

@@ -132,8 +132,11 @@ int ph_crit_dominant(const uint32_t *acc, int n);
  * table: XSBench) would move on every wake-up to whichever node touched
  * it last.  A target is settled when it is the dominant node of the
  * page's accesses over the whole run (total[0..n): cumulative + this
- * interval) with at least min_share of them.  1 settled, 0 not. */
-int ph_crit_settled(const uint32_t *total, int n, int target, double min_share);
+ * interval) with more than min_share of them, and the run has seen at
+ * least min_total accesses of the page (a few samples from random nodes
+ * often have a majority).  1 settled, 0 not. */
+int ph_crit_settled(const uint32_t *total, int n, int target, double min_share,
+                    uint64_t min_total);
 /* The node every one of homes[0..n) is on, -1 when they differ or one is
  * unknown (< 0). */
 int ph_crit_one_node(const int *homes, size_t n);

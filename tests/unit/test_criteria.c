@@ -727,13 +727,18 @@ static void test_most_critical_16m(void)
 static void test_settled(void)
 {
     uint32_t a[4] = {10, 30, 0, 0}, b[4] = {10, 12, 11, 9}, z[4] = {0, 0, 0, 0};
-    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.5), 1);  /* 75% */
-    CHECK_EQ(ph_crit_settled(a, 4, 0, 0.5), 0);  /* not dominant */
-    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.5), 0);  /* dominant, 29% */
-    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.25), 1);
-    CHECK_EQ(ph_crit_settled(z, 4, 0, 0.5), 0);
-    CHECK_EQ(ph_crit_settled(a, 4, 4, 0.5), 0);  /* bad node */
-    CHECK_EQ(ph_crit_settled(a, 4, -1, 0.5), 0);
+    uint32_t h[4] = {10, 10, 0, 0};
+    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.5, 1), 1);  /* 75% */
+    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.75, 1), 0); /* not more than 75% */
+    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.5, 41), 0); /* 40 accesses: too few */
+    CHECK_EQ(ph_crit_settled(a, 4, 1, 0.5, 40), 1);
+    CHECK_EQ(ph_crit_settled(a, 4, 0, 0.5, 1), 0);  /* not dominant */
+    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.5, 1), 0);  /* dominant, 29% */
+    CHECK_EQ(ph_crit_settled(b, 4, 1, 0.25, 1), 1);
+    CHECK_EQ(ph_crit_settled(h, 4, 0, 0.5, 1), 0);  /* a tie is no majority */
+    CHECK_EQ(ph_crit_settled(z, 4, 0, 0.5, 0), 0);
+    CHECK_EQ(ph_crit_settled(a, 4, 4, 0.5, 1), 0);  /* bad node */
+    CHECK_EQ(ph_crit_settled(a, 4, -1, 0.5, 1), 0);
 }
 
 int main(void)
