@@ -4,8 +4,8 @@
 #
 #   bench_workloads.sh [--reps N] [--scale F] [--only NAME] BUILD_DIR
 #
-# Each workload runs at a size that takes about 10 s on two threads on the
-# 2-core VM this was written on, clang builds (--scale F multiplies the
+# Each workload runs at a size that takes 10-16 s on two threads on the
+# quiet 2-core VM this was written on, clang builds (--scale F multiplies the
 # iteration counts: 0.1 for a quick look; fft has none and keeps its size), plain, under `pagehome run --migrate off`
 # (interposition only) and under `pagehome run` (default: sampling and
 # migration on), N repetitions each (default 3), the order alternating.
@@ -48,14 +48,14 @@ it() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s + 0.5); print (v < 1 ?
 
 # name | program (without the _clang suffix) | arguments
 list="laplace|workloads/laplace|naive 2048 $(it 2600)
-swim|workloads/swim|1024 $(it 600)
-xsbench|workloads/xsbench|64 $(it 3200000)
-fft|workloads/fft|interleave 25
-bt|workloads/nas/bt|A $(it 100)
-sp|workloads/nas/sp|A $(it 400)
-cg|workloads/nas/cg|A $(it 360)
-mg|workloads/nas/mg|A $(it 40)
-ft|workloads/nas/ft|A $(it 22)"
+swim|workloads/swim|1024 $(it 1080)
+xsbench|workloads/xsbench|64 $(it 6100000)
+fft|workloads/fft|interleave 26
+bt|workloads/nas/bt|A $(it 200)
+sp|workloads/nas/sp|A $(it 720)
+cg|workloads/nas/cg|A $(it 1150)
+mg|workloads/nas/mg|A $(it 120)
+ft|workloads/nas/ft|A $(it 46)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_workloads.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
