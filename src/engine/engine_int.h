@@ -156,7 +156,7 @@ void ph_engine_log_add(ph_engine *e, const ph_invocation *inv);
 /* history.c (lock held): a record for a new area; start strips for
  * areas that have none; the end of an area (after its protections are
  * lifted); end strips and statistics of the live areas. */
-void ph_history_add(ph_engine *e, const ph_hot *h);
+void ph_history_add(ph_engine *e, ph_hot *h);
 void ph_history_start_strips(ph_engine *e);
 void ph_history_retire(ph_engine *e, const ph_hot *h);
 void ph_history_refresh(ph_engine *e);

@@ -33,10 +33,7 @@
 
 static ph_area_rec *rec_of(ph_engine *e, const ph_hot *h)
 {
-    for (size_t i = e->nhist; i > 0; i--)
-        if (e->hist[i - 1].id == h->id)
-            return &e->hist[i - 1];
-    return NULL;
+    return h->hist >= 0 ? &e->hist[h->hist] : NULL;
 }
 
 /* Fill strip[] (nb buckets) with the homes of the buckets' middle pages. */
@@ -100,7 +97,7 @@ static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
     }
 }
 
-void ph_history_add(ph_engine *e, const ph_hot *h)
+void ph_history_add(ph_engine *e, ph_hot *h)
 {
     if (e->nhist == e->cap_hist) {
         if (e->cap_hist >= PH_HISTORY_MAX) {
@@ -116,6 +113,7 @@ void ph_history_add(ph_engine *e, const ph_hot *h)
         e->hist = n;
         e->cap_hist = cap;
     }
+    h->hist = (long)e->nhist;
     ph_area_rec *r = &e->hist[e->nhist++];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", h->name);

@@ -43,6 +43,7 @@ ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name, int id,
         h->pages[i] = (ph_page){.home = -1, .prev_home = -1};
     h->factor = 1.0;
     h->prev_remote_ns = -1.0;
+    h->hist = -1;
     return h;
 }
 

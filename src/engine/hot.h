@@ -82,6 +82,7 @@ typedef struct ph_hot {
     size_t unit_first, nunits;
     uint8_t *unit_state;        /* ph_unit_state */
     uint8_t *unit_streak;
+    long hist;                  /* its record in the engine's history, -1 */
     ph_hot_stats st;
 } ph_hot;
 

@@ -328,13 +328,13 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "areas_not_recorded", e->hist_dropped);
     ph_jw_key(&w, "areas");
     ph_jw_array(&w, 0);
-    for (size_t r = 0; r < e->nhist; r++) {
-        const ph_hot *live = NULL;
-        for (size_t a = 0; a < e->nhots && !live; a++)
-            if (e->hots[a]->id == e->hist[r].id)
-                live = e->hots[a];
-        write_area(&w, &e->hist[r], live);
-    }
+    const ph_hot **live = calloc(e->nhist ? e->nhist : 1, sizeof *live);
+    for (size_t a = 0; live && a < e->nhots; a++)
+        if (e->hots[a]->hist >= 0)
+            live[e->hots[a]->hist] = e->hots[a];
+    for (size_t r = 0; r < e->nhist; r++)
+        write_area(&w, &e->hist[r], live ? live[r] : NULL);
+    free(live);
     ph_jw_end(&w);
     ph_jw_key(&w, "invocations");
     ph_jw_array(&w, 0);

@@ -22,6 +22,8 @@
  */
 #include "cli.h"
 
+#include "base/json.h"
+
 #include "pagehome.h"
 
 #include <elf.h>
@@ -346,30 +348,40 @@ static void report_if_silent(const char *path, const char *prog,
 {
     if (access(path, F_OK) == 0)
         return;
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    const char *note =
+        WIFSIGNALED(status)
+            ? "the program was killed by a signal before pagehome wrote its statistics"
+        : engine_off
+            ? "the engine was off (--migrate off): placement and interposition only, "
+              "no statistics"
+            : "pagehome started no engine in the program: no allocation or static "
+              "array reached the hot threshold and no OpenMP runtime started the "
+              "tools interface";
+    ph_jw w;
+    ph_jw_init(&w, 1);
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "pagehome_stats");
+    ph_jw_int(&w, 1);
+    ph_jw_key(&w, "engine");
+    ph_jw_null(&w);
+    ph_jw_key(&w, "note");
+    ph_jw_string(&w, note);
+    ph_jw_key(&w, "transparent");
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "program");
+    ph_jw_string(&w, prog);
+    ph_jw_key(&w, "openmp");
+    ph_jw_object(&w, 1);
+    ph_jw_key(&w, "runtime_seen");
+    ph_jw_bool(&w, 0);
+    ph_jw_key(&w, "runtime_linked");
+    ph_jw_string(&w, omp && *omp ? omp : "none");
+    ph_jw_end(&w);
+    ph_jw_end(&w);
+    ph_jw_end(&w);
+    if (ph_jw_write_file(&w, path) != 0)
         fprintf(stderr, "pagehome: --report %s: %s\n", path, strerror(errno));
-        return;
-    }
-    fprintf(f, "{\n  \"pagehome_stats\": 1,\n  \"engine\": null,\n"
-               "  \"note\": \"%s\",\n  \"transparent\": {\n"
-               "    \"program\": \"",
-            WIFSIGNALED(status)
-                ? "the program was killed by a signal before pagehome wrote its statistics"
-            : engine_off
-                ? "the engine was off (--migrate off): placement and interposition only, "
-                  "no statistics"
-                : "pagehome started no engine in the program: no allocation or static "
-                  "array reached the hot threshold and no OpenMP runtime started the "
-                  "tools interface");
-    for (const char *c = prog; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fputc('\\', f);
-        fputc((unsigned char)*c < 0x20 ? '?' : *c, f);
-    }
-    fprintf(f, "\",\n    \"openmp\": {\"runtime_seen\": false, \"runtime_linked\": \"%s\"}\n"
-               "  }\n}\n", omp && *omp ? omp : "none");
-    fclose(f);
+    ph_jw_free(&w);
 }
 
 int cmd_run(int argc, char **argv)

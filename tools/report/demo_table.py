@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+from report_common import text_table
+
 
 def row(arg):
     path, _, rest = arg.partition(":")
@@ -43,11 +45,7 @@ def main(argv):
         return 2
     head = ["placement", "engine", "owner-local", "migrated", "remote (as found)",
             "remote (after moves)", "time", "verified"]
-    rows = [head] + [row(a) for a in argv[1:]]
-    width = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        print("  ".join(c.ljust(width[i]) if i < 2 else c.rjust(width[i])
-                        for i, c in enumerate(r)).rstrip())
+    print("\n".join(text_table(head, [row(a) for a in argv[1:]])))
     return 0
 
 
