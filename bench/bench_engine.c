@@ -93,7 +93,7 @@
 #include "engine/hot.h"
 #include "move/mover.h"
 #include "os/os.h"
-#include "policy/criteria.h"
+#include "criteria/criteria.h"
 #include "sample/source.h"
 #include "topo/topo.h"
 

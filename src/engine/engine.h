@@ -2,8 +2,8 @@
  * engine.h -- the page migration engine (UPMlib, rebuilt for Linux).
  *
  * One engine owns: the hot areas (hot.h), an access source (sample/
- * source.h) that turns program accesses into samples, the policies
- * (policy/criteria.h, pure functions), and a mover (move/mover.h) that
+ * source.h) that turns program accesses into samples, the migration criteria
+ * (criteria/criteria.h, pure functions), and a mover (move/mover.h) that
  * runs move_pages in batches.  The same engine runs on the real kernel
  * and on the simulated machine: it only sees the ph_os table.
  *

@@ -8,7 +8,7 @@
 #define PH_ENGINE_ENGINE_INT_H
 
 #include "engine/engine.h"
-#include "policy/criteria.h"
+#include "criteria/criteria.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -62,7 +62,7 @@ typedef struct ph_hot {
     ph_page *pages;         /* npages */
     uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
     size_t nchunks;
-    /* policy state of the area */
+    /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
     double prev_remote_ns;      /* metric of the last sweep, -1 none */
     /* the metric accumulates over a full sweep of the hot pages (one

@@ -27,7 +27,7 @@
  *     simulator does not model pools).
  *   - Lazy interleave: the kernel picks the node of a page from an index
  *     that advances by one per page within a mapping, but where it starts
- *     depends on the mapping's history and the kernel version (policy.h).
+ *     depends on the mapping's history and the kernel version (plan.h).
  *     So the mapping is made n-1 pages larger and bound as a whole; one
  *     page is faulted in to see which node the kernel gives it, and the
  *     block starts at the page the kernel gives nodes[0]: page i of the

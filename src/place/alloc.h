@@ -11,7 +11,7 @@
 #ifndef PH_PLACE_ALLOC_H
 #define PH_PLACE_ALLOC_H
 
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include <stddef.h>
 #include <stdint.h>

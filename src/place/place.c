@@ -175,7 +175,7 @@ int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
     }
 
     /* Interleave is eager here: the kernel's interleave sequence of an
-     * existing range is unknown (policy.h), and may differ between the
+     * existing range is unknown (plan.h), and may differ between the
      * mappings the range spans. */
     int lazy = ph_plan_is_lazy(&plan) && plan.policy != PH_POLICY_INTERLEAVE;
     int bound;

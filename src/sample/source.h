@@ -5,7 +5,7 @@
  * memory modules.  Linux gives user space nothing of the kind, so pagehome
  * takes *samples*: each sample says "a thread running on node n touched
  * 4 KiB page p".  An access source produces them; the engine (src/engine/)
- * turns them into per-page counts and applies the policies.
+ * turns them into per-page counts and applies the migration criteria.
  *
  * Two sources share this contract:
  *   sampler.c + sigsegv.c  the real one: protects a rotating subset of the
@@ -15,7 +15,7 @@
  *                          per-thread ring and restores access;
  *   synth.c                the simulated machine's: exact counts from a
  *                          workload model (optionally thinned by sampling
- *                          noise), so that policy tests are deterministic.
+ *                          noise), so that criteria tests are deterministic.
  *
  * CONTRACT
  *  - The engine tells the source which ranges are hot (add_range /

@@ -3,7 +3,7 @@
  *
  * Instead of trapping accesses, it asks a workload model how often the
  * threads of each node touch each watched page during the interval, so
- * policy tests see exact, repeatable counts.  With noise p > 0 each
+ * criteria tests see exact, repeatable counts.  With noise p > 0 each
  * access is kept with probability 1-p (a binomial thinning, seeded), which
  * is what sampling does to the counts a real source sees.
  *

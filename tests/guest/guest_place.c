@@ -21,7 +21,7 @@
 #include "../unit/check.h"
 
 #include "pagehome.h"
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include <errno.h>
 #include <fcntl.h>

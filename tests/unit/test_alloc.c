@@ -13,7 +13,7 @@
 #include "api/context.h"
 #include "pagehome.h"
 #include "place/alloc.h"
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -206,7 +206,7 @@ static void test_random_static(void)
     ph_free(d);
 
     /* T=5 threads over nodes {0,1,2,0,1}, N=1003 of 16 bytes: pages go to
-     * 0,1,0,1 (see test_policy for the arithmetic). */
+     * 0,1,0,1 (see test_plan for the arithmetic). */
     static const int tn[] = {0, 1, 2, 0, 1};
     pl.elems = 1003;
     pl.elem_bytes = 16;

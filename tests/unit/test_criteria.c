@@ -1,5 +1,5 @@
 /*
- * test_criteria.c -- the migration criteria (src/policy/criteria.c) on
+ * test_criteria.c -- the migration criteria (src/criteria/criteria.c) on
  * hand-computed examples, properties over seeded random counts, and the
  * n-most-critical selection against a brute-force reference.
  *
@@ -8,7 +8,7 @@
  * 50 ns per competing node.
  */
 #include "check.h"
-#include "policy/criteria.h"
+#include "criteria/criteria.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
  * test_huge_engine.c -- 2 MiB pages in the migration engine (huge.c) and
- * the huge-page criteria (policy/criteria.c), on the simulated machine.
+ * the huge-page criteria (criteria/criteria.c), on the simulated machine.
  *
  * Criteria: made-up subpage counts decide KEEP / MOVE / SPLIT; the
  * dominant node and the one-node test.
@@ -24,7 +24,7 @@
 #include "engine/engine.h"
 #include "move/mover.h"
 #include "os/os.h"
-#include "policy/criteria.h"
+#include "criteria/criteria.h"
 #include "sample/source.h"
 #include "topo/topo.h"
 

@@ -15,7 +15,7 @@
 #include "api/context.h"
 #include "config/options.h"
 #include "pagehome.h"
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,11 +1,11 @@
 /*
- * policy.c -- placement requests: parsing, validation and the pure rules
- * that map a page to its node (see policy.h for the rules themselves).
+ * plan.c -- placement requests: parsing, validation and the pure rules
+ * that map a page to its node (see plan.h for the rules themselves).
  *
  * Nothing here touches memory or calls the OS: the only inputs are the
  * request, the topology (read-only) and, for defaults, the tunables.
  */
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include "base/error.h"
 #include "config/options.h"

@@ -1,5 +1,5 @@
 /*
- * policy.h -- placement policies as pure functions.
+ * plan.h -- placement plans as pure functions: which node each page gets.
  *
  * Given a placement request and the machine's topology, the plan says which
  * node each page of a range belongs on, without touching memory.  alloc.c
@@ -30,8 +30,8 @@
  *                 reproducible and independent of the order of the calls.
  *   SINGLE_NODE   node.
  */
-#ifndef PH_PLACE_POLICY_H
-#define PH_PLACE_POLICY_H
+#ifndef PH_PLACE_PLAN_H
+#define PH_PLACE_PLAN_H
 
 #include "pagehome.h"
 #include "topo/topo.h"

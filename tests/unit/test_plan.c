@@ -1,5 +1,5 @@
 /*
- * test_policy.c -- the placement policies, page by page, and the parser.
+ * test_plan.c -- the placement plans, page by page, and the parser.
  *
  * Pure: the plans are computed against topologies built here by hand, no
  * memory is mapped and the OS is never asked anything.
@@ -8,7 +8,7 @@
 
 #include "config/options.h"
 #include "pagehome.h"
-#include "place/policy.h"
+#include "place/plan.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -934,5 +934,5 @@ int main(void)
     test_describe(t4);
 
     free(t4);
-    return check_summary("test_policy");
+    return check_summary("test_plan");
 }

@@ -1,5 +1,5 @@
 /*
- * criteria.h -- the UPMlib migration policies as pure functions.
+ * criteria.h -- the UPMlib migration criteria as pure functions.
  *
  * Every function here is a pure function of counts and state: no globals,
  * no clock, no OS, no allocation.  The engine (src/engine/) owns the state
@@ -45,8 +45,8 @@
  *     criterion.  A split 2 MiB range whose 512 pages all live on one node
  *     and whose sampled pages all prefer that node is collapsed again.
  */
-#ifndef PH_POLICY_CRITERIA_H
-#define PH_POLICY_CRITERIA_H
+#ifndef PH_CRITERIA_CRITERIA_H
+#define PH_CRITERIA_CRITERIA_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -56,7 +56,7 @@
  *   - invalid arguments (NULL arrays, n <= 0, home out of range) give the
  *     "nothing to do" answer of each function, documented below.
  */
-#include "policy/criteria.h"
+#include "criteria/criteria.h"
 
 #include <math.h>
 #include <string.h>
