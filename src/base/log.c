@@ -1,11 +1,27 @@
-/* log.c -- stderr messages with the "pagehome: " prefix (see log.h). */
+/*
+ * log.c -- stderr messages with the "pagehome: " prefix (see log.h).
+ *
+ * The logger keeps its own verbosity flag.  It does not read the tunables
+ * (base/ is below config/): config/options.c pushes the `verbose` value
+ * here whenever it is set, from the default, the environment or the API.
+ */
 #include "base/log.h"
-
-#include "config/options.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+
+static atomic_int log_verbose;
+
+void ph_log_set_verbose(int on)
+{
+    atomic_store_explicit(&log_verbose, on != 0, memory_order_relaxed);
+}
+
+int ph_log_verbose(void)
+{
+    return atomic_load_explicit(&log_verbose, memory_order_relaxed);
+}
 
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
@@ -28,7 +44,7 @@ void ph_warn(const char *fmt, ...)
 
 void ph_info(const char *fmt, ...)
 {
-    if (!ph_opt_bool(PH_OPT_VERBOSE))
+    if (!ph_log_verbose())
         return;
     va_list ap;
     va_start(ap, fmt);

@@ -3,8 +3,9 @@
  *
  * Everything pagehome says goes to stderr with a "pagehome: " prefix so it
  * can be told apart from the program's output.  Warnings always print;
- * ph_info() prints only when the `verbose` tunable is on.  Not for use in
- * a signal handler.
+ * ph_info() prints only when verbose is on: the `verbose` tunable, which
+ * config/ pushes here with ph_log_set_verbose().  Not for use in a signal
+ * handler.
  */
 #ifndef PH_BASE_LOG_H
 #define PH_BASE_LOG_H
@@ -12,6 +13,10 @@
 #include "base/error.h"
 
 #include <stdatomic.h>
+
+/* Verbosity of ph_info (off until set). */
+void ph_log_set_verbose(int on);
+int ph_log_verbose(void);
 
 void ph_warn(const char *fmt, ...) PH_PRINTF(1, 2);
 void ph_info(const char *fmt, ...) PH_PRINTF(1, 2);

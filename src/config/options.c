@@ -251,6 +251,9 @@ static void store(ph_opt_id id, const char *text, int64_t i, double d,
     atomic_store_explicit(&v->i, i, memory_order_relaxed);
     atomic_store_explicit(&v->d, d, memory_order_relaxed);
     atomic_store_explicit(&v->source, (int)src, memory_order_relaxed);
+    /* The logger does not read the tunables: its flag is pushed. */
+    if (id == PH_OPT_VERBOSE)
+        ph_log_set_verbose(i != 0);
 }
 
 static void set_default(ph_opt_id id)
