@@ -91,6 +91,7 @@
 #include "config/options.h"
 #include "engine/engine.h"
 #include "engine/hot.h"
+#include "machine/machine.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "criteria/criteria.h"
@@ -623,7 +624,9 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
     b.sim = ph_os_sim_open(b.topo);
     if (!b.sim)
         die("simulator");
-    b.mover = ph_mover_new(b.sim);
+    ph_machine_cfg mc; /* the mover's settings from the tunables */
+    ph_machine_cfg_from_options(&mc);
+    b.mover = ph_mover_new(b.sim, &mc.mover);
     if (!b.mover)
         die("mover");
     b.pages = pages;
@@ -755,7 +758,9 @@ static void section_memory(size_t pages, int extra_nodes)
         int nodes = list[li];
         ph_topology *t = topo_of(nodes);
         ph_os *sim = ph_os_sim_open(t);
-        ph_mover *mv = sim ? ph_mover_new(sim) : NULL;
+        ph_machine_cfg mc;
+        ph_machine_cfg_from_options(&mc);
+        ph_mover *mv = sim ? ph_mover_new(sim, &mc.mover) : NULL;
         if (!mv)
             die("simulator");
         /* the simulator tracks the range before the baseline */

@@ -1,7 +1,7 @@
 /*
  * api_engine.c -- the public entry points of the migration engine.
  *
- * The process has one engine, made on first use over the context's
+ * The process has one engine, made on first use over the process
  * machine (topology, OS table, mover) with the SIGSEGV sampler as its
  * access source and the tunables as its configuration.  ph_finalize()
  * destroys it for good: later engine calls fail with EINVAL (a program
@@ -10,11 +10,11 @@
  */
 #include "pagehome.h"
 
-#include "api/context.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "config/options.h"
 #include "engine/engine.h"
+#include "machine/machine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +53,7 @@ static void at_exit(void)
     }
 }
 
-static ph_engine *make_engine(ph_context *c)
+static ph_engine *make_engine(ph_machine *c)
 {
     ph_engine_cfg cfg;
     ph_engine_cfg_from_options(&cfg);
@@ -77,7 +77,7 @@ static ph_engine *engine(const char *fn)
     ph_engine *e = atomic_load_explicit(&eng_ptr, memory_order_acquire);
     if (e)
         return e;
-    ph_context *c = ph_ctx();
+    ph_machine *c = ph_machine_get();
     if (!c)
         return NULL;
     pthread_mutex_lock(&eng_lock);
@@ -127,7 +127,7 @@ PH_API int ph_thread_note(int thread_num, int nthreads)
     if (!e)
         return -1;
     ph_sampler_thread_init();
-    ph_context *c = ph_ctx();
+    ph_machine *c = ph_machine_get();
     int os_node = c->os->ops->current_node(c->os);
     int idx = ph_os_node_index(c->topo, os_node);
     if (idx < 0)

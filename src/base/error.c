@@ -38,3 +38,11 @@ const char *ph_error_message(void)
 {
     return last_message;
 }
+
+int ph_refail(const char *who)
+{
+    int e = errno;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", last_message);
+    return ph_fail(e, "%s: %s", who, msg);
+}

@@ -24,5 +24,8 @@ int ph_fail(int err, const char *fmt, ...) PH_PRINTF(2, 3);
 void *ph_fail_null(int err, const char *fmt, ...) PH_PRINTF(2, 3);
 /* The calling thread's last message ("" if none). */
 const char *ph_error_message(void);
+/* Fail again with the calling thread's last message prefixed by "who: "
+ * (errno kept).  Returns -1. */
+int ph_refail(const char *who);
 
 #endif

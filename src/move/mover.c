@@ -19,7 +19,6 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "config/options.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -32,6 +31,7 @@
 struct ph_mover {
     ph_os *os;
     pthread_mutex_t lock;
+    ph_mover_cfg cfg;                     /* under lock */
     uint64_t full_until_ns[PH_MAX_NODES]; /* by node index */
     ph_move_stats totals;
     atomic_int placement_only;
@@ -73,16 +73,28 @@ static void pause_us(long us)
         ;
 }
 
-ph_mover *ph_mover_new(ph_os *os)
+ph_mover *ph_mover_new(ph_os *os, const ph_mover_cfg *cfg)
 {
     if (!os)
         return ph_fail_null(EINVAL, "mover: no machine");
+    if (!cfg)
+        return ph_fail_null(EINVAL, "mover: no configuration");
     ph_mover *m = calloc(1, sizeof *m);
     if (!m)
         return ph_fail_null(ENOMEM, "mover: out of memory");
     m->os = os;
+    m->cfg = *cfg;
     pthread_mutex_init(&m->lock, NULL);
     return m;
+}
+
+void ph_mover_set_cfg(ph_mover *m, const ph_mover_cfg *cfg)
+{
+    if (!m || !cfg)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->cfg = *cfg;
+    pthread_mutex_unlock(&m->lock);
 }
 
 void ph_mover_free(ph_mover *m)
@@ -404,9 +416,13 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
                        err == ENOSYS ? "ENOSYS" : "EPERM");
     }
 
-    c.batch = (size_t)ph_opt_int(PH_OPT_MOVE_BATCH_PAGES);
-    c.retries = (int)ph_opt_int(PH_OPT_MOVE_RETRIES);
-    c.backoff_ns = (uint64_t)ph_opt_int(PH_OPT_NODE_FULL_BACKOFF_MS) * 1000000ull;
+    pthread_mutex_lock(&m->lock);
+    c.batch = m->cfg.batch_pages;
+    c.retries = m->cfg.retries;
+    c.backoff_ns = m->cfg.node_full_backoff_ns;
+    pthread_mutex_unlock(&m->lock);
+    if (c.retries < 0)
+        c.retries = 0;
     if (c.batch < 1)
         c.batch = 1;
 

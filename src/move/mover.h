@@ -3,7 +3,7 @@
  *
  * os->ops->move makes one attempt.  The mover turns a request of any size
  * into that and owns everything around it:
- *   - batching: move_batch_pages pages per call, never one call per page;
+ *   - batching: cfg.batch_pages pages per call, never one call per page;
  *     each batch is queried first (one query call), so pages already on
  *     their target cost no move; the pages to move are sent sorted by
  *     target so the kernel migrates each node's pages in one go;
@@ -12,9 +12,9 @@
  *     (a tie goes to the target asked for first); every subpage's status
  *     reports where the huge page went.  The same 4 KiB page asked for
  *     twice is one entry as well;
- *   - -EBUSY / -EAGAIN: retried on later calls, at most move_retries times
+ *   - -EBUSY / -EAGAIN: retried on later calls, at most cfg.retries times
  *     (after the first pass, in rounds with a short growing pause);
- *   - -ENOMEM: the target node is marked full for node_full_backoff_ms and
+ *   - -ENOMEM: the target node is marked full for cfg.node_full_backoff_ns and
  *     further pages to it are skipped (-ENOMEM) without a move call;
  *   - -ENOENT (not yet faulted): the page is bound to its target instead
  *     (runs of consecutive pages to one node become one bind), and counts
@@ -52,9 +52,23 @@ typedef struct ph_move_stats {
     uint64_t elapsed_ns;
 } ph_move_stats;
 
+/* The mover's settings.  The mover never reads the tunables: whoever makes
+ * it fills this once (the machine layer from move_batch_pages,
+ * move_retries and node_full_backoff_ms). */
+typedef struct ph_mover_cfg {
+    size_t batch_pages;            /* pages per move call (>= 1) */
+    int retries;                   /* rounds for -EBUSY/-EAGAIN pages */
+    uint64_t node_full_backoff_ns; /* a node that said -ENOMEM is skipped
+                                      this long (0 = never skipped) */
+} ph_mover_cfg;
+
 typedef struct ph_mover ph_mover;
 
-ph_mover *ph_mover_new(ph_os *os);
+/* A mover over os with a copy of cfg.  NULL/EINVAL without os or cfg. */
+ph_mover *ph_mover_new(ph_os *os, const ph_mover_cfg *cfg);
+/* Later calls use cfg (calls in progress keep the settings they started
+ * with). */
+void ph_mover_set_cfg(ph_mover *m, const ph_mover_cfg *cfg);
 void ph_mover_free(ph_mover *m);
 
 /* Move count 4 KiB pages (any address inside each) to nodes[i] (batch

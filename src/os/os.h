@@ -184,6 +184,13 @@ int ph_sim_counters_get(ph_os *os, ph_sim_counters *out);
 /* Simulated capacity of a node in 4 KiB pages (0 = unlimited): moves and
  * populates beyond it report -ENOMEM. */
 int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages);
+/* Where threads that set_thread_node() did not bind run: OpenMP thread t
+ * of T on node index t*N/T (block, the default) or t%N (cyclic). */
+typedef enum ph_sim_binding {
+    PH_SIM_BIND_BLOCK = 0,
+    PH_SIM_BIND_CYCLIC = 1
+} ph_sim_binding;
+int ph_sim_set_binding(ph_os *os, ph_sim_binding binding);
 /* 4 KiB pages whose virtual home is `node` (tests). */
 int64_t ph_sim_node_pages(ph_os *os, int node);
 /* Record a first touch of [addr, addr+len) by `node`: the memory is

@@ -29,7 +29,8 @@
  * new mapping at the same place) loses its home.
  *
  * Threads: a thread bound with set_thread_node() is on that node; any
- * other runs on the node of the binding rule (tunable sim_binding) for its
+ * other runs on the node of the binding rule (ph_sim_set_binding: block
+ * unless whoever opened the simulator says cyclic) for its
  * OpenMP thread number t of T: block t*N/T, cyclic t%N.  Without OpenMP
  * (or outside a parallel region) t = 0, T = 1: the first node.  The
  * virtual CPU is CPU (t mod k) of that node's k CPUs.  current_cpu() and
@@ -38,14 +39,14 @@
  *
  * Costs: every move call costs migrate_ns_call, every page moved
  * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
- * One mutex guards the registry and counters.
+ * One mutex guards the registry and counters.  The simulator reads no
+ * tunable: everything it models comes from the topology and the calls.
  */
 #include "os/os.h"
 
 #include "base/error.h"
 #include "base/log.h"
 #include "base/sorted.h"
-#include "config/options.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -81,6 +82,7 @@ typedef struct sim_state {
     uint64_t capacity[PH_MAX_NODES]; /* 0 = unlimited */
     ph_sim_counters c;
     int pagemap_fd;         /* /proc/self/pagemap, -1 if unreadable */
+    atomic_int binding;     /* ph_sim_binding of unbound threads */
 } sim_state;
 
 static atomic_uint_fast64_t sim_next_id = 1;
@@ -129,7 +131,7 @@ static int thread_node_index(const sim_state *s, const ph_topology *topo, int *t
     if (tl_bound_id == s->id)
         return tl_bound_node;
     int nn = topo->nnodes;
-    if (ph_opt_int(PH_OPT_SIM_BINDING) == 1) /* cyclic */
+    if (atomic_load_explicit(&s->binding, memory_order_relaxed) == PH_SIM_BIND_CYCLIC)
         return t % nn;
     return (int)((int64_t)t * nn / n);
 }
@@ -458,18 +460,17 @@ static int settle(sim_state *s, ph_os *os, sim_range *r, size_t i, int res)
 
 /* ---- costs ---------------------------------------------------------------- */
 
+/* Every topology has its matrices (ph_topo_alloc makes them, the latency
+ * model or a measurement fills them). */
 static double page_cost(const ph_topology *t, int from, int to, size_t page_bytes)
 {
     const double *m = page_bytes == PH_PAGE_2M ? t->migrate_ns_2m : t->migrate_ns_4k;
-    if (m)
-        return m[from * t->nnodes + to];
-    return ph_opt_double(page_bytes == PH_PAGE_2M ? PH_OPT_MIGRATE_NS_2M
-                                                  : PH_OPT_MIGRATE_NS_4K);
+    return m[from * t->nnodes + to];
 }
 
 static double call_cost(const ph_topology *t)
 {
-    return t->migrate_ns_4k ? t->migrate_ns_call : ph_opt_double(PH_OPT_MIGRATE_NS_CALL);
+    return t->migrate_ns_call;
 }
 
 /* ---- query / move --------------------------------------------------------- */
@@ -1029,7 +1030,6 @@ ph_os *ph_os_sim_open(const struct ph_topology *topo)
 {
     if (!topo || topo->nnodes < 1 || topo->nnodes > PH_MAX_NODES)
         return ph_fail_null(EINVAL, "simulated machine: no topology");
-    ph_options_init();
     sim_state *s = calloc(1, sizeof *s);
     if (!s)
         return ph_fail_null(ENOMEM, "simulated machine: out of memory");
@@ -1071,6 +1071,17 @@ int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages)
     pthread_mutex_lock(&s->lock);
     s->capacity[idx] = pages;
     pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int ph_sim_set_binding(ph_os *os, ph_sim_binding binding)
+{
+    sim_state *s = sim_of(os);
+    if (!s)
+        return ph_fail(ENOTSUP, "ph_sim_set_binding: not the simulated machine");
+    if (binding != PH_SIM_BIND_BLOCK && binding != PH_SIM_BIND_CYCLIC)
+        return ph_fail(EINVAL, "ph_sim_set_binding: %d is not a binding rule", (int)binding);
+    atomic_store(&s->binding, (int)binding);
     return 0;
 }
 

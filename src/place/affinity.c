@@ -1,7 +1,8 @@
 /*
- * affinity.c -- ph_affinity_range: the elements of an array that are
- * local to a node, so that a loop can give each thread the rows whose
- * pages are on its own node (Omni's schedule(affinity), for any array).
+ * affinity.c -- ph_affinity_range (ph_place_affinity): the elements of an
+ * array that are local to a node, so that a loop can give each thread the
+ * rows whose pages are on its own node (Omni's schedule(affinity), for
+ * any array).
  *
  * Two ways to know where an element is:
  *   - From the plan, when the array lies inside a ph_alloc block placed
@@ -21,7 +22,6 @@
  */
 #include "place/alloc.h"
 
-#include "api/context.h"
 #include "base/error.h"
 
 #include <errno.h>
@@ -104,7 +104,7 @@ static void close_run(best_run *r, uintptr_t a, uintptr_t e, size_t E,
 }
 
 /* From the actual homes of the 4 KiB pages under [a, a + E*N). */
-static int from_homes(ph_context *c, uintptr_t a, size_t E, size_t N,
+static int from_homes(ph_machine *c, uintptr_t a, size_t E, size_t N,
                       int node, best_run *r)
 {
     uintptr_t e = a + (uintptr_t)E * N;
@@ -133,12 +133,9 @@ static int from_homes(ph_context *c, uintptr_t a, size_t E, size_t N,
     return 0;
 }
 
-int ph_affinity_range(const void *base, size_t elem_bytes, size_t elems,
-                      int node, size_t *begin, size_t *end)
+int ph_place_affinity(ph_machine *c, const void *base, size_t elem_bytes,
+                      size_t elems, int node, size_t *begin, size_t *end)
 {
-    ph_context *c = ph_place_ctx("ph_affinity_range");
-    if (!c)
-        return -1;
     if (!base)
         return ph_fail(EINVAL, "ph_affinity_range: base is NULL");
     if (!begin || !end)
@@ -158,7 +155,7 @@ int ph_affinity_range(const void *base, size_t elem_bytes, size_t elems,
                            "calling thread's node");
     } else if (ph_topo_index(c->topo, node) < 0) {
         char set[256];
-        ph_machine_nodes_text(c->topo, set, sizeof set);
+        ph_plan_nodes_text(c->topo, set, sizeof set);
         return ph_fail(EINVAL, "ph_affinity_range: node %d is not a node "
                        "of this machine (nodes %s)", node, set);
     }

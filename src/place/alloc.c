@@ -6,7 +6,8 @@
  *     4 KiB plans map with PH_MAP_NO_THP: on a THP=always kernel a 4 KiB
  *     page could otherwise be part of a 2 MiB page, and moving or binding
  *     one 4 KiB page would take its 511 neighbours along.  2 MiB plans map
- *     PH_MAP_HUGE_THP or PH_MAP_HUGE_TLBFS (tunable huge_source).
+ *     PH_MAP_HUGE_THP or PH_MAP_HUGE_TLBFS (cfg->huge_tlbfs, from the
+ *     tunable huge_source).
  *   - Lazy plans (first touch, block, single node, interleave over nodes
  *     in ascending order with 4 KiB pages) are bound, not touched: one
  *     interleave bind for the block, or one preferred bind per chunk.
@@ -21,7 +22,7 @@
  *     page exists before the program runs: a short pool is reported here,
  *     never as a SIGBUS later.  The pool of each node is checked first
  *     ("hugetlbfs pool on node 1 has 0 free 2 MiB pages, need 4"); with
- *     huge_fallback the block falls back to 4 KiB pages instead.  The free
+ *     cfg->huge_fallback the block falls back to 4 KiB pages instead.  The free
  *     counts come from sysfs on the real machine and from the topology on
  *     a synthetic one (minus what pagehome's own blocks hold, since the
  *     simulator does not model pools).
@@ -36,10 +37,8 @@
  */
 #include "place/alloc.h"
 
-#include "api/context.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "config/options.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,26 +47,6 @@
 #include <string.h>
 
 #define PH_ALLOC_MAX ((size_t)1 << 48)
-
-/* ------------------------------------------------------------------ */
-/* Shared helpers                                                      */
-/* ------------------------------------------------------------------ */
-
-int ph_refail(const char *who)
-{
-    int e = errno;
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", ph_error_message());
-    return ph_fail(e, "%s: %s", who, msg);
-}
-
-struct ph_context *ph_place_ctx(const char *who)
-{
-    ph_context *c = ph_ctx();
-    if (!c)
-        ph_refail(who);
-    return c;
-}
 
 /* ------------------------------------------------------------------ */
 /* hugetlbfs pools                                                     */
@@ -185,12 +164,7 @@ static void tlb_unreserve(const ph_topology *t, const ph_plan *p,
 /* Placing a fresh block                                               */
 /* ------------------------------------------------------------------ */
 
-static int use_hugetlbfs(void)
-{
-    return strcmp(ph_opt_str(PH_OPT_HUGE_SOURCE), "hugetlbfs") == 0;
-}
-
-int ph_place_bind_lazy(ph_context *c, const ph_plan *p, uintptr_t base,
+int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
                        size_t npages)
 {
     ph_os *os = c->os;
@@ -214,7 +188,7 @@ int ph_place_bind_lazy(ph_context *c, const ph_plan *p, uintptr_t base,
 }
 
 /* Fault in [base, +npages) run by run on the plan's nodes. */
-static int populate_plan(ph_context *c, const ph_plan *p, uintptr_t base,
+static int populate_plan(ph_machine *c, const ph_plan *p, uintptr_t base,
                          size_t npages)
 {
     ph_os *os = c->os;
@@ -235,7 +209,7 @@ static int populate_plan(ph_context *c, const ph_plan *p, uintptr_t base,
 /* Bind the whole mapping m (npages + n-1 pages) to interleave and start
  * the block where the kernel's sequence gives nodes[0] (see the top of the
  * file).  *base is set on success. */
-static int lazy_interleave(ph_context *c, const ph_plan *p, void *m,
+static int lazy_interleave(ph_machine *c, const ph_plan *p, void *m,
                            size_t map_bytes, size_t npages, uintptr_t *base)
 {
     ph_os *os = c->os;
@@ -271,7 +245,7 @@ static const char *page_text(size_t P)
 
 /* Map and place one block.  NULL with a message (no "ph_alloc:" prefix)
  * on failure, everything undone. */
-static void *alloc_placed(ph_context *c, ph_plan *plan, size_t bytes,
+static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
                           int hugetlbfs)
 {
     ph_os *os = c->os;
@@ -360,11 +334,9 @@ fail:;
     return ph_fail_null(e, "%s", msg);
 }
 
-void *ph_alloc(size_t bytes, const ph_placement_t *pl)
+void *ph_place_alloc(ph_machine *c, const ph_place_cfg *cfg, size_t bytes,
+                     const ph_placement_t *pl)
 {
-    ph_context *c = ph_place_ctx("ph_alloc");
-    if (!c)
-        return NULL;
     if (bytes == 0)
         return ph_fail_null(EINVAL, "ph_alloc: size 0 (nothing to "
                             "allocate)");
@@ -373,7 +345,7 @@ void *ph_alloc(size_t bytes, const ph_placement_t *pl)
                             "limit of 2^48 bytes (256 TiB)", bytes);
 
     ph_plan plan;
-    if (ph_plan_make_range(&plan, pl, c->topo, bytes) != 0) {
+    if (ph_plan_make_range(&plan, pl, c->topo, &cfg->plan, bytes) != 0) {
         ph_refail("ph_alloc");
         return NULL;
     }
@@ -385,9 +357,9 @@ void *ph_alloc(size_t bytes, const ph_placement_t *pl)
                             "bytes", plan.elems, plan.elem_bytes, bytes);
     }
 
-    int hugetlbfs = plan.page_bytes == PH_PAGE_2M && use_hugetlbfs();
+    int hugetlbfs = plan.page_bytes == PH_PAGE_2M && cfg->huge_tlbfs;
     void *p = alloc_placed(c, &plan, bytes, hugetlbfs);
-    if (!p && hugetlbfs && errno == ENOMEM && ph_opt_bool(PH_OPT_HUGE_FALLBACK)) {
+    if (!p && hugetlbfs && errno == ENOMEM && cfg->huge_fallback) {
         ph_info("ph_alloc: %s; huge_fallback: using 4 KiB pages",
                 ph_error_message());
         plan.page_bytes = PH_PAGE_4K;
@@ -399,15 +371,14 @@ void *ph_alloc(size_t bytes, const ph_placement_t *pl)
     return p;
 }
 
-int ph_free(void *ptr)
+int ph_place_free(ph_machine *c, void *ptr)
 {
     if (!ptr)
         return 0; /* like free(NULL) */
     ph_area a;
     if (ph_registry_remove(ptr, &a) != 0)
         return ph_refail("ph_free");
-    ph_context *c = ph_place_ctx("ph_free");
-    if (!c || c->os->ops->unmap(c->os, a.map_base, a.map_bytes) != 0) {
+    if (c->os->ops->unmap(c->os, a.map_base, a.map_bytes) != 0) {
         /* Keep the block: better a leak than memory in limbo. */
         int e = errno;
         char msg[256];
@@ -436,7 +407,7 @@ static int alloc_lookup(const char *who, const void *ptr, ph_area *out)
                    "already freed)", who, ptr);
 }
 
-size_t ph_alloc_size(const void *ptr)
+size_t ph_place_alloc_size(const void *ptr)
 {
     ph_area a;
     memset(&a, 0, sizeof a);
@@ -446,7 +417,7 @@ size_t ph_alloc_size(const void *ptr)
     return a.bytes;
 }
 
-size_t ph_alloc_page_bytes(const void *ptr)
+size_t ph_place_alloc_page_bytes(const void *ptr)
 {
     ph_area a;
     memset(&a, 0, sizeof a);

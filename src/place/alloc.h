@@ -1,9 +1,8 @@
 /*
  * alloc.h -- the placement allocator's internal interface.
  *
- * ph_alloc / ph_free / ph_place / ph_affinity_range (pagehome.h) are
- * implemented in alloc.c, place.c and affinity.c over a machine context
- * (api/context.h); ph_query / ph_node_histogram / ph_move in query.c.
+ * The entry points (place.h) are implemented in alloc.c, place.c,
+ * query.c and affinity.c over a machine (machine/machine.h).
  * Every live allocation is recorded in a registry (registry.c) so that
  * ph_free can reject foreign pointers and double frees, and so that later
  * layers (the migration engine, reports) can enumerate placed areas.
@@ -11,6 +10,7 @@
 #ifndef PH_PLACE_ALLOC_H
 #define PH_PLACE_ALLOC_H
 
+#include "place/place.h"
 #include "place/plan.h"
 
 #include <stddef.h>
@@ -48,20 +48,14 @@ size_t ph_registry_count(void);
  * copy); any other area overlapping it is marked mixed.  0 or -1/ENOMEM. */
 int ph_registry_replan(const void *start, size_t len, const ph_plan *plan);
 
-/* Fail again with the calling thread's last message prefixed by "who: "
- * (errno kept).  Returns -1. */
-int ph_refail(const char *who);
-/* The context, or -1/NULL with the context's message prefixed by who. */
-struct ph_context;
-struct ph_context *ph_place_ctx(const char *who);
 /* Bind [base, base + npages pages) for a lazy plan (alloc.c): one
  * interleave bind, one preferred bind per run, or DEFAULT for first touch.
  * 0 or -1 with the OS table's message. */
-int ph_place_bind_lazy(struct ph_context *c, const ph_plan *p,
-                       uintptr_t base, size_t npages);
+int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
+                       size_t npages);
 /* Query `count` 4 KiB pages from `first` into st (query.c), in batches.
  * 0 or -1 with the OS table's message. */
-int ph_place_query_range(struct ph_context *c, uintptr_t first,
-                         size_t count, int *st);
+int ph_place_query_range(ph_machine *c, uintptr_t first, size_t count,
+                         int *st);
 
 #endif

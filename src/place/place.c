@@ -1,6 +1,7 @@
 /*
- * place.c -- ph_place: apply a placement to memory the program already
- * has (static arrays, COMMON blocks, heap, or a ph_alloc block).
+ * place.c -- ph_place (ph_place_range): apply a placement to memory the
+ * program already has (static arrays, COMMON blocks, heap, or a ph_alloc
+ * block).
  *
  * The range is widened to whole pages of the plan's page size (a 2 MiB
  * plan needs a 2 MiB aligned start: widening it downwards would drag in
@@ -25,7 +26,6 @@
  */
 #include "place/alloc.h"
 
-#include "api/context.h"
 #include "base/error.h"
 
 #include <errno.h>
@@ -87,7 +87,7 @@ static int placed(int st, int target, int lazy)
 /* Fault in the untouched pages of the batch that an eager plan needs:
  * one populate_on per run of adjacent pages with one target, then query
  * them again for their status. */
-static void populate_untouched(ph_context *c, place_buf *b, size_t n)
+static void populate_untouched(ph_machine *c, place_buf *b, size_t n)
 {
     ph_os *os = c->os;
     size_t i = 0;
@@ -113,7 +113,7 @@ static void populate_untouched(ph_context *c, place_buf *b, size_t n)
 }
 
 /* Move the resident pages of the batch that are not on their target. */
-static void move_resident(ph_context *c, place_buf *b, size_t n)
+static void move_resident(ph_machine *c, place_buf *b, size_t n)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -133,11 +133,9 @@ static void move_resident(ph_context *c, place_buf *b, size_t n)
         b->st[b->midx[k]] = b->mst[k];
 }
 
-int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
+int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
+                   size_t bytes, const ph_placement_t *pl, int *status)
 {
-    ph_context *c = ph_place_ctx("ph_place");
-    if (!c)
-        return -1;
     if (!addr)
         return ph_fail(EINVAL, "ph_place: addr is NULL");
     if (bytes == 0)
@@ -148,7 +146,7 @@ int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
                        addr, bytes);
 
     ph_plan plan;
-    if (ph_plan_make_range(&plan, pl, c->topo, bytes) != 0)
+    if (ph_plan_make_range(&plan, pl, c->topo, &cfg->plan, bytes) != 0)
         return ph_refail("ph_place");
     size_t P = plan.page_bytes;
     int rc = -1;

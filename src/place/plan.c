@@ -3,12 +3,14 @@
  * that map a page to its node (see plan.h for the rules themselves).
  *
  * Nothing here touches memory or calls the OS: the only inputs are the
- * request, the topology (read-only) and, for defaults, the tunables.
+ * request, the topology (read-only) and, for what a request leaves out,
+ * the defaults its caller filled (ph_plan_defaults).  The public
+ * ph_placement_init / ph_placement_parse / ph_policy_name (src/api/) are
+ * ph_plan_request_init / ph_plan_request_parse / ph_plan_policy_name.
  */
 #include "place/plan.h"
 
 #include "base/error.h"
-#include "config/options.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -37,17 +39,17 @@ static const char *const policy_names[] = {
     "random[:SEED], node:N"
 
 /* ------------------------------------------------------------------ */
-/* Public: request set-up                                              */
+/* Requests: set-up and parsing                                        */
 /* ------------------------------------------------------------------ */
 
-const char *ph_policy_name(ph_policy_t policy)
+const char *ph_plan_policy_name(ph_policy_t policy)
 {
     if ((int)policy < 0 || (int)policy >= NPOLICIES)
         return NULL;
     return policy_names[policy];
 }
 
-int ph_placement_init(ph_placement_t *pl, ph_policy_t policy)
+int ph_plan_request_init(ph_placement_t *pl, ph_policy_t policy)
 {
     if (!pl)
         return ph_fail(EINVAL, "ph_placement_init: pl is NULL");
@@ -58,12 +60,12 @@ int ph_placement_init(ph_placement_t *pl, ph_policy_t policy)
                        (int)policy, NPOLICIES - 1);
     memset(pl, 0, sizeof *pl);
     pl->policy = policy;
-    pl->page_bytes = 0;   /* tunable `pagesize` */
+    pl->page_bytes = 0;   /* the default (tunable `pagesize`) */
     pl->nodes = NULL;     /* every node of the machine */
     pl->nnodes = 0;
     pl->node = -1;        /* SINGLE_NODE: the first of nodes */
     pl->block_pages = 1;
-    pl->seed = 0;         /* tunable `seed` */
+    pl->seed = 0;         /* the default (tunable `seed`) */
     pl->elems = 0;
     pl->elem_bytes = 0;
     pl->nthreads = 0;     /* the machine's CPU count */
@@ -117,7 +119,7 @@ static int parse_page_size(const char *s, size_t *out)
     return 0;
 }
 
-int ph_placement_parse(ph_placement_t *pl, const char *text)
+int ph_plan_request_parse(ph_placement_t *pl, const char *text)
 {
     if (!pl)
         return ph_fail(EINVAL, "ph_placement_parse: pl is NULL");
@@ -143,7 +145,7 @@ int ph_placement_parse(ph_placement_t *pl, const char *text)
                        EXPECTED_POLICIES);
 
     ph_placement_t tmp;
-    ph_placement_init(&tmp, PH_POLICY_FIRST_TOUCH);
+    ph_plan_request_init(&tmp, PH_POLICY_FIRST_TOUCH);
 
     /* Page size suffix. */
     char *at = strrchr(buf, '@');
@@ -268,7 +270,7 @@ static void ids_text(const int *ids, int n, char *buf, size_t len)
     }
 }
 
-void ph_machine_nodes_text(const ph_topology *topo, char *buf, size_t len)
+void ph_plan_nodes_text(const ph_topology *topo, char *buf, size_t len)
 {
     int ids[PH_MAX_NODES];
     int n = topo ? topo->nnodes : 0;
@@ -288,7 +290,7 @@ static int topo_index(const ph_topology *topo, int id)
 static int bad_node(const ph_topology *topo, const char *what, int id)
 {
     char set[256];
-    ph_machine_nodes_text(topo, set, sizeof set);
+    ph_plan_nodes_text(topo, set, sizeof set);
     return ph_fail(EINVAL, "%snode %d is not a node of this machine "
                    "(nodes %s)", what, id, set);
 }
@@ -413,18 +415,21 @@ static int make_block_static(ph_plan *out, const ph_placement_t *pl,
 }
 
 int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
-                       const ph_topology *topo, size_t range_bytes)
+                       const ph_topology *topo,
+                       const ph_plan_defaults *def, size_t range_bytes)
 {
     if (!out)
         return ph_fail(EINVAL, "placement: no plan to fill");
     memset(out, 0, sizeof *out);
     if (!topo || topo->nnodes < 1)
         return ph_fail(EINVAL, "placement: no machine topology");
+    if (!def)
+        return ph_fail(EINVAL, "placement: no defaults");
 
     ph_placement_t deflt;
     if (!pl) {
-        const char *text = ph_opt_str(PH_OPT_PLACEMENT);
-        if (ph_placement_parse(&deflt, text) < 0) {
+        const char *text = def->placement;
+        if (ph_plan_request_parse(&deflt, text) < 0) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", ph_error_message());
             return ph_fail(EINVAL, "tunable placement (PAGEHOME_PLACEMENT): "
@@ -440,7 +445,7 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
 
     size_t pb = pl->page_bytes;
     if (pb == 0)
-        pb = (size_t)ph_opt_int(PH_OPT_PAGESIZE);
+        pb = def->page_bytes;
     if (pb != PH_PAGE_4K && pb != PH_PAGE_2M)
         return ph_fail(EINVAL, "page size %zu is not 4K or 2M", pb);
     out->page_bytes = pb;
@@ -483,7 +488,7 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
         out->block_pages = pl->block_pages;
         break;
     case PH_POLICY_RANDOM:
-        out->seed = pl->seed ? pl->seed : (uint64_t)ph_opt_int(PH_OPT_SEED);
+        out->seed = pl->seed ? pl->seed : def->seed;
         break;
     case PH_POLICY_SINGLE_NODE: {
         int node = pl->node < 0 ? list[0] : pl->node;
@@ -505,9 +510,9 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
 }
 
 int ph_plan_make(ph_plan *out, const ph_placement_t *pl,
-                 const ph_topology *topo)
+                 const ph_topology *topo, const ph_plan_defaults *def)
 {
-    return ph_plan_make_range(out, pl, topo, 0);
+    return ph_plan_make_range(out, pl, topo, def, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -696,7 +701,7 @@ void ph_plan_describe(const ph_plan *p, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return;
-    const char *name = ph_policy_name(p->policy);
+    const char *name = ph_plan_policy_name(p->policy);
     const char *ps = p->page_bytes == PH_PAGE_2M ? "2M" : "4K";
     char nodes[256];
     ids_text(p->nodes, p->nnodes, nodes, sizeof nodes);

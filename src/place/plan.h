@@ -53,7 +53,7 @@ typedef struct ph_plan {
     int nodes[PH_MAX_NODES];
     int node;                /* SINGLE_NODE */
     size_t block_pages;      /* CYCLIC (>= 1) */
-    uint64_t seed;           /* RANDOM (a request's 0 took the tunable) */
+    uint64_t seed;           /* RANDOM (a request's 0 took the default) */
     /* BLOCK_STATIC */
     size_t elems, elem_bytes, chunk;
     int nthreads;
@@ -65,16 +65,28 @@ typedef struct ph_plan {
                               * on a page boundary) */
 } ph_plan;
 
-/* Validate pl against topo into *out (NULL pl = the tunable `placement`).
+/* What a request may leave out.  Plans read no tunable: the caller fills
+ * this (src/api/ from the tunables placement, pagesize and seed, at each
+ * call). */
+#define PH_PLAN_TEXT_MAX 512
+typedef struct ph_plan_defaults {
+    char placement[PH_PLAN_TEXT_MAX]; /* the request a NULL request means
+                                         (text, as ph_placement_parse) */
+    size_t page_bytes;                /* for page_bytes 0 */
+    uint64_t seed;                    /* for a random request's seed 0 */
+} ph_plan_defaults;
+
+/* Validate pl against topo into *out (NULL pl = def->placement).
  * -1/EINVAL with a message naming the bad field (no "who:" prefix: callers
  * add theirs).  On success *out may own memory: ph_plan_release it. */
 int ph_plan_make(ph_plan *out, const ph_placement_t *pl,
-                 const ph_topology *topo);
+                 const ph_topology *topo, const ph_plan_defaults *def);
 /* Same, for a range of range_bytes: a BLOCK_STATIC request with neither
  * elems nor elem_bytes set (as "block-static" parses) describes the range
  * as range_bytes one-byte elements. */
 int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
-                       const ph_topology *topo, size_t range_bytes);
+                       const ph_topology *topo, const ph_plan_defaults *def,
+                       size_t range_bytes);
 /* Deep copy (thread_slot).  0 or -1/ENOMEM. */
 int ph_plan_copy(ph_plan *dst, const ph_plan *src);
 void ph_plan_release(ph_plan *p);
@@ -108,6 +120,12 @@ int ph_plan_slot(const ph_plan *p, int node);
 void ph_plan_describe(const ph_plan *p, char *buf, size_t len);
 
 /* The text of the node set of a topology for messages: "0-3", "0,2,4-5". */
-void ph_machine_nodes_text(const ph_topology *topo, char *buf, size_t len);
+void ph_plan_nodes_text(const ph_topology *topo, char *buf, size_t len);
+
+/* Requests (the public ph_placement_init, ph_placement_parse and
+ * ph_policy_name are these): defaults, the text syntax, names. */
+int ph_plan_request_init(ph_placement_t *pl, ph_policy_t policy);
+int ph_plan_request_parse(ph_placement_t *pl, const char *text);
+const char *ph_plan_policy_name(ph_policy_t policy);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * query.c -- where pages are, and moving named pages: ph_query,
- * ph_node_histogram, ph_move (pagehome.h).
+ * ph_node_histogram, ph_move (pagehome.h; ph_place_query,
+ * ph_place_histogram, ph_place_move here).
  *
  * Queries go to the OS table in batches of QUERY_BATCH pages so that the
  * address array stays small whatever the range; moves go to the mover,
@@ -8,7 +9,6 @@
  */
 #include "place/alloc.h"
 
-#include "api/context.h"
 #include "base/error.h"
 
 #include <errno.h>
@@ -36,7 +36,7 @@ static int span_4k(const char *who, const void *addr, size_t bytes,
     return 0;
 }
 
-int ph_place_query_range(ph_context *c, uintptr_t first, size_t count,
+int ph_place_query_range(ph_machine *c, uintptr_t first, size_t count,
                          int *st)
 {
     void *pages[QUERY_BATCH];
@@ -50,11 +50,9 @@ int ph_place_query_range(ph_context *c, uintptr_t first, size_t count,
     return 0;
 }
 
-int ph_query(const void *addr, size_t bytes, int *status)
+int ph_place_query(ph_machine *c, const void *addr, size_t bytes,
+                   int *status)
 {
-    ph_context *c = ph_place_ctx("ph_query");
-    if (!c)
-        return -1;
     uintptr_t first;
     size_t count;
     if (span_4k("ph_query", addr, bytes, &first, &count) != 0)
@@ -72,12 +70,9 @@ int ph_query(const void *addr, size_t bytes, int *status)
     return bad > INT_MAX ? INT_MAX : (int)bad;
 }
 
-long ph_node_histogram(const void *addr, size_t bytes,
-                       size_t *pages_per_node, int max)
+long ph_place_histogram(ph_machine *c, const void *addr, size_t bytes,
+                        size_t *pages_per_node, int max)
 {
-    ph_context *c = ph_place_ctx("ph_node_histogram");
-    if (!c)
-        return -1;
     if (max < 0 || (max > 0 && !pages_per_node))
         return ph_fail(EINVAL, "ph_node_histogram: no room for the counts "
                        "(max %d%s)", max,
@@ -108,11 +103,9 @@ long ph_node_histogram(const void *addr, size_t bytes,
     return total;
 }
 
-int ph_move(size_t count, void *const *pages, const int *nodes, int *status)
+int ph_place_move(ph_machine *c, size_t count, void *const *pages,
+                  const int *nodes, int *status)
 {
-    ph_context *c = ph_place_ctx("ph_move");
-    if (!c)
-        return -1;
     if (count == 0)
         return 0;
     if (!pages || !nodes)
@@ -123,7 +116,7 @@ int ph_move(size_t count, void *const *pages, const int *nodes, int *status)
     for (size_t i = 0; i < count; i++) {
         if (ph_topo_index(c->topo, nodes[i]) < 0) {
             char set[256];
-            ph_machine_nodes_text(c->topo, set, sizeof set);
+            ph_plan_nodes_text(c->topo, set, sizeof set);
             return ph_fail(EINVAL, "ph_move: nodes[%zu]: node %d is not a "
                            "node of this machine (nodes %s)", i, nodes[i],
                            set);

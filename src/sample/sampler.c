@@ -52,7 +52,6 @@
 #include "sample/source.h"
 
 #include "base/error.h"
-#include "config/options.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -125,22 +124,20 @@ static size_t pow2_at_least(size_t v)
     return p;
 }
 
-/* Zero fields (or NULL opts) take the tunables; pages_per_interval 0
- * stays 0 (full) when opts are given. */
-static void resolve_opts(const ph_sampler_opts *in, ph_sampler_opts *out)
+/* The options as given (the sampler reads no tunable: the caller filled
+ * them once), checked; ring_samples 0 takes the default.  0 or -1/EINVAL. */
+static int resolve_opts(const ph_sampler_opts *in, ph_sampler_opts *out)
 {
-    memset(out, 0, sizeof *out);
-    if (in)
-        *out = *in;
-    else
-        out->pages_per_interval = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
-    if (!out->max_runs)
-        out->max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS);
-    if (!out->run_pages)
-        out->run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES);
+    if (!in)
+        return ph_fail(EINVAL, "sampler: no options");
+    if (in->max_runs < 1 || in->run_pages < 1)
+        return ph_fail(EINVAL, "sampler: max_runs (%zu) and run_pages (%zu) "
+                       "must be at least 1", in->max_runs, in->run_pages);
+    *out = *in;
     if (!out->ring_samples)
         out->ring_samples = DEFAULT_RING_SAMPLES;
     out->ring_samples = pow2_at_least(out->ring_samples);
+    return 0;
 }
 
 /* ---- the instance (rings, node table) ------------------------------------- */
@@ -673,12 +670,15 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         ph_fail(EINVAL, "sampler: no OS table");
         return NULL;
     }
+    ph_sampler_opts o;
+    if (resolve_opts(opts, &o) != 0)
+        return NULL;
     sampler *s = calloc(1, sizeof *s);
     if (!s) {
         ph_fail(ENOMEM, "sampler: out of memory");
         return NULL;
     }
-    resolve_opts(opts, &s->o);
+    s->o = o;
     s->armed = calloc(s->o.max_runs, sizeof *s->armed);
     if (!s->armed || ph_sig_install() != 0) {
         int e = s->armed ? errno : ENOMEM;

@@ -93,20 +93,24 @@ struct ph_source {
 
 /* ---- the SIGSEGV sampler (sampler.c, sigsegv.c) ---- */
 
+/* Filled once by whoever opens the sampler (api/ from the tunables
+ * sample_pages, sample_max_runs, sample_run_pages); the sampler reads no
+ * tunable. */
 typedef struct ph_sampler_opts {
     /* Pages watched per interval, summed over all ranges (the budget; the
-     * engine derives it from the tunables).  0 = every page (full). */
+     * engine adjusts it).  0 = every page (full). */
     size_t pages_per_interval;
     /* Most discontiguous protected runs at once (each splits a VMA;
      * vm.max_map_count is 65530 by default). */
     size_t max_runs;
     /* Pages per protected run (contiguous pages watched together). */
     size_t run_pages;
-    /* Samples each thread's ring holds between drains. */
+    /* Samples each thread's ring holds between drains (0: 4096). */
     size_t ring_samples;
 } ph_sampler_opts;
 
-/* Open the SIGSEGV sampler.  `os` answers current_node() in the handler
+/* Open the SIGSEGV sampler (opts required: max_runs and run_pages at
+ * least 1).  `os` answers current_node() in the handler
  * (the real cpu->node table on Linux, the virtual binding on the
  * simulated machine).  Installs the SIGSEGV handler on first open (once
  * per process, chained to the previous handler).  NULL/errno. */

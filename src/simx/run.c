@@ -69,6 +69,7 @@
 #include "base/error.h"
 #include "config/options.h"
 #include "engine/engine.h"
+#include "machine/machine.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "sample/source.h"
@@ -579,10 +580,12 @@ static int setup(sim_run *s)
     partition(s);
     s->costs = (ph_simx_costs){s->n, s->topo->latency_ns,
                                c->preset->contention_ns};
+    ph_machine_cfg mc; /* the simulator's binding rule and the mover's settings */
+    ph_machine_cfg_from_options(&mc);
     s->sim = ph_os_sim_open(s->topo);
-    if (!s->sim)
+    if (!s->sim || ph_sim_set_binding(s->sim, mc.sim_binding) != 0)
         return -1;
-    s->mover = ph_mover_new(s->sim);
+    s->mover = ph_mover_new(s->sim, &mc.mover);
     if (!s->mover)
         return -1;
     for (int a = 0; a < s->app.narrays; a++) {

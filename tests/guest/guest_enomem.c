@@ -24,6 +24,7 @@
 
 #include "base/error.h"
 #include "config/options.h"
+#include "machine/machine.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -235,9 +236,11 @@ int main(void)
     CHECK(checksum((unsigned char *)a, V * PG) == sum);
 
     /* 2. the mover backs off */
-    ph_opt_set(PH_OPT_MOVE_BATCH_PAGES, "256", PH_SRC_API);
-    ph_opt_set(PH_OPT_NODE_FULL_BACKOFF_MS, "2000", PH_SRC_API);
-    ph_mover *m = ph_mover_new(os);
+    ph_machine_cfg mc;
+    ph_machine_cfg_from_options(&mc);
+    mc.mover.batch_pages = 256;
+    mc.mover.node_full_backoff_ns = 2000 * 1000000ull;
+    ph_mover *m = ph_mover_new(os, &mc.mover);
     ph_move_stats s;
     missed = ph_mover_move(m, V, pages, nodes, st, &s);
     printf("  mover: %llu moved, %llu already, %llu -ENOMEM, %llu calls\n",

@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "config/options.h"
+#include "machine/machine.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -95,7 +96,9 @@ int main(void)
     ph_os_probe pr;
     if (!os || os->ops->probe(os, &pr) != 0 || pr.move_permitted != 1)
         TEST_SKIP("move_pages(2) is not permitted here");
-    ph_mover *m = ph_mover_new(os);
+    ph_machine_cfg mc; /* the mover's settings from the tunables */
+    ph_machine_cfg_from_options(&mc);
+    ph_mover *m = ph_mover_new(os, &mc.mover);
     int all[PH_MAX_NODES];
     for (int i = 0; i < nn; i++)
         all[i] = t->nodes[i].id;
@@ -126,7 +129,7 @@ int main(void)
     CHECK(ok);
     CHECK(query_matches(os, N, pages, nodes));
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
-    size_t batch = (size_t)ph_opt_int(PH_OPT_MOVE_BATCH_PAGES);
+    size_t batch = mc.mover.batch_pages;
     CHECK_EQ(s.calls, (N + batch - 1) / batch);
     CHECK(s.moved + s.already == N);
     printf("  mover: %d pages (%llu moved, %llu already there) in %llu calls, %.1f us/page\n",

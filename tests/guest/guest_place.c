@@ -20,6 +20,7 @@
  */
 #include "../unit/check.h"
 
+#include "api/settings.h"
 #include "pagehome.h"
 #include "place/plan.h"
 
@@ -36,6 +37,14 @@
 
 static const ph_topology_t *topo;
 static int nnodes;
+
+/* The plan defaults ph_alloc and ph_place use: the tunables, read now. */
+static const ph_plan_defaults *defaults(void)
+{
+    static ph_place_cfg cfg;
+    ph_settings_place(&cfg);
+    return &cfg.plan;
+}
 
 /* Pages of each node index as text: "n0=16 n1=16 ...". */
 static void counts_text(const int *st, size_t n, char *buf, size_t len)
@@ -136,7 +145,7 @@ static void run_policy(const char *text, size_t npages)
     }
     ph_plan plan;
     /* (A range, so that block-static without elems validates too.) */
-    if (ph_plan_make_range(&plan, &pl, (const ph_topology *)topo, P4K) != 0) {
+    if (ph_plan_make_range(&plan, &pl, (const ph_topology *)topo, defaults(), P4K) != 0) {
         fprintf(stderr, "  %s: %s\n", text, ph_last_error());
         CHECK(0);
         return;
@@ -152,7 +161,7 @@ static void run_policy(const char *text, size_t npages)
     }
     /* The plan as the allocator made it (block-static takes the size). */
     CHECK_EQ(ph_plan_make_range(&plan, &pl, (const ph_topology *)topo,
-                                bytes), 0);
+                                defaults(), bytes), 0);
     int *want = malloc(npages * sizeof *want);
     if (pl.policy == PH_POLICY_FIRST_TOUCH) {
         if (touch_by_nodes(p, P, want, npages) != 0) {
@@ -228,7 +237,7 @@ static void place_static(void)
             fprintf(stderr, "  ph_place %s: %d (%s)\n", pols[k], rc,
                     ph_last_error());
         ph_plan plan;
-        ph_plan_make(&plan, &pl, (const ph_topology *)topo);
+        ph_plan_make(&plan, &pl, (const ph_topology *)topo, defaults());
         ph_plan_nodes(&plan, (uintptr_t)touched, 64, want);
         char name[64];
         snprintf(name, sizeof name, "place %s", pols[k]);
@@ -247,7 +256,7 @@ static void place_static(void)
     CHECK_EQ(st[0], -ENOENT);
     memset(untouched, 1, sizeof untouched);
     ph_plan plan;
-    ph_plan_make(&plan, &pl, (const ph_topology *)topo);
+    ph_plan_make(&plan, &pl, (const ph_topology *)topo, defaults());
     ph_plan_nodes(&plan, (uintptr_t)untouched, 64, want);
     compare("place untouched", untouched, sizeof untouched, P4K, want);
 }

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "config/options.h"
+#include "machine/machine.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -148,7 +149,9 @@ int main(void)
     }
 
     /* 2. the mover: all subpages, 70% of each unit to one node */
-    ph_mover *m = ph_mover_new(os);
+    ph_machine_cfg mc; /* the mover's settings from the tunables */
+    ph_machine_cfg_from_options(&mc);
+    ph_mover *m = ph_mover_new(os, &mc.mover);
     int major[UNITS];
     for (int u = 0; u < UNITS; u++)
         major[u] = all[(u + 1) % nn];

@@ -9,6 +9,8 @@
 #ifndef PH_TESTS_CHECK_H
 #define PH_TESTS_CHECK_H
 
+#include "base/error.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +54,9 @@ static int check_passed_, check_failed_;
         }                                                                   \
     } while (0)
 
-/* The message of the last failure contains `needle`. */
-#define CHECK_MSG(needle) CHECK_CONTAINS(ph_last_error(), needle)
+/* The message of the last failure contains `needle` (ph_last_error()'s
+ * text, read from base/ so that tests below api/ can check it too). */
+#define CHECK_MSG(needle) CHECK_CONTAINS(ph_error_message(), needle)
 #define CHECK_CONTAINS(hay, needle)                                         \
     do {                                                                    \
         const char *check_h_ = (hay);                                       \

@@ -10,7 +10,8 @@
  */
 #include "check.h"
 
-#include "api/context.h"
+#include "api/settings.h"
+#include "machine/machine.h"
 #include "pagehome.h"
 #include "place/alloc.h"
 #include "place/plan.h"
@@ -23,6 +24,14 @@
 
 #define P4K ((size_t)4096)
 #define P2M ((size_t)2 << 20)
+
+/* The plan defaults ph_alloc uses: the tunables, read now. */
+static const ph_plan_defaults *defaults(void)
+{
+    static ph_place_cfg cfg;
+    ph_settings_place(&cfg);
+    return &cfg.plan;
+}
 
 static ph_placement_t req(const char *text)
 {
@@ -176,7 +185,7 @@ static void test_random_static(void)
     if (!p)
         return;
     ph_plan plan;
-    CHECK_EQ(ph_plan_make(&plan, &pl, topo), 0);
+    CHECK_EQ(ph_plan_make(&plan, &pl, topo, defaults()), 0);
     int want[200];
     ph_plan_nodes(&plan, (uintptr_t)p, 200, want);
     expect_homes("random:7", p, bytes, P4K, want);
@@ -557,7 +566,7 @@ static void test_free_errors(void)
 
     /* A node that fills up while an eager block is placed: the block is
      * given back whole, nothing is left behind. */
-    ph_context *c = ph_ctx();
+    ph_machine *c = ph_machine_get();
     int64_t used3 = ph_sim_node_pages(c->os, 3);
     CHECK_EQ(ph_sim_set_node_capacity(c->os, 3, (uint64_t)used3 + 10), 0);
     pl = req("cyclic:4");
@@ -607,7 +616,7 @@ static void test_place_static(void)
     pl = req("random:3");
     CHECK_EQ(ph_place(touched, bytes, &pl, NULL), 0);
     ph_plan plan;
-    CHECK_EQ(ph_plan_make(&plan, &pl, ph_machine_topology()), 0);
+    CHECK_EQ(ph_plan_make(&plan, &pl, ph_machine_topology(), defaults()), 0);
     ph_plan_nodes(&plan, (uintptr_t)touched, 8, want);
     expect_homes("static random", touched, bytes, P4K, want);
 

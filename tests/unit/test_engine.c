@@ -74,6 +74,10 @@ static void put(rig *r, size_t p, int idx)
 
 enum init { INIT_NODE0, INIT_RR, INIT_OWNER };
 
+/* The mover's settings: the defaults of move_batch_pages, move_retries
+ * and node_full_backoff_ms. */
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+
 static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
                      const ph_engine_cfg *cfg, size_t budget, double noise,
                      const ph_fault_plan *faults)
@@ -81,7 +85,7 @@ static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
     memset(r, 0, sizeof *r);
     r->sim = ph_os_sim_open(topo);
     r->os = ph_os_faulty_open(r->sim, faults);
-    r->mover = ph_mover_new(r->os);
+    r->mover = ph_mover_new(r->os, &mover_cfg);
     r->npages = npages;
     r->wl = (workload){.kind = kind, .nnodes = topo->nnodes,
                        .npages = npages, .acc = 1000};
@@ -827,7 +831,7 @@ static void test_bookkeeping_cost(void)
     workload wl = {.kind = WL_OWNER, .nnodes = topo->nnodes,
                    .npages = bytes / PG, .acc = 1};
     ph_os *sim = ph_os_sim_open(topo);
-    ph_mover *mv = ph_mover_new(sim);
+    ph_mover *mv = ph_mover_new(sim, &mover_cfg);
     ph_engine_cfg c = base_cfg();
     ph_engine *e = ph_engine_new(topo, sim, mv,
                                  ph_synth_open(topo, wl_model, &wl, 0, 0, 1),

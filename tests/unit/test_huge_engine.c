@@ -106,11 +106,15 @@ typedef struct rig {
     owners own;
 } rig;
 
+/* The mover's settings: the defaults of move_batch_pages, move_retries
+ * and node_full_backoff_ms. */
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+
 static void rig_open(rig *r, double split_share, unsigned collapse_after)
 {
     memset(r, 0, sizeof *r);
     r->os = ph_os_sim_open(topo);
-    r->mover = ph_mover_new(r->os);
+    r->mover = ph_mover_new(r->os, &mover_cfg);
     r->mem = r->os->ops->map(r->os, NPAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
     CHECK(r->os && r->mover && r->mem);
     CHECK_EQ(r->os->ops->populate_on(r->os, r->mem, NPAGES * PG, topo->nodes[0].id), 0);

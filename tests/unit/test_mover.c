@@ -9,7 +9,6 @@
 #include "check.h"
 
 #include "base/error.h"
-#include "config/options.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -29,14 +28,21 @@ typedef struct rig {
     ph_os *sim;   /* inner */
     ph_os *os;    /* faulty(sim): what the mover uses */
     ph_mover *m;
+    ph_mover_cfg cfg;
 } rig;
+
+/* Each rig's mover starts with the tunables' defaults (move_batch_pages
+ * 512, move_retries 3, node_full_backoff_ms 1000); tests change them with
+ * set_batch / set_retries / set_backoff_ms. */
+static const ph_mover_cfg default_cfg = {512, 3, 1000 * 1000000ull};
 
 static rig rig_open(void)
 {
     rig r;
+    r.cfg = default_cfg;
     r.sim = ph_os_sim_open(topo);
     r.os = ph_os_faulty_open(r.sim, NULL);
-    r.m = ph_mover_new(r.os);
+    r.m = ph_mover_new(r.os, &r.cfg);
     if (!r.sim || !r.os || !r.m) {
         fprintf(stderr, "cannot open the simulator: %s\n", ph_error_message());
         exit(1);
@@ -50,12 +56,22 @@ static void rig_close(rig *r)
     ph_os_close(r->os); /* closes the simulator too */
 }
 
-static void set_opt(ph_opt_id id, const char *v)
+static void set_batch(rig *r, size_t pages)
 {
-    if (ph_opt_set(id, v, PH_SRC_API) != 0) {
-        fprintf(stderr, "cannot set option: %s\n", ph_error_message());
-        exit(1);
-    }
+    r->cfg.batch_pages = pages;
+    ph_mover_set_cfg(r->m, &r->cfg);
+}
+
+static void set_retries(rig *r, int retries)
+{
+    r->cfg.retries = retries;
+    ph_mover_set_cfg(r->m, &r->cfg);
+}
+
+static void set_backoff_ms(rig *r, uint64_t ms)
+{
+    r->cfg.node_full_backoff_ns = ms * 1000000ull;
+    ph_mover_set_cfg(r->m, &r->cfg);
 }
 
 static void plan(rig *r, double p_busy, double p_again, int enomem_node, int refuse,
@@ -129,7 +145,7 @@ static void test_batching(void)
 {
     printf("-- batching\n");
     rig r = rig_open();
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "64");
+    set_batch(&r, 64);
     enum { N = 1000 };
     char *a = region(&r, N, PH_MAP_NO_THP);
     void *pages[N];
@@ -206,7 +222,6 @@ static void test_batching(void)
     CHECK(sums_up(&tot));
     r.os->ops->unmap(r.os, a, N * PG);
     rig_close(&r);
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
 }
 
 /* ---- retries -------------------------------------------------------------------- */
@@ -215,8 +230,8 @@ static void test_retries(void)
 {
     printf("-- retries on EBUSY/EAGAIN\n");
     rig r = rig_open();
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "64");
-    set_opt(PH_OPT_MOVE_RETRIES, "3");
+    set_batch(&r, 64);
+    set_retries(&r, 3);
     enum { N = 100 };
     char *a = region(&r, N, PH_MAP_NO_THP);
     void *pages[N];
@@ -246,13 +261,13 @@ static void test_retries(void)
     CHECK(query_is(&r, N, pages, zero)); /* nothing moved */
 
     /* no retries allowed: one try */
-    set_opt(PH_OPT_MOVE_RETRIES, "0");
+    set_retries(&r, 0);
     CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), N);
     CHECK_EQ(s.retried, 0);
     CHECK_EQ(s.calls, (N + 63) / 64);
 
     /* sometimes busy or again: the retries get everything there */
-    set_opt(PH_OPT_MOVE_RETRIES, "10");
+    set_retries(&r, 10);
     plan(&r, 0.2, 0.1, -1, 0, 0);
     CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), 0);
     CHECK(s.retried > 0);
@@ -265,7 +280,7 @@ static void test_retries(void)
 
     /* a pinned page, and a kernel that gives up on the rest of the call at
      * it: the pages behind it still get there on the retries */
-    set_opt(PH_OPT_MOVE_RETRIES, "3");
+    set_retries(&r, 3);
     ph_fault_plan p;
     ph_fault_plan_init(&p);
     p.pinned_page = (uintptr_t)a;
@@ -286,8 +301,6 @@ static void test_retries(void)
 
     r.os->ops->unmap(r.os, a, N * PG);
     rig_close(&r);
-    set_opt(PH_OPT_MOVE_RETRIES, "3");
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
 }
 
 /* ---- ENOMEM back-off ------------------------------------------------------------- */
@@ -296,8 +309,8 @@ static void test_enomem(void)
 {
     printf("-- ENOMEM back-off\n");
     rig r = rig_open();
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "64");
-    set_opt(PH_OPT_NODE_FULL_BACKOFF_MS, "300");
+    set_batch(&r, 64);
+    set_backoff_ms(&r, 300);
     enum { N = 200 };
     char *a = region(&r, N, PH_MAP_NO_THP);
     void *pages[N];
@@ -355,8 +368,6 @@ static void test_enomem(void)
 
     r.os->ops->unmap(r.os, a, N * PG);
     rig_close(&r);
-    set_opt(PH_OPT_NODE_FULL_BACKOFF_MS, "1000");
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
 }
 
 /* ---- untouched pages are bound ---------------------------------------------------- */
@@ -469,7 +480,7 @@ static void test_huge(void)
 {
     printf("-- huge pages: coalesced, majority target\n");
     rig r = rig_open();
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
+    set_batch(&r, 512);
     enum { U = 512, N = 4 * U };
     char *a = region(&r, N, PH_MAP_HUGE_THP);
     CHECK_EQ((uintptr_t)a % PH_PAGE_2M, 0);
@@ -601,8 +612,8 @@ static void test_stress(void)
 {
     printf("-- stress: %d threads moving random pages\n", STHREADS);
     rig r = rig_open();
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "64");
-    set_opt(PH_OPT_MOVE_RETRIES, "2");
+    set_batch(&r, 64);
+    set_retries(&r, 2);
     char *a = region(&r, SN, PH_MAP_NO_THP);
     uint64_t sum = checksum((unsigned char *)a, SN * PG);
     plan(&r, 0.05, 0.05, -1, 0, 0);
@@ -632,13 +643,10 @@ static void test_stress(void)
            (unsigned long long)tot.calls);
     r.os->ops->unmap(r.os, a, SN * PG);
     rig_close(&r);
-    set_opt(PH_OPT_MOVE_RETRIES, "3");
-    set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
 }
 
 int main(void)
 {
-    ph_options_init();
     topo = ph_topo_from_spec("nodes=4,cpus_per_node=1");
     if (!topo) {
         fprintf(stderr, "topology: %s\n", ph_error_message());

@@ -6,7 +6,7 @@
  */
 #include "check.h"
 
-#include "config/options.h"
+#include "base/error.h"
 #include "pagehome.h"
 #include "place/plan.h"
 
@@ -17,6 +17,10 @@
 
 #define P4K ((size_t)4096)
 #define P2M ((size_t)2 << 20)
+
+/* What a request leaves out (ph_alloc takes it from the tunables; these
+ * are their defaults: placement first-touch, pagesize 4K, seed 1). */
+static ph_plan_defaults def = {"first-touch", P4K, 1};
 
 /* A topology with the given OS node ids and cpus_per_node CPUs each; only
  * the fields the policies read are filled in. */
@@ -36,7 +40,7 @@ static ph_topology *make_topo(const int *ids, int n, int cpus_per_node)
 static ph_placement_t req(ph_policy_t policy)
 {
     ph_placement_t pl;
-    ph_placement_init(&pl, policy);
+    ph_plan_request_init(&pl, policy);
     pl.page_bytes = P4K;
     return pl;
 }
@@ -75,7 +79,7 @@ static void check_consistent(const ph_plan *p, uintptr_t base, size_t np)
 static void test_init_and_names(void)
 {
     ph_placement_t pl;
-    CHECK_EQ(ph_placement_init(&pl, PH_POLICY_CYCLIC), 0);
+    CHECK_EQ(ph_plan_request_init(&pl, PH_POLICY_CYCLIC), 0);
     CHECK_EQ(pl.policy, PH_POLICY_CYCLIC);
     CHECK_EQ(pl.page_bytes, 0);
     CHECK(pl.nodes == NULL);
@@ -87,78 +91,78 @@ static void test_init_and_names(void)
     CHECK_EQ(pl.split, PH_SPLIT_BALANCED);
 
     errno = 0;
-    CHECK_EQ(ph_placement_init(&pl, (ph_policy_t)7), -1);
+    CHECK_EQ(ph_plan_request_init(&pl, (ph_policy_t)7), -1);
     CHECK_EQ(errno, EINVAL);
     CHECK_MSG("policy 7 is not a placement policy");
-    CHECK_EQ(ph_placement_init(NULL, PH_POLICY_BLOCK), -1);
+    CHECK_EQ(ph_plan_request_init(NULL, PH_POLICY_BLOCK), -1);
     CHECK_EQ(errno, EINVAL);
 
-    CHECK_STR(ph_policy_name(PH_POLICY_FIRST_TOUCH), "first-touch");
-    CHECK_STR(ph_policy_name(PH_POLICY_INTERLEAVE), "interleave");
-    CHECK_STR(ph_policy_name(PH_POLICY_CYCLIC), "cyclic");
-    CHECK_STR(ph_policy_name(PH_POLICY_BLOCK), "block");
-    CHECK_STR(ph_policy_name(PH_POLICY_BLOCK_STATIC), "block-static");
-    CHECK_STR(ph_policy_name(PH_POLICY_RANDOM), "random");
-    CHECK_STR(ph_policy_name(PH_POLICY_SINGLE_NODE), "single-node");
-    CHECK(ph_policy_name((ph_policy_t)7) == NULL);
-    CHECK(ph_policy_name((ph_policy_t)-1) == NULL);
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_FIRST_TOUCH), "first-touch");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_INTERLEAVE), "interleave");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_CYCLIC), "cyclic");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_BLOCK), "block");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_BLOCK_STATIC), "block-static");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_RANDOM), "random");
+    CHECK_STR(ph_plan_policy_name(PH_POLICY_SINGLE_NODE), "single-node");
+    CHECK(ph_plan_policy_name((ph_policy_t)7) == NULL);
+    CHECK(ph_plan_policy_name((ph_policy_t)-1) == NULL);
 }
 
 static void test_parse_forms(void)
 {
     ph_placement_t pl;
-    CHECK_EQ(ph_placement_parse(&pl, "first-touch"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "first-touch"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_FIRST_TOUCH);
     CHECK_EQ(pl.page_bytes, 0);
 
-    CHECK_EQ(ph_placement_parse(&pl, "interleave"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "interleave"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_INTERLEAVE);
-    CHECK_EQ(ph_placement_parse(&pl, "round-robin"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "round-robin"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_INTERLEAVE);
 
-    CHECK_EQ(ph_placement_parse(&pl, "cyclic:4"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "cyclic:4"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_CYCLIC);
     CHECK_EQ(pl.block_pages, 4);
-    CHECK_EQ(ph_placement_parse(&pl, "cyclic:1@2M"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "cyclic:1@2M"), 0);
     CHECK_EQ(pl.block_pages, 1);
     CHECK_EQ(pl.page_bytes, P2M);
 
-    CHECK_EQ(ph_placement_parse(&pl, "block"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "block"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_BLOCK);
-    CHECK_EQ(ph_placement_parse(&pl, "block-static@4K"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "block-static@4K"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_BLOCK_STATIC);
     CHECK_EQ(pl.page_bytes, P4K);
 
-    CHECK_EQ(ph_placement_parse(&pl, "random"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "random"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_RANDOM);
     CHECK_EQ(pl.seed, 0);
-    CHECK_EQ(ph_placement_parse(&pl, "random:42"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "random:42"), 0);
     CHECK_EQ(pl.seed, 42);
-    CHECK_EQ(ph_placement_parse(&pl, "random:0x10@2M"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "random:0x10@2M"), 0);
     CHECK_EQ(pl.seed, 16);
     CHECK_EQ(pl.page_bytes, P2M);
 
-    CHECK_EQ(ph_placement_parse(&pl, "node:3"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "node:3"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_SINGLE_NODE);
     CHECK_EQ(pl.node, 3);
-    CHECK_EQ(ph_placement_parse(&pl, "single-node:2@4K"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "single-node:2@4K"), 0);
     CHECK_EQ(pl.policy, PH_POLICY_SINGLE_NODE);
     CHECK_EQ(pl.node, 2);
     CHECK_EQ(pl.page_bytes, P4K);
 
     /* Page size spellings, case and blanks. */
-    CHECK_EQ(ph_placement_parse(&pl, "  Interleave@2m "), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "  Interleave@2m "), 0);
     CHECK_EQ(pl.policy, PH_POLICY_INTERLEAVE);
     CHECK_EQ(pl.page_bytes, P2M);
-    CHECK_EQ(ph_placement_parse(&pl, "block@4096"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "block@4096"), 0);
     CHECK_EQ(pl.page_bytes, P4K);
-    CHECK_EQ(ph_placement_parse(&pl, "block@2MiB"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "block@2MiB"), 0);
     CHECK_EQ(pl.page_bytes, P2M);
-    CHECK_EQ(ph_placement_parse(&pl, "block@4KB"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "block@4KB"), 0);
     CHECK_EQ(pl.page_bytes, P4K);
 
     /* Every other field is the init default. */
-    CHECK_EQ(ph_placement_parse(&pl, "cyclic:8"), 0);
+    CHECK_EQ(ph_plan_request_parse(&pl, "cyclic:8"), 0);
     CHECK(pl.nodes == NULL);
     CHECK_EQ(pl.node, -1);
     CHECK_EQ(pl.nthreads, 0);
@@ -167,10 +171,10 @@ static void test_parse_forms(void)
 static void parse_fails(const char *text, const char *msg)
 {
     ph_placement_t pl;
-    ph_placement_init(&pl, PH_POLICY_BLOCK);
+    ph_plan_request_init(&pl, PH_POLICY_BLOCK);
     pl.page_bytes = 12;
     errno = 0;
-    CHECK_EQ(ph_placement_parse(&pl, text), -1);
+    CHECK_EQ(ph_plan_request_parse(&pl, text), -1);
     CHECK_EQ(errno, EINVAL);
     CHECK_MSG(msg);
     /* A failed parse leaves the request as it was. */
@@ -184,7 +188,7 @@ static void test_parse_errors(void)
                 "placement \"cyclc:4\": unknown policy \"cyclc\" (expected "
                 "first-touch, interleave, cyclic:K, block, block-static, "
                 "random[:SEED], node:N)");
-    CHECK_STR(ph_last_error(),
+    CHECK_STR(ph_error_message(),
               "placement \"cyclc:4\": unknown policy \"cyclc\" (expected "
               "first-touch, interleave, cyclic:K, block, block-static, "
               "random[:SEED], node:N)");
@@ -215,9 +219,9 @@ static void test_parse_errors(void)
     parse_fails(longtext, "too long");
 
     ph_placement_t pl;
-    CHECK_EQ(ph_placement_parse(&pl, NULL), -1);
+    CHECK_EQ(ph_plan_request_parse(&pl, NULL), -1);
     CHECK_EQ(errno, EINVAL);
-    CHECK_EQ(ph_placement_parse(NULL, "block"), -1);
+    CHECK_EQ(ph_plan_request_parse(NULL, "block"), -1);
     CHECK_EQ(errno, EINVAL);
 }
 
@@ -226,7 +230,7 @@ static void plan_fails(const ph_placement_t *pl, const ph_topology *t,
 {
     ph_plan p;
     errno = 0;
-    CHECK_EQ(ph_plan_make(&p, pl, t), -1);
+    CHECK_EQ(ph_plan_make(&p, pl, t, &def), -1);
     CHECK_EQ(errno, EINVAL);
     CHECK_MSG(msg);
 }
@@ -287,15 +291,15 @@ static void test_plan_validation(const ph_topology *t4)
     plan_fails(&pl, sparse, "node 1 is not a node of this machine (nodes "
                             "0,2,4-5)");
     char buf[64];
-    ph_machine_nodes_text(sparse, buf, sizeof buf);
+    ph_plan_nodes_text(sparse, buf, sizeof buf);
     CHECK_STR(buf, "0,2,4-5");
-    ph_machine_nodes_text(t4, buf, sizeof buf);
+    ph_plan_nodes_text(t4, buf, sizeof buf);
     CHECK_STR(buf, "0-3");
     free(sparse);
 
     ph_plan p;
-    CHECK_EQ(ph_plan_make(&p, &pl, NULL), -1);
-    CHECK_EQ(ph_plan_make(NULL, &pl, t4), -1);
+    CHECK_EQ(ph_plan_make(&p, &pl, NULL, &def), -1);
+    CHECK_EQ(ph_plan_make(NULL, &pl, t4, &def), -1);
 }
 
 static void test_defaults(const ph_topology *t4)
@@ -303,51 +307,51 @@ static void test_defaults(const ph_topology *t4)
     ph_plan p;
     ph_placement_t pl;
 
-    /* page_bytes 0 -> tunable pagesize (default 4K), then 2M. */
-    ph_placement_init(&pl, PH_POLICY_BLOCK);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    /* page_bytes 0 -> the default page size (4K), then 2M. */
+    ph_plan_request_init(&pl, PH_POLICY_BLOCK);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.page_bytes, P4K);
     CHECK_EQ(p.nnodes, 4);
     for (int i = 0; i < 4; i++)
         CHECK_EQ(p.nodes[i], i);
     ph_plan_release(&p);
-    CHECK_EQ(ph_opt_set(PH_OPT_PAGESIZE, "2M", PH_SRC_API), 0);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    def.page_bytes = P2M;
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.page_bytes, P2M);
     ph_plan_release(&p);
-    CHECK_EQ(ph_opt_set(PH_OPT_PAGESIZE, "4K", PH_SRC_API), 0);
+    def.page_bytes = P4K;
 
-    /* seed 0 -> tunable seed. */
-    ph_placement_init(&pl, PH_POLICY_RANDOM);
-    CHECK_EQ(ph_opt_set(PH_OPT_SEED, "77", PH_SRC_API), 0);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    /* seed 0 -> the default seed. */
+    ph_plan_request_init(&pl, PH_POLICY_RANDOM);
+    def.seed = 77;
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.seed, 77);
     pl.seed = 5;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.seed, 5);
-    CHECK_EQ(ph_opt_set(PH_OPT_SEED, "1", PH_SRC_API), 0);
+    def.seed = 1;
 
-    /* NULL request -> tunable placement. */
-    CHECK_EQ(ph_plan_make(&p, NULL, t4), 0);
+    /* NULL request -> the default placement. */
+    CHECK_EQ(ph_plan_make(&p, NULL, t4, &def), 0);
     CHECK_EQ(p.policy, PH_POLICY_FIRST_TOUCH);
-    CHECK_EQ(ph_opt_set(PH_OPT_PLACEMENT, "cyclic:3@2M", PH_SRC_API), 0);
-    CHECK_EQ(ph_plan_make(&p, NULL, t4), 0);
+    snprintf(def.placement, sizeof def.placement, "cyclic:3@2M");
+    CHECK_EQ(ph_plan_make(&p, NULL, t4, &def), 0);
     CHECK_EQ(p.policy, PH_POLICY_CYCLIC);
     CHECK_EQ(p.block_pages, 3);
     CHECK_EQ(p.page_bytes, P2M);
-    CHECK_EQ(ph_opt_set(PH_OPT_PLACEMENT, "cyclc:3", PH_SRC_API), 0);
+    snprintf(def.placement, sizeof def.placement, "cyclc:3");
     plan_fails(NULL, t4, "tunable placement (PAGEHOME_PLACEMENT): "
                          "placement \"cyclc:3\": unknown policy \"cyclc\"");
-    CHECK_EQ(ph_opt_set(PH_OPT_PLACEMENT, "first-touch", PH_SRC_API), 0);
+    snprintf(def.placement, sizeof def.placement, "first-touch");
 
     /* SINGLE_NODE without a node: the first of the nodes list. */
-    ph_placement_init(&pl, PH_POLICY_SINGLE_NODE);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    ph_plan_request_init(&pl, PH_POLICY_SINGLE_NODE);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.node, 0);
     int order[] = {2, 3};
     pl.nodes = order;
     pl.nnodes = 2;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(p.node, 2);
     CHECK_EQ(p.nnodes, 1);
     CHECK_EQ(p.nodes[0], 2);
@@ -359,7 +363,7 @@ static void test_first_touch_single(const ph_topology *t4)
 {
     ph_plan p;
     ph_placement_t pl = req(PH_POLICY_FIRST_TOUCH);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     for (size_t i = 0; i < 20; i++)
         CHECK_EQ(ph_plan_node_of(&p, 0x10000, i, 20), -1);
     CHECK(ph_plan_is_lazy(&p));
@@ -370,7 +374,7 @@ static void test_first_touch_single(const ph_topology *t4)
 
     pl = req(PH_POLICY_SINGLE_NODE);
     pl.node = 3;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     int all = 1;
     for (size_t i = 0; i < 100; i++)
         all &= ph_plan_node_of(&p, 0, i, 100) == 3;
@@ -385,7 +389,7 @@ static void test_interleave(const ph_topology *t4)
 {
     ph_plan p;
     ph_placement_t pl = req(PH_POLICY_INTERLEAVE);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(ph_plan_is_lazy(&p));
 
     /* Page i on node i % 4, whatever the address of the range. */
@@ -406,7 +410,7 @@ static void test_interleave(const ph_topology *t4)
     int order[] = {3, 1};
     pl.nodes = order;
     pl.nnodes = 2;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(!ph_plan_is_lazy(&p));
     CHECK_EQ(ph_plan_node_of(&p, 0, 0, 8), 3);
     CHECK_EQ(ph_plan_node_of(&p, 0, 1, 8), 1);
@@ -414,12 +418,12 @@ static void test_interleave(const ph_topology *t4)
     CHECK_EQ(ph_plan_node_of(&p, P4K, 0, 8), 3);
     int asc[] = {1, 3};
     pl.nodes = asc;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(ph_plan_is_lazy(&p));
     int dup[] = {1, 1, 3};
     pl.nodes = dup;
     pl.nnodes = 3;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(!ph_plan_is_lazy(&p));
     CHECK_EQ(ph_plan_node_of(&p, 0, 0, 8), 1);
     CHECK_EQ(ph_plan_node_of(&p, 0, 1, 8), 1);
@@ -428,7 +432,7 @@ static void test_interleave(const ph_topology *t4)
     /* 2 MiB pages: page by page too; placed eagerly. */
     pl = req(PH_POLICY_INTERLEAVE);
     pl.page_bytes = P2M;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(!ph_plan_is_lazy(&p));
     CHECK_EQ(ph_plan_node_of(&p, 6 * P2M, 0, 4), 0);
     CHECK_EQ(ph_plan_node_of(&p, 6 * P2M, 1, 4), 1);
@@ -440,7 +444,7 @@ static void test_interleave(const ph_topology *t4)
     pl = req(PH_POLICY_INTERLEAVE);
     pl.nodes = one;
     pl.nnodes = 1;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(ph_plan_run(&p, 0, 0, 10, &node), 10);
     CHECK_EQ(node, 2);
 }
@@ -450,7 +454,7 @@ static void test_cyclic(const ph_topology *t4)
     ph_plan p;
     ph_placement_t pl = req(PH_POLICY_CYCLIC);
     pl.block_pages = 3;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(!ph_plan_is_lazy(&p));
     static const int want[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0,
                                1, 1};
@@ -475,7 +479,7 @@ static void test_cyclic(const ph_topology *t4)
     pl.block_pages = 1;
     pl.nodes = order;
     pl.nnodes = 2;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(ph_plan_node_of(&p, 0, 0, 4), 2);
     CHECK_EQ(ph_plan_node_of(&p, 0, 1, 4), 0);
     CHECK_EQ(ph_plan_node_of(&p, 0, 2, 4), 2);
@@ -486,7 +490,7 @@ static void test_block(const ph_topology *t4)
 {
     ph_plan p;
     ph_placement_t pl = req(PH_POLICY_BLOCK);
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(ph_plan_is_lazy(&p));
 
     /* 10 pages over 4 nodes: chunks of 3, 2, 3, 2. */
@@ -537,7 +541,7 @@ static void test_block(const ph_topology *t4)
     int order[] = {3, 1, 2};
     pl.nodes = order;
     pl.nnodes = 3;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK_EQ(ph_plan_node_of(&p, 0, 0, 9), 3);
     CHECK_EQ(ph_plan_node_of(&p, 0, 3, 9), 1);
     CHECK_EQ(ph_plan_node_of(&p, 0, 8, 9), 2);
@@ -558,7 +562,7 @@ static ph_plan static_plan(const ph_topology *t, size_t elems, size_t eb,
     pl.split = split;
     pl.thread_node = thread_node;
     ph_plan p;
-    int rc = ph_plan_make(&p, &pl, t);
+    int rc = ph_plan_make(&p, &pl, t, &def);
     CHECK_EQ(rc, 0);
     if (rc != 0)
         memset(&p, 0, sizeof p);
@@ -683,7 +687,7 @@ static void test_block_static(const ph_topology *t4)
         pl.elems = 1003;
         pl.elem_bytes = 16;
         pl.nthreads = 5;
-        CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+        CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
         static const int want[] = {0, 0, 1, 2};
         expect_pages(&p, want, 4);
         ph_plan_release(&p);
@@ -752,9 +756,9 @@ static void test_block_static(const ph_topology *t4)
     /* Range form: "block-static" without elems describes the range. */
     {
         ph_placement_t pl;
-        CHECK_EQ(ph_placement_parse(&pl, "block-static"), 0);
+        CHECK_EQ(ph_plan_request_parse(&pl, "block-static"), 0);
         pl.nthreads = 4;
-        CHECK_EQ(ph_plan_make_range(&p, &pl, t4, 8 * P4K), 0);
+        CHECK_EQ(ph_plan_make_range(&p, &pl, t4, &def, 8 * P4K), 0);
         CHECK_EQ(p.elems, 8 * P4K);
         CHECK_EQ(p.elem_bytes, 1);
         static const int want[] = {0, 0, 1, 1, 2, 2, 3, 3};
@@ -820,10 +824,10 @@ static void test_random(const ph_topology *t4)
     ph_plan p, q;
     ph_placement_t pl = req(PH_POLICY_RANDOM);
     pl.seed = 99;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     CHECK(!ph_plan_is_lazy(&p));
     pl.seed = 100;
-    CHECK_EQ(ph_plan_make(&q, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&q, &pl, t4, &def), 0);
 
     enum { NP = 40000 };
     static int a[NP], b[NP], c[NP];
@@ -860,7 +864,7 @@ static void test_random(const ph_topology *t4)
     int sub[] = {1, 3};
     pl.nodes = sub;
     pl.nnodes = 2;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     int only = 1;
     for (size_t i = 0; i < 1000; i++) {
         int n = ph_plan_node_of(&p, 0, i, 1000);
@@ -875,32 +879,32 @@ static void test_describe(const ph_topology *t4)
     char buf[256];
     ph_placement_t pl;
 
-    ph_placement_parse(&pl, "cyclic:4@4K");
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    ph_plan_request_parse(&pl, "cyclic:4@4K");
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     ph_plan_describe(&p, buf, sizeof buf);
     CHECK_STR(buf, "cyclic:4@4K nodes=0-3");
 
-    ph_placement_parse(&pl, "interleave@2M");
+    ph_plan_request_parse(&pl, "interleave@2M");
     int order[] = {3, 1};
     pl.nodes = order;
     pl.nnodes = 2;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     ph_plan_describe(&p, buf, sizeof buf);
     CHECK_STR(buf, "interleave@2M nodes=3,1");
 
-    ph_placement_parse(&pl, "node:2");
+    ph_plan_request_parse(&pl, "node:2");
     pl.page_bytes = P4K;
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     ph_plan_describe(&p, buf, sizeof buf);
     CHECK_STR(buf, "node:2@4K");
 
-    ph_placement_parse(&pl, "random:9@4K");
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    ph_plan_request_parse(&pl, "random:9@4K");
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     ph_plan_describe(&p, buf, sizeof buf);
     CHECK_STR(buf, "random:9@4K nodes=0-3");
 
-    ph_placement_parse(&pl, "first-touch@2M");
-    CHECK_EQ(ph_plan_make(&p, &pl, t4), 0);
+    ph_plan_request_parse(&pl, "first-touch@2M");
+    CHECK_EQ(ph_plan_make(&p, &pl, t4, &def), 0);
     ph_plan_describe(&p, buf, sizeof buf);
     CHECK_STR(buf, "first-touch@2M");
 

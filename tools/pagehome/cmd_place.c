@@ -12,8 +12,9 @@
  */
 #include "cli.h"
 
-#include "api/context.h"
+#include "api/settings.h"
 #include "config/options.h"
+#include "machine/machine.h"
 #include "pagehome.h"
 #include "place/plan.h"
 
@@ -42,14 +43,14 @@ static void place_usage(FILE *out)
 }
 
 typedef struct toucher {
-    ph_context *ctx;
+    ph_machine *ctx;
     char *base;
     size_t from, to; /* bytes */
     int node;        /* node to run on */
     int err;
 } toucher;
 
-static int pin_to_node(ph_context *c, int node)
+static int pin_to_node(ph_machine *c, int node)
 {
     /* The simulator binds virtual nodes; Linux says ENOTSUP: pin for real. */
     if (ph_thread_set_node(node) == 0)
@@ -89,7 +90,7 @@ static int cpu_nodes(const ph_topology *t, int *nodes)
 }
 
 /* Touch [base, base+bytes): parallel = one thread per CPU node, block-wise. */
-static int touch(ph_context *c, char *base, size_t bytes, int parallel, int *expect,
+static int touch(ph_machine *c, char *base, size_t bytes, int parallel, int *expect,
                  size_t npages)
 {
     int nodes[PH_MAX_NODES];
@@ -120,7 +121,7 @@ static int touch(ph_context *c, char *base, size_t bytes, int parallel, int *exp
     return 0;
 }
 
-static int run_policy(ph_context *c, const char *text, size_t bytes, const char *pagesize,
+static int run_policy(ph_machine *c, const char *text, size_t bytes, const char *pagesize,
                       int parallel, int *mismatch)
 {
     char spec[128];
@@ -157,7 +158,9 @@ static int run_policy(ph_context *c, const char *text, size_t bytes, const char 
     }
     if (pl.policy != PH_POLICY_FIRST_TOUCH) {
         ph_plan plan;
-        if (ph_plan_make(&plan, &pl, t) < 0) {
+        ph_place_cfg cfg; /* the defaults ph_alloc used */
+        ph_settings_place(&cfg);
+        if (ph_plan_make(&plan, &pl, t, &cfg.plan) < 0) {
             rc = cli_error(1, "place: %s", ph_last_error());
             goto out;
         }
@@ -222,7 +225,7 @@ int cmd_place(int argc, char **argv)
             return cli_error(EXIT_USAGE, "place: unknown option '%s'", argv[i]);
         }
     }
-    ph_context *c = ph_ctx();
+    ph_machine *c = ph_machine_get();
     if (!c)
         return cli_error(1, "%s", ph_last_error());
     const ph_topology *t = c->topo;

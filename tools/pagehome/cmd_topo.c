@@ -10,8 +10,8 @@
  */
 #include "cli.h"
 
-#include "api/context.h"
 #include "config/options.h"
+#include "machine/machine.h"
 #include "pagehome.h"
 
 #include <string.h>
@@ -86,7 +86,7 @@ static const char *balancing_text(int v)
     return "on";
 }
 
-static void print_text(const ph_context *c)
+static void print_text(const ph_machine *c)
 {
     const ph_topology *t = c->topo;
     ph_os_probe pr;
@@ -146,7 +146,7 @@ int cmd_topo(int argc, char **argv)
             return cli_error(EXIT_USAGE, "topo: unknown option '%s'", argv[i]);
         }
     }
-    ph_context *c = ph_ctx();
+    ph_machine *c = ph_machine_get();
     if (!c)
         return cli_error(1, "%s", ph_last_error());
     if (measure) {
