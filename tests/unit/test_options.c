@@ -5,6 +5,7 @@
  */
 #include "check.h"
 
+#include "base/log.h"
 #include "config/options.h"
 #include "pagehome.h"
 
@@ -214,6 +215,34 @@ static void test_readme_table(void)
     free(gen);
 }
 
+/* The logger reads no tunable: config/ pushes verbose to it whenever the
+ * value is set (default, environment or API), and ph_info follows. */
+static void test_verbose_pushed(void)
+{
+    ph_options_reset();
+    CHECK_EQ(ph_log_verbose(), 0);
+    CHECK_EQ(ph_config_set("verbose", "1"), 0);
+    CHECK_EQ(ph_log_verbose(), 1);
+    int saved;
+    char path[64];
+    capture_stderr_begin(&saved, path);
+    ph_info("said %d", 42);
+    char *out = capture_stderr_end(saved, path);
+    CHECK_CONTAINS(out, "pagehome: said 42");
+    CHECK_EQ(ph_config_set("verbose", "off"), 0);
+    CHECK_EQ(ph_log_verbose(), 0);
+    capture_stderr_begin(&saved, path);
+    ph_info("quiet");
+    out = capture_stderr_end(saved, path);
+    CHECK(strstr(out, "quiet") == NULL);
+    setenv("PAGEHOME_VERBOSE", "yes", 1);
+    ph_options_reset();
+    CHECK_EQ(ph_log_verbose(), 1);
+    unsetenv("PAGEHOME_VERBOSE");
+    ph_options_reset();
+    CHECK_EQ(ph_log_verbose(), 0);
+}
+
 int main(void)
 {
     test_defaults();
@@ -223,5 +252,6 @@ int main(void)
     test_parse_size();
     test_print();
     test_readme_table();
+    test_verbose_pushed();
     return check_summary("test_options");
 }
