@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# check_layers.sh MANIFEST PAGEHOME_H [NM] -- the layer rules, checked on
-# the object files.
+# check_layers.sh MANIFEST PAGEHOME_H [NM [SRC_DIR]] -- the layer rules,
+# checked on the object files (and on the #includes under SRC_DIR).
 #
 # MANIFEST (written by src/CMakeLists.txt) has one line per layer, lowest
 # first:
@@ -13,7 +13,10 @@
 #      1 sees it (preload/ is exempt: it defines malloc, mmap, move_pages,
 #      ... to interpose on them);
 #   3. every function include/pagehome.h declares PH_API is defined in
-#      api/, and in no other layer.
+#      api/, and in no other layer;
+#   4. with SRC_DIR: a file of SRC_DIR/NAME/ includes headers only of NAME
+#      and of the layers it USES (a type or an inline function from above
+#      is an upward dependency that nm cannot see).
 # Prints each violation (layer, object, symbol, where it is defined) and
 # exits 1 if there is any.
 set -euo pipefail
@@ -21,6 +24,7 @@ set -euo pipefail
 manifest=$1
 header=$2
 nm=${3:-nm}
+src=${4:-}
 
 [ -r "$manifest" ] || { echo "check_layers: cannot read $manifest" >&2; exit 2; }
 [ -r "$header" ] || { echo "check_layers: cannot read $header" >&2; exit 2; }
@@ -67,6 +71,18 @@ awk -v want=defs "$split_nm" "$work/objs.txt" "$work/nm_defs.txt" >"$work/defs.t
 awk -v want=refs "$split_nm" "$work/objs.txt" "$work/nm_refs.txt" >"$work/refs.txt"
 [ -s "$work/defs.txt" ] || { echo "check_layers: $nm found no symbols" >&2; exit 2; }
 
+# incs.txt: LAYER FILE INCLUDED-LAYER, for the quoted "dir/file.h" includes
+: >"$work/incs.txt"
+if [ -n "$src" ]; then
+    while read -r name _; do
+        for f in "$src/$name"/*.[ch]; do
+            [ -e "$f" ] || continue
+            sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)\/.*/\1/p' "$f" |
+                awk -v l="$name" -v f="${f##*/}" '{ print l, f, $1 }' >>"$work/incs.txt"
+        done
+    done <"$work/layers.txt"
+fi
+
 # The PH_API functions of the public header.
 sed -n 's/^[[:space:]]*PH_API[^(]*[^a-zA-Z0-9_]\(ph_[a-zA-Z0-9_]*\)[[:space:]]*(.*/\1/p' "$header" \
     | sort -u >"$work/api.txt"
@@ -104,6 +120,17 @@ awk -v hdr="${header##*/}" '
         }
         next
     }
+    FILENAME ~ /incs.txt$/ {
+        if ($3 == $1) next
+        if (!($3 in rank)) next   # not a layer (e.g. a test helper folder)
+        if (rank[$3] > rank[$1]) {
+            printf "upward: %s (%s) includes a header of %s, a layer above it\n", $1, $2, $3; bad++
+        } else if (!(($1, $3) in uses)) {
+            printf "undeclared: %s (%s) includes a header of %s, which %s does not USE\n", $1, $2, $3, $1; bad++
+        }
+        nincs++
+        next
+    }
     FILENAME ~ /api.txt$/ {
         napi++
         if (!($1 in def)) {
@@ -115,6 +142,6 @@ awk -v hdr="${header##*/}" '
     }
     END {
         if (bad) { printf "check_layers: %d violation(s)\n", bad; exit 1 }
-        printf "check_layers: %d layers, %d cross-layer references, all to declared layers below; %d PH_API functions, all in api/\n", nlayers, refs, napi
+        printf "check_layers: %d layers, %d cross-layer references and %d cross-layer includes, all to declared layers below; %d PH_API functions, all in api/\n", nlayers, refs, nincs, napi
     }
-' "$work/layers.txt" "$work/defs.txt" "$work/refs.txt" "$work/api.txt"
+' "$work/layers.txt" "$work/defs.txt" "$work/refs.txt" "$work/incs.txt" "$work/api.txt"
