@@ -67,7 +67,6 @@
 #include "simx/workload.h"
 
 #include "base/error.h"
-#include "config/options.h"
 #include "engine/engine.h"
 #include "machine/machine.h"
 #include "move/mover.h"
@@ -135,6 +134,7 @@ typedef struct sim_run {
     int drained;
     uint64_t intervals;
     int overlapped;               /* engine_sync unset */
+    double period_ns;             /* sample_period_ms, in ns */
     double busy_until;
     /* the IRIX-like engine */
     ph_simx_irix_params ip;
@@ -475,6 +475,8 @@ static int open_engine(sim_run *s)
     const ph_simx_cell *c = s->c;
     ph_engine_cfg cfg;
     ph_engine_cfg_from_options(&cfg);
+    s->overlapped = !cfg.sync; /* the engine's work overlaps the program's */
+    s->period_ns = cfg.sample_period_ms * 1e6;
     cfg.sync = 1;
     cfg.sample_budget = 0;
     size_t budget = 0;
@@ -515,7 +517,6 @@ static int open_engine(sim_run *s)
                                 s->app.arrays[a].npages * 4096,
                                 s->app.arrays[a].name))
             return -1;
-    s->overlapped = !ph_opt_bool(PH_OPT_ENGINE_SYNC);
     ph_source_stats ss;
     memset(&ss, 0, sizeof ss);
     src->ops->stats(src, &ss);
@@ -802,7 +803,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
             if (ph_engine_tick(s->e) != 0 ||
                 after_call(s, s->overlapped, *period_next))
                 return -1;
-            *period_next += ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS) * 1e6;
+            *period_next += s->period_ns;
         }
     }
     if (s->e)
@@ -827,7 +828,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
 static int loop(sim_run *s, int iterations)
 {
     ph_simx_result *r = s->r;
-    double now = 0, period_next = ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS) * 1e6;
+    double now = 0, period_next = s->period_ns;
     for (int it = 0; it < iterations; it++) {
         const int *want = (s->c->migrate_at >= 0 && it >= s->c->migrate_at)
                               ? s->after
