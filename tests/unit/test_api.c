@@ -92,6 +92,27 @@ static void test_threads(void)
     CHECK_EQ(ph_current_node(), 0);      /* not in OpenMP: thread 0 of 1 */
 }
 
+/* The request calls of pagehome.h (src/api/ over place/plan.c, which
+ * test_plan checks in depth). */
+static void test_requests(void)
+{
+    ph_placement_t pl;
+    CHECK_EQ(ph_placement_parse(&pl, "cyclic:4@2M"), 0);
+    CHECK_EQ(pl.policy, PH_POLICY_CYCLIC);
+    CHECK_EQ(pl.block_pages, 4);
+    CHECK_EQ(pl.page_bytes, (size_t)2 << 20);
+    CHECK_EQ(ph_placement_parse(&pl, "cyclc"), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_MSG("unknown policy \"cyclc\"");
+    CHECK_EQ(ph_placement_init(&pl, PH_POLICY_BLOCK), 0);
+    CHECK_EQ(pl.policy, PH_POLICY_BLOCK);
+    CHECK_EQ(pl.page_bytes, 0);
+    CHECK_EQ(ph_placement_init(NULL, PH_POLICY_BLOCK), -1);
+    CHECK_MSG("ph_placement_init: pl is NULL");
+    CHECK_STR(ph_policy_name(PH_POLICY_BLOCK_STATIC), "block-static");
+    CHECK(ph_policy_name((ph_policy_t)99) == NULL);
+}
+
 int main(void)
 {
     setenv("PAGEHOME_TOPOLOGY",
@@ -103,5 +124,6 @@ int main(void)
     test_topology_errors();
     test_load_other();
     test_threads();
+    test_requests();
     return check_summary("test_api");
 }
