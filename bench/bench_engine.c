@@ -88,6 +88,7 @@
  *   --private the array from the simulator's map(), faulted for real
  */
 #include "bench_common.h"
+#include "sim/engine_rig.h"
 
 #include "base/error.h"
 #include "config/options.h"
@@ -333,24 +334,12 @@ static ph_topology *topo_of(int nodes)
 
 static ph_engine *engine_open(const ph_topology *t, ph_os *sim, ph_mover *mv, model *m)
 {
-    ph_engine_cfg c;
-    ph_engine_cfg_from_options(&c);
-    c.mech = PH_MECH_ITERATIVE;
-    c.sync = 1;
-    c.full_snapshot = 1;
-    c.sample_weight = 1;
-    c.sample_budget = 0;
+    ph_engine_cfg c = rig_engine_cfg();
     c.sample_pages = 0;
     c.stable_after = 0;   /* never deactivates */
     c.cold_after = 0;     /* never cold: every invocation scans */
     c.critical_pages = 0;
-    ph_source *src = ph_synth_open(t, model_fn, m, 0, 0.0, 7);
-    if (!src)
-        die("synthetic source");
-    ph_engine *e = ph_engine_new(t, sim, mv, src, &c);
-    if (!e)
-        die("engine");
-    return e;
+    return rig_engine_open(t, sim, mv, &c, model_fn, m, 0, 0.0, 7);
 }
 
 /* One invocation, in ns per page. */
