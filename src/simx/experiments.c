@@ -1,6 +1,12 @@
 /*
  * experiments.c -- what e1..e6 run (experiments.h), and the targets.
  *
+ * The experiments are one table (`experiments[]`, at the end): name,
+ * title, baseline, default machines and thread counts, how many programs
+ * share a machine, and the runner.  The driver looks the name up, opens
+ * and checks the machines, and calls the runner on each machine in turn
+ * (e5 is e1's runner on two machines).
+ *
  * Every run uses the presets' parameters and the tunables as they are
  * (their defaults unless the user set them: `pagehome --set NAME=VALUE
  * sim ...`); no engine gets parameters of its own, with two stated
@@ -57,16 +63,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const names[] = {"e1", "e2", "e3", "e4", "e5", "e6"};
-
-int ph_simx_is_experiment(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* ---- rows ------------------------------------------------------------ */
 
@@ -353,17 +349,9 @@ static const int e1_engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_IRIX,
 static const int placements[] = {PH_SIMX_FIRST_TOUCH, PH_SIMX_ROUND_ROBIN,
                                   PH_SIMX_SINGLE_NODE};
 
-static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o,
+                  const int *threads, int nt)
 {
-    int threads[2] = {16, 32}, nt = 2;
-    if (o->threads > 0) {
-        threads[0] = o->threads;
-        nt = 1;
-    }
-    for (int k = 0; k < nt; k++)
-        if (check_threads(m, threads[k], 1) != 0)
-            return -1;
-    add_machine(x, m->p->name);
     size_t first = x->nrows;
     for (int app = PH_SIMX_BT; app <= PH_SIMX_CG; app++)
         for (int k = 0; k < nt; k++) {
@@ -384,16 +372,15 @@ static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o,
+                  const int *threads, int nt)
 {
     static const int engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_ITERATIVE,
                                   PH_SIMX_ENG_ITER_SAMPLED,
                                   PH_SIMX_ENG_SAMPLING};
     static const int apps[] = {PH_SIMX_BT, PH_SIMX_CG};
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    int T = threads[0];
+    (void)nt;
     for (int a = 0; a < 2; a++) {
         long base = -1;
         for (int pl = 0; pl < 3; pl++)
@@ -452,12 +439,11 @@ static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    int T = threads[0];
+    (void)nt;
     long tun = (long)ph_opt_int(PH_OPT_CRITICAL_PAGES);
     char dflt_r[48], dflt_h[48];
     snprintf(dflt_r, sizeof dflt_r, "replay n=%s", tun ? "" : "all");
@@ -539,12 +525,11 @@ static void swap_nodes(const int *a, const int *b, int T, int *a_after,
     }
 }
 
-static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
+static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m0, T, 2) != 0)
-        return -1;
-    add_machine(x, m0->p->name);
+    int T = threads[0];
+    (void)nt;
     /* two programs split the CPUs: compact binding for both */
     static ph_simx_preset compact;
     compact = *m0->p;
@@ -661,12 +646,11 @@ static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
 }
 
 /* e6: three page policies on two layouts (see the top of this file). */
-static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    int T = threads[0];
+    (void)nt;
     static const struct {
         int huge, no_split;
         const char *label;
@@ -760,14 +744,92 @@ static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-/* The machines of an experiment, opened and checked against the options
- * (EINVAL: a usage error). */
-static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
+/* ---- the table of experiments -------------------------------------------- */
+
+/* Runs an experiment on one machine with the thread counts it is given
+ * (the table's defaults, or --threads), already checked against the
+ * machine; a runner with one thread count uses threads[0]. */
+typedef int (*exp_runner)(ph_simx_exp *x, const machine *m, const ph_simx_opts *o,
+                          const int *threads, int nthreads);
+
+typedef struct experiment {
+    const char *name;
+    const char *title;       /* the table's heading */
+    const char *baseline;    /* what its times are normalised to */
+    const char *machines[2]; /* the presets it runs on, in turn, unless --machine */
+    int threads[2];          /* its thread counts unless --threads (0: none) */
+    int programs;            /* programs sharing a machine (their threads add up) */
+    exp_runner run;
+} experiment;
+
+static const experiment experiments[] = {
+    {"e1", "e1: placements x engines, BT/SP/CG-like (003 Fig. 2, Table 1)",
+     "first-touch, off (same program and threads)", {"origin2000-16", NULL}, {16, 32}, 1,
+     run_e1},
+    {"e2",
+     "e2: sampling vs iterative, long (BT-like) and short (CG-like) runs (WOMPAT 2000 "
+     "Fig. 4)",
+     "first-touch, off (same program)", {"origin2000-16", NULL}, {16, 0}, 1, run_e2},
+    {"e3",
+     "e3: record/replay of the BT-like z phase, n = 20 most critical pages (WOMPAT 2000 "
+     "Fig. 5, 6)",
+     "first-touch, off (same phase length)", {"origin2000-16", NULL}, {16, 0}, 1, run_e3},
+    {"e4",
+     "e4: two programs sharing the machine, threads migrated: predictive vs competitive "
+     "only (003 Fig. 4)",
+     "the same program, off", {"origin2000-16", NULL}, {16, 0}, 2, run_e4},
+    {"e5", "e5: e1 on today's machines",
+     "first-touch, off (same machine, program and threads)", {"epyc-2s-8n", "cxl-2tier"},
+     {16, 32}, 1, run_e1},
+    {"e6",
+     "e6: large pages: 4 KiB, 2 MiB without splitting, and mixed (split when shared), "
+     "with a TLB model (seed 001)",
+     "the best of the three (same workload)", {"epyc-2s-8n", NULL}, {16, 0}, 1, run_e6},
+};
+
+#define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])
+
+static const experiment *find_experiment(const char *name)
+{
+    for (size_t i = 0; name && i < NEXPERIMENTS; i++)
+        if (strcmp(name, experiments[i].name) == 0)
+            return &experiments[i];
+    return NULL;
+}
+
+int ph_simx_is_experiment(const char *name)
+{
+    return find_experiment(name) != NULL;
+}
+
+/* The thread counts of a run of e: --threads, or the table's. */
+static int thread_counts(const experiment *e, const ph_simx_opts *o, int threads[2])
+{
+    if (o->threads > 0) {
+        threads[0] = o->threads;
+        return 1;
+    }
+    threads[0] = e->threads[0];
+    threads[1] = e->threads[1];
+    return threads[1] > 0 ? 2 : 1;
+}
+
+/* The experiment of a name and its machines, opened and checked against
+ * the options (EINVAL: a usage error). */
+static int machines(const char *name, const ph_simx_opts *o, const experiment **ep,
+                    machine ms[2])
 {
     ms[0] = ms[1] = (machine){NULL, NULL};
-    if (!ph_simx_is_experiment(name))
-        return ph_fail(EINVAL, "sim: no experiment '%s' (e1, e2, e3, e4, "
-                       "e5, e6)", name ? name : "");
+    const experiment *e = find_experiment(name);
+    if (!e) {
+        char known[64] = "";
+        for (size_t i = 0; i < NEXPERIMENTS; i++) {
+            size_t l = strlen(known);
+            snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "",
+                     experiments[i].name);
+        }
+        return ph_fail(EINVAL, "sim: no experiment '%s' (%s)", name ? name : "", known);
+    }
     if (o->iterations < 0 || o->iterations > 100000 ||
         (o->iterations > 0 && o->iterations < 2))
         return ph_fail(EINVAL, "sim: --iterations %d: must be 2..100000",
@@ -775,20 +837,17 @@ static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
     if (o->threads < 0)
         return ph_fail(EINVAL, "sim: --threads %d: must be positive",
                        o->threads);
-    const char *list[2] = {o->machine ? o->machine : "origin2000-16", NULL};
-    if (strcmp(name, "e5") == 0 && !o->machine) {
-        list[0] = "epyc-2s-8n";
-        list[1] = "cxl-2tier";
+    const char *list[2] = {e->machines[0], e->machines[1]};
+    if (o->machine) {
+        list[0] = o->machine;
+        list[1] = NULL;
     }
-    if (strcmp(name, "e6") == 0 && !o->machine)
-        list[0] = "epyc-2s-8n";
     int rc = 0;
     for (int i = 0; i < 2 && list[i] && rc == 0; i++)
         rc = open_machine(&ms[i], list[i]);
     if (rc == 0 && o->threads > 0)
         for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
-            rc = check_threads(&ms[i], o->threads,
-                               strcmp(name, "e4") == 0 ? 2 : 1);
+            rc = check_threads(&ms[i], o->threads, e->programs);
     if (rc != 0) {
         int err = errno;
         ph_topo_free(ms[0].t);
@@ -796,18 +855,32 @@ static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
         ms[0] = ms[1] = (machine){NULL, NULL};
         errno = err;
     }
+    *ep = e;
     return rc;
 }
 
 int ph_simx_check(const char *name, const ph_simx_opts *o)
 {
     ph_simx_opts none = {NULL, 0, 0};
+    const experiment *e;
     machine ms[2];
-    if (machines(name, o ? o : &none, ms) != 0)
+    if (machines(name, o ? o : &none, &e, ms) != 0)
         return -1;
     ph_topo_free(ms[0].t);
     ph_topo_free(ms[1].t);
     return 0;
+}
+
+/* Runs e on machine m: its thread counts checked, the machine named. */
+static int run_on(ph_simx_exp *x, const experiment *e, const machine *m,
+                  const ph_simx_opts *o)
+{
+    int threads[2], nt = thread_counts(e, o, threads);
+    for (int k = 0; k < nt; k++)
+        if (check_threads(m, threads[k], e->programs) != 0)
+            return -1;
+    add_machine(x, m->p->name);
+    return e->run(x, m, o, threads, nt);
 }
 
 int ph_simx_experiment(const char *name, const ph_simx_opts *o,
@@ -817,64 +890,16 @@ int ph_simx_experiment(const char *name, const ph_simx_opts *o,
     ph_simx_opts none = {NULL, 0, 0};
     if (!o)
         o = &none;
+    const experiment *e;
     machine ms[2];
-    int rc = machines(name, o, ms);
-    if (rc != 0)
+    if (machines(name, o, &e, ms) != 0)
         return -1;
-    snprintf(x->name, sizeof x->name, "%s", name);
-    if (rc == 0) {
-        switch (name[1]) {
-        case '1':
-            snprintf(x->title, sizeof x->title,
-                     "e1: placements x engines, BT/SP/CG-like (003 Fig. 2, "
-                     "Table 1)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same program and threads)");
-            rc = run_e1(x, &ms[0], o);
-            break;
-        case '2':
-            snprintf(x->title, sizeof x->title,
-                     "e2: sampling vs iterative, long (BT-like) and short "
-                     "(CG-like) runs (WOMPAT 2000 Fig. 4)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same program)");
-            rc = run_e2(x, &ms[0], o);
-            break;
-        case '3':
-            snprintf(x->title, sizeof x->title,
-                     "e3: record/replay of the BT-like z phase, n = 20 most "
-                     "critical pages (WOMPAT 2000 Fig. 5, 6)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same phase length)");
-            rc = run_e3(x, &ms[0], o);
-            break;
-        case '4':
-            snprintf(x->title, sizeof x->title,
-                     "e4: two programs sharing the machine, threads "
-                     "migrated: predictive vs competitive only (003 Fig. 4)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "the same program, off");
-            rc = run_e4(x, &ms[0], o);
-            break;
-        case '6':
-            snprintf(x->title, sizeof x->title,
-                     "e6: large pages: 4 KiB, 2 MiB without splitting, and "
-                     "mixed (split when shared), with a TLB model (seed "
-                     "001)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "the best of the three (same workload)");
-            rc = run_e6(x, &ms[0], o);
-            break;
-        default:
-            snprintf(x->title, sizeof x->title,
-                     "e5: e1 on today's machines");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same machine, program and threads)");
-            for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
-                rc = run_e1(x, &ms[i], o);
-            break;
-        }
-    }
+    snprintf(x->name, sizeof x->name, "%s", e->name);
+    snprintf(x->title, sizeof x->title, "%s", e->title);
+    snprintf(x->baseline, sizeof x->baseline, "%s", e->baseline);
+    int rc = 0;
+    for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
+        rc = run_on(x, e, &ms[i], o);
     int err = errno;
     for (size_t i = 0; i < x->nrows; i++)
         x->rows[i].cell.topo = NULL; /* freed below */
