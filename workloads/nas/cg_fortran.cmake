@@ -20,7 +20,7 @@ endif()
 
 get_property(nas_bin GLOBAL PROPERTY NAS_BINARY_DIR)
 set(nas_werror)
-if(PH_WERROR OR NOT DEFINED PH_WERROR)
+if(PH_WERROR)
   set(nas_werror -Werror)
 endif()
 # Both variants INCLUDE the kernel, cg_kernel.inc.  Ninja builds Fortran
