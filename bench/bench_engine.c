@@ -100,7 +100,6 @@
 #include "sample/source.h"
 #include "topo/topo.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -108,7 +107,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PG ((size_t)4096)
