@@ -87,6 +87,9 @@
  *             sections 2 and 3 -- to run under `perf record -e cpu-clock`
  *   --private the array from the simulator's map(), faulted for real
  */
+#include "bench_common.h"
+#include "sim/engine_rig.h"
+
 #include "base/error.h"
 #include "config/options.h"
 #include "engine/engine.h"
@@ -98,7 +101,6 @@
 #include "sample/source.h"
 #include "topo/topo.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -106,7 +108,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PG ((size_t)4096)
@@ -118,40 +119,10 @@
 #define PRIVATE_MAX_PAGES ((size_t)1 << 20)
 #define REFRESH_EVERY 8              /* PH_HOME_REFRESH of invoke.c */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of the calling thread (the engine runs on it: sync). */
-static uint64_t cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
     fprintf(stderr, "bench_engine: %s: %s\n", what, ph_error_message());
     exit(1);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n) (sorts v). */
-static double median(double *v, int n)
-{
-    if (n <= 0)
-        return 0.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- process memory --------------------------------------------------------- */
@@ -168,38 +139,6 @@ static size_t rss_bytes(void)
     return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* VmHWM in bytes (0 if unknown). */
-static size_t hwm_bytes(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    size_t kb = 0;
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %zu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb * 1024;
-}
-
-/* A "Name:   N kB" field of /proc/self/status in bytes (0 if unknown). */
-static size_t status_bytes(const char *name)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    size_t kb = 0, len = strlen(name);
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, name, len) && line[len] == ':') {
-            kb = strtoull(line + len + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kb * 1024;
-}
-
 /* What section 1 really holds: private memory, page tables, and the alias
  * mappings that RSS counts (they map the same 64 MiB memfd). */
 static void print_real_memory(const char *when)
@@ -207,8 +146,8 @@ static void print_real_memory(const char *when)
     double mib = 1024.0 * 1024.0;
     printf("   memory %s: RssAnon %.0f MiB, page tables %.0f MiB, RssShmem %.0f MiB "
            "(the alias: not memory)\n",
-           when, (double)status_bytes("RssAnon") / mib, (double)status_bytes("VmPTE") / mib,
-           (double)status_bytes("RssShmem") / mib);
+           when, (double)bench_status_bytes("RssAnon") / mib,
+           (double)bench_status_bytes("VmPTE") / mib, (double)bench_status_bytes("RssShmem") / mib);
 }
 
 /* Reset VmHWM to the current RSS (clear_refs 5).  0 or -1. */
@@ -366,9 +305,9 @@ static double model_ns_per_page(const ph_topology *t, model *m, void *base, size
     for (int r = 0; r < 3; r++) {
         size_t got = 0;
         s->ops->arm(s, 1);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         s->ops->drain(s, count_samples, &got);
-        double ns = (double)(now_ns() - t0) / (double)pages;
+        double ns = (double)(bench_now_ns() - t0) / (double)pages;
         s->ops->disarm(s);
         if (r == 0 || ns < best)
             best = ns;
@@ -394,24 +333,12 @@ static ph_topology *topo_of(int nodes)
 
 static ph_engine *engine_open(const ph_topology *t, ph_os *sim, ph_mover *mv, model *m)
 {
-    ph_engine_cfg c;
-    ph_engine_cfg_from_options(&c);
-    c.mech = PH_MECH_ITERATIVE;
-    c.sync = 1;
-    c.full_snapshot = 1;
-    c.sample_weight = 1;
-    c.sample_budget = 0;
+    ph_engine_cfg c = rig_engine_cfg();
     c.sample_pages = 0;
     c.stable_after = 0;   /* never deactivates */
     c.cold_after = 0;     /* never cold: every invocation scans */
     c.critical_pages = 0;
-    ph_source *src = ph_synth_open(t, model_fn, m, 0, 0.0, 7);
-    if (!src)
-        die("synthetic source");
-    ph_engine *e = ph_engine_new(t, sim, mv, src, &c);
-    if (!e)
-        die("engine");
-    return e;
+    return rig_engine_open(t, sim, mv, &c, model_fn, m, 0, 0.0, 7);
 }
 
 /* One invocation, in ns per page. */
@@ -423,10 +350,10 @@ typedef struct inv_ns {
 static inv_ns invoke_timed(ph_engine *e, size_t pages)
 {
     size_t first = ph_engine_log(e, 0, NULL, 0);
-    uint64_t c0 = cpu_ns(), t0 = now_ns();
+    uint64_t c0 = bench_thread_cpu_ns(), t0 = bench_now_ns();
     if (ph_engine_iteration_end(e) != 0)
         die("ph_engine_iteration_end");
-    uint64_t wall = now_ns() - t0, cpu = cpu_ns() - c0; /* ns */
+    uint64_t wall = bench_now_ns() - t0, cpu = bench_thread_cpu_ns() - c0; /* ns */
     ph_invocation inv;
     if (ph_engine_log(e, first, &inv, 1) != first + 1) {
         fprintf(stderr, "bench_engine: the invocation left no log record "
@@ -556,20 +483,21 @@ static void run_case(bench *b, ph_engine *e, const char *name, enum expect x,
     }
     double w[MAX_ROUNDS];
     memcpy(w, wall, (size_t)n * sizeof *w);
-    double med_ns = median(w, n);
+    double med_ns = bench_median(w, n);
     double lo = w[0], hi = w[n - 1];
     char range[32], ref[16];
     snprintf(range, sizeof range, "%.1f-%.1f", lo, hi);
     snprintf(ref, sizeof ref, "%.1f", refresh_ns);
     printf("%-26s %3d %7.1f %13s %7.1f %6.1f %7.1f %6.1f %6.1f %6.1f %6.1f %7.1f %7s\n", name,
-           n, med_ns, range, median(cpu, n), model_ns, med_ns - model_ns, median(drain, n),
-           median(eng, n), median(mv, n), median(oth, n), first_ns, refresh_ns >= 0 ? ref : "-");
+           n, med_ns, range, bench_median(cpu, n), model_ns, med_ns - model_ns,
+           bench_median(drain, n), bench_median(eng, n), bench_median(mv, n),
+           bench_median(oth, n), first_ns, refresh_ns >= 0 ? ref : "-");
     fflush(stdout);
     if (med_ns > b->goal_worst_ns)
         b->goal_worst_ns = med_ns;
     if (med_ns - model_ns > b->goal_worst_ex_ns)
         b->goal_worst_ex_ns = med_ns - model_ns;
-    double mc_ns = median(cpu, n);
+    double mc_ns = bench_median(cpu, n);
     if (mc_ns > b->goal_worst_cpu_ns)
         b->goal_worst_cpu_ns = mc_ns;
 }
@@ -635,7 +563,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
     b.m = (model){.kind = M_NONE, .nnodes = nodes, .npages = pages,
                   .per_node_pages = ((units + (size_t)nodes - 1) / (size_t)nodes) * UNIT_PAGES};
 
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     if (use_private)
         private_open(&b.arr, b.sim, pages * PG);
     else
@@ -646,7 +574,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
            "homes given in %.1f s\n",
            pages, (double)(pages * PG) / (double)(1u << 30), nodes,
            use_private ? "private (faulted for real)" : "alias (64 MiB memfd)",
-           (double)(now_ns() - t0) / 1e9);
+           (double)(bench_now_ns() - t0) / 1e9);
     printf("   median (wall) of %d invocations; cpu = the thread's CPU time; model = "
            "synthetic source alone,\n   -model = median minus it; drain/engine/move/other "
            "from the engine's log; first = first\n   invocation, refresh = every %dth (homes "
@@ -791,7 +719,7 @@ static void section_memory(size_t pages, int extra_nodes)
             r = invoke_timed(e, pages);
             ph_engine_totals tot;
             ph_engine_get_totals(e, &tot);
-            size_t rss1 = rss_bytes(), hwm = hwm_ok ? hwm_bytes() : 0;
+            size_t rss1 = rss_bytes(), hwm = hwm_ok ? bench_status_bytes("VmHWM") : 0;
             double hot = (double)tot.hot_pages;
             char sampled[32], peak[32];
             if (r.scanned)
@@ -823,7 +751,7 @@ static void section_memory(size_t pages, int extra_nodes)
 
 static double per_page(uint64_t t0, size_t pages)
 {
-    return (double)(cpu_ns() - t0) / (double)pages;
+    return (double)(bench_thread_cpu_ns() - t0) / (double)pages;
 }
 
 static void section_profile(size_t pages, int rounds, int nodes)
@@ -855,19 +783,19 @@ static void section_profile(size_t pages, int rounds, int nodes)
     double add_ns[MAX_ROUNDS], scan_ns[MAX_ROUNDS], crit_ns[MAX_ROUNDS], roll_ns[MAX_ROUNDS],
         fused_ns[MAX_ROUNDS];
     volatile double sink = 0;
-    uint64_t t0 = cpu_ns();
+    uint64_t t0 = bench_thread_cpu_ns();
     for (size_t p = 0; p < pages; p++) /* allocates the counts */
         ph_hot_add(h, p, home[p], HOT_ACCESSES, 0);
     double alloc_ns = per_page(t0, pages);
     ph_hot_roll(h);
     for (int r = 0; r < rounds; r++) {
-        t0 = cpu_ns();
+        t0 = bench_thread_cpu_ns();
         for (size_t p = 0; p < pages; p++)
             ph_hot_add(h, p, home[p], HOT_ACCESSES, (uint16_t)r);
         add_ns[r] = per_page(t0, pages);
 
         /* collect(): every page of every chunk with counts */
-        t0 = cpu_ns();
+        t0 = bench_thread_cpu_ns();
         size_t m = 0;
         for (size_t c = 0; c < h->nchunks; c++) {
             if (!h->chunks[c])
@@ -890,7 +818,7 @@ static void section_profile(size_t pages, int rounds, int nodes)
         scan_ns[r] = per_page(t0, pages);
 
         /* the loop of invoke_area(): remote counts, latency sums, criterion */
-        t0 = cpu_ns();
+        t0 = bench_thread_cpu_ns();
         double per_node[PH_HOT_MAX_NODES] = {0};
         uint64_t acc = 0, rem = 0;
         for (size_t j = 0; j < m; j++) {
@@ -914,7 +842,7 @@ static void section_profile(size_t pages, int rounds, int nodes)
         crit_ns[r] = per_page(t0, pages);
         sink += (double)acc + (double)rem + per_node[0];
 
-        t0 = cpu_ns();
+        t0 = bench_thread_cpu_ns();
         ph_hot_roll(h);
         roll_ns[r] = per_page(t0, pages);
 
@@ -924,7 +852,7 @@ static void section_profile(size_t pages, int rounds, int nodes)
          * cache; no work arrays except for candidates */
         for (size_t p = 0; p < pages; p++)
             ph_hot_add(h, p, home[p], HOT_ACCESSES, (uint16_t)r);
-        t0 = cpu_ns();
+        t0 = bench_thread_cpu_ns();
         size_t cand = 0;
         for (size_t ch = 0; ch < h->nchunks; ch++) {
             uint32_t *blk = h->chunks[ch];
@@ -961,15 +889,15 @@ static void section_profile(size_t pages, int rounds, int nodes)
            "median of %d; first ph_hot_add pass, allocating the counts: %.1f ns/page)\n",
            pages, nodes, rounds, alloc_ns);
     printf("%-58s %10s\n", "step (src/engine)", "ns/page");
-    double a = median(add_ns, rounds), s = median(scan_ns, rounds),
-           c = median(crit_ns, rounds), ro = median(roll_ns, rounds);
+    double a = bench_median(add_ns, rounds), s = bench_median(scan_ns, rounds),
+           c = bench_median(crit_ns, rounds), ro = bench_median(roll_ns, rounds);
     printf("%-58s %10.1f\n", "ph_hot_add: one sample into the counts (drain, ingest)", a);
     printf("%-58s %10.1f\n", "collect(): scan of the counts, sampled pages listed", s);
     printf("%-58s %10.1f\n", "invoke_area(): remote sums + ph_crit_competitive", c);
     printf("%-58s %10.1f\n", "ph_hot_roll: cur -> prev, cum += cur, cur = 0", ro);
     printf("%-58s %10.1f\n", "sum", a + s + c + ro);
     printf("%-58s %10.1f\n", "not in src: one fused pass (scan, local fast path, roll)",
-           median(fused_ns, rounds));
+           bench_median(fused_ns, rounds));
     (void)sink;
     ph_hot_free(h);
     free(lat);
@@ -996,31 +924,20 @@ static void usage(void)
     exit(2);
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     size_t pages = (size_t)1 << 24, v;
     int rounds = 7, nodes = 4, use_private = 0, groups = G_ALL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
-            if (parse_size(argv[++i], &pages) != 0)
+            if (bench_parse_count(argv[++i], 0, SIZE_MAX, &pages) != 0)
                 usage();
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-            if (parse_size(argv[++i], &v) != 0 || v < 1 || v > MAX_ROUNDS)
+            if (bench_parse_count(argv[++i], 1, MAX_ROUNDS, &v) != 0)
                 usage();
             rounds = (int)v;
         } else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
-            if (parse_size(argv[++i], &v) != 0 || v < 3 || v > 64)
+            if (bench_parse_count(argv[++i], 3, 64, &v) != 0)
                 usage();
             nodes = (int)v;
         } else if (!strcmp(argv[i], "--private")) {

@@ -21,29 +21,22 @@
  * the output is the same with and without pagehome.  No timing here: the
  * harness times the whole process.
  */
+#include "bench_common.h"
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static int parse_pos(const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    long steps = 100, n = 4096;
-    if (argc > 3 || (argc > 1 && parse_pos(argv[1], 1, 100000000L, &steps) != 0) ||
-        (argc > 2 && parse_pos(argv[2], 8, 1L << 17, &n) != 0)) {
+    size_t steps_arg = 100, n_arg = 4096;
+    if (argc > 3 || (argc > 1 && bench_parse_count(argv[1], 1, 100000000, &steps_arg) != 0) ||
+        (argc > 2 && bench_parse_count(argv[2], 8, (size_t)1 << 17, &n_arg) != 0)) {
         fprintf(stderr, "usage: bench_run_kernel [STEPS [N]]  (STEPS >= 1, 8 <= N; "
                         "defaults 100 and 4096: two 128 MiB grids)\n");
         return 2;
     }
+    long steps = (long)steps_arg, n = (long)n_arg;
     size_t cells = (size_t)n * (size_t)n;
     void *pa = NULL, *pb = NULL;
     if (posix_memalign(&pa, 4096, cells * sizeof(double)) != 0 ||

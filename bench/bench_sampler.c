@@ -18,6 +18,8 @@
  *   --sim  answer current_node() from the simulated machine instead of
  *          sched_getcpu() and the real topology.
  */
+#include "bench_common.h"
+
 #include "base/error.h"
 #include "config/options.h"
 #include "os/os.h"
@@ -30,17 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #define PG ((size_t)4096)
 #define MAX_ROUNDS 101
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned char *map_faulted(size_t pages)
 {
@@ -86,10 +80,10 @@ static double bare_ns_per_sample(unsigned char *buf, size_t pages)
     sigaction(SIGSEGV, &sa, &saved);
     bare_lo = (uintptr_t)buf;
     bare_hi = bare_lo + pages * PG;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     mprotect(buf, pages * PG, PROT_NONE);
     touch_all(buf, pages);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     sigaction(SIGSEGV, &saved, NULL);
     return (double)(t1 - t0) / (double)pages;
 }
@@ -105,11 +99,11 @@ static void count_samples(void *arg, const ph_sample *s, size_t n)
 static double pagehome_ns_per_sample(ph_source *src, unsigned char *buf, size_t pages)
 {
     size_t got = 0;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     src->ops->arm(src, 1);
     touch_all(buf, pages);
     src->ops->drain(src, count_samples, &got);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     src->ops->disarm(src);
     if (got != pages) {
         fprintf(stderr, "bench_sampler: %zu samples for %zu pages\n", got, pages);
@@ -120,18 +114,6 @@ static double pagehome_ns_per_sample(ph_source *src, unsigned char *buf, size_t 
 
 /* ---- driver -------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_sampler [--pages N] [--rounds R] [--sim]\n");
@@ -140,20 +122,22 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    size_t pages = 16384;
+    size_t pages = 16384, v;
     int rounds = 7, use_sim = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pages") && i + 1 < argc)
-            pages = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--sim"))
+        if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
+            if (bench_parse_count(argv[++i], 1, (size_t)1 << 22, &pages) != 0)
+                usage();
+        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            if (bench_parse_count(argv[++i], 1, MAX_ROUNDS, &v) != 0)
+                usage();
+            rounds = (int)v;
+        } else if (!strcmp(argv[i], "--sim")) {
             use_sim = 1;
-        else
+        } else {
             usage();
+        }
     }
-    if (pages < 1 || pages > ((size_t)1 << 22) || rounds < 1 || rounds > MAX_ROUNDS)
-        usage();
 
     ph_options_init();
     ph_topology *topo = use_sim ? ph_topo_from_spec("nodes=2,cpus_per_node=1")
@@ -194,9 +178,9 @@ int main(int argc, char **argv)
     }
     ph_source_stats st;
     src->ops->stats(src, &st);
-    double mr = median(ratio, rounds);
+    double mr = bench_median(ratio, rounds);
     printf("median: pagehome %.1f ns/sample, bare %.1f ns/sample, ratio %.3f (goal <= 1.2)\n",
-           median(ph_ns, rounds), median(bare_ns, rounds), mr);
+           bench_median(ph_ns, rounds), bench_median(bare_ns, rounds), mr);
     printf("sampler: %.1f ns/sample inside the handler, %.1f ns/sample arming, %llu dropped\n",
            (double)st.handler_ns / (double)st.samples,
            (double)st.arm_ns / (double)st.samples, (unsigned long long)st.dropped);

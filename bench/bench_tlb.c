@@ -43,6 +43,8 @@
  *   --accesses  random loads per gather sample (default 32M = 33554432)
  *   --reps      timed samples per page kind (default 7; the median counts)
  */
+#include "bench_common.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -51,7 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef MAP_HUGE_SHIFT
@@ -82,36 +83,16 @@ typedef struct buf {
     size_t map_bytes;
 } buf;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static size_t round_up(size_t v, size_t to)
 {
     return (v + to - 1) / to * to;
 }
 
-/* A number from a sysfs file, or -1. */
-static long read_long(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
 /* Free 2 MiB pages of the hugetlbfs pool not promised to anyone. */
 static long pool_2m_available_pages(void)
 {
-    long f = read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
-    long r = read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages");
+    long f = bench_read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
+    long r = bench_read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages");
     if (f < 0)
         return -1;
     return f - (r > 0 ? r : 0);
@@ -253,18 +234,6 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static uint64_t median_ns(uint64_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_u64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* What one kernel measured, per kind. */
 typedef struct result {
     int have[NKINDS];
@@ -320,15 +289,15 @@ static int run_gather(size_t bytes, size_t accesses, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bench_now_ns();
             sum[k] = gather((const double *)b[k].addr, idx, accesses);
-            t[k][rep] = now_ns() - t0;
+            t[k][rep] = bench_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {
         if (!r->have[k])
             continue;
-        r->per_op_ns[k] = (double)median_ns(t[k], reps) / (double)accesses;
+        r->per_op_ns[k] = (double)bench_median_u64(t[k], reps) / (double)accesses;
         if (sum[k] != sum[KIND_4K] && r->have[KIND_4K]) {
             fprintf(stderr, "bench_tlb: gather on %s pages summed %.17g, on 4K pages %.17g\n",
                     kind_name[k], sum[k], sum[KIND_4K]);
@@ -374,18 +343,18 @@ static int run_transpose(size_t n, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bench_now_ns();
             for (int p = 0; p < TRANSPOSE_PASSES / 2; p++) {
                 transpose((const cplx *)a[k].addr, (cplx *)b[k].addr, n);
                 transpose((const cplx *)b[k].addr, (cplx *)a[k].addr, n);
             }
-            t[k][rep] = now_ns() - t0;
+            t[k][rep] = bench_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {
         if (!r->have[k])
             continue;
-        r->per_op_ns[k] = (double)median_ns(t[k], reps) /
+        r->per_op_ns[k] = (double)bench_median_u64(t[k], reps) /
                           ((double)TRANSPOSE_PASSES * (double)n * (double)n);
         /* A went there and back (A = (A^T)^T), B = A^T */
         const cplx *pa = (const cplx *)a[k].addr, *pb = (const cplx *)b[k].addr;
@@ -428,39 +397,18 @@ static void print_result(const char *what, const char *unit, const result *r)
                    r->per_op_ns[KIND_4K] / r->per_op_ns[k]);
 }
 
-/* "1G", "512M", "64K", "1048576" -> bytes; 0 if not a size. */
-static size_t parse_bytes(const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return 0;
-    unsigned long long mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1ull << 10;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1ull << 20;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1ull << 30;
-    if (mult != 1)
-        end++;
-    if (*end || v > SIZE_MAX / mult)
-        return 0;
-    return (size_t)(v * mult);
-}
-
 int main(int argc, char **argv)
 {
     size_t bytes = (size_t)1 << 30, accesses = (size_t)32 << 20;
     int reps = 7;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--accesses") == 0 && i + 1 < argc) {
-            accesses = parse_bytes(argv[++i]);
+            accesses = bench_parse_bytes(argv[++i]);
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
+            size_t v;
+            reps = bench_parse_count(argv[++i], 1, MAX_REPS, &v) == 0 ? (int)v : 0;
         } else if (argv[i][0] != '-') {
-            bytes = parse_bytes(argv[i]);
+            bytes = bench_parse_bytes(argv[i]);
             if (bytes < ((size_t)1 << 20)) {
                 fprintf(stderr, "bench_tlb: SIZE must be at least 1M, not '%s'\n", argv[i]);
                 return 2;

@@ -53,8 +53,8 @@ int ph_place_query_range(ph_machine *c, uintptr_t first, size_t count,
 int ph_place_query(ph_machine *c, const void *addr, size_t bytes,
                    int *status)
 {
-    uintptr_t first;
-    size_t count;
+    uintptr_t first = 0;
+    size_t count = 0;
     if (span_4k("ph_query", addr, bytes, &first, &count) != 0)
         return -1;
     if (bytes == 0)
@@ -77,8 +77,8 @@ long ph_place_histogram(ph_machine *c, const void *addr, size_t bytes,
         return ph_fail(EINVAL, "ph_node_histogram: no room for the counts "
                        "(max %d%s)", max,
                        pages_per_node ? "" : ", pages_per_node NULL");
-    uintptr_t first;
-    size_t count;
+    uintptr_t first = 0;
+    size_t count = 0;
     if (span_4k("ph_node_histogram", addr, bytes, &first, &count) != 0)
         return -1;
     for (int i = 0; i < max; i++)

@@ -3,26 +3,10 @@
 set -uo pipefail
 ph=${1:?usage: test_cli.sh PATH_TO_PAGEHOME [run|norun]}
 with_run=${2:-norun}
-pass=0 fail=0
+. "$(dirname "$0")/expect.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sim="nodes=4,cpus_per_node=2,sockets=2,local=10,remote=12,remote_socket=32"
-
-# expect STATUS PATTERN -- cmd...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -eq "$want" ] && grep -Eq -- "$pattern" <<<"$out"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        printf 'FAILED: %s\n  want exit %s and /%s/, got exit %s:\n%s\n' "$*" "$want" \
-            "$pattern" "$rc" "$(head -20 <<<"$out")"
-    fi
-}
 
 expect 0 '^pagehome [0-9]+\.[0-9]+\.[0-9]+$' -- "$ph" --version
 expect 0 'commands:' -- "$ph" help
@@ -111,5 +95,4 @@ if [ "$with_run" = run ]; then
     expect 1 'is setuid/setgid' -- "$ph" run -- "$tmp/suid"
 fi
 
-echo "test_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_cli

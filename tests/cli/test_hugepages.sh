@@ -15,33 +15,13 @@
 # checked in the NUMA guest (tests/numa-guest/hugepages.sh).
 set -uo pipefail
 ph=${1:?usage: test_hugepages.sh PATH_TO_PAGEHOME}
-pass=0 fail=0
+. "$(dirname "$0")/expect.sh"
+EXPECT_TIMEOUT=20
 tmp=$(mktemp -d)
 kernel_pid=
 trap '[ -n "$kernel_pid" ] && kill "$kernel_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 root=$tmp/fake
 export PAGEHOME_SYSFS_ROOT=$root
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    printf 'FAILED: %s\n' "$*"
-}
-
-# expect STATUS PATTERN -- cmd...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$(timeout 20 "$@" 2>&1)
-    rc=$?
-    if [ "$rc" -eq "$want" ] && grep -Eq -- "$pattern" <<<"$out"; then
-        ok
-    else
-        bad "$(printf '%s\n  want exit %s and /%s/, got exit %s:\n%s' "$*" "$want" \
-            "$pattern" "$rc" "$(head -20 <<<"$out")")"
-    fi
-}
 
 # snapshot: every file of the fake tree with its content
 snapshot() { (cd "$root" && find . -type f -print0 | sort -z | xargs -0 grep -H '') 2>/dev/null; }
@@ -327,5 +307,4 @@ expect 0 '^node 1: asked 7 more 2M pages, got 7 \(now 7 total, 7 free\)$' -- \
     "$ph" hugepages --node 1 --reserve 7
 stop_kernel "$p1" 0
 
-echo "test_hugepages: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_hugepages

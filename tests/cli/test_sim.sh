@@ -4,25 +4,9 @@
 # is a usage error (exit 2) that says what was wrong.
 set -uo pipefail
 ph=${1:?usage: test_sim.sh PATH_TO_PAGEHOME}
-pass=0 fail=0
+. "$(dirname "$0")/expect.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# expect STATUS PATTERN -- cmd...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -eq "$want" ] && grep -Eq -- "$pattern" <<<"$out"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        printf 'FAILED: %s\n  want exit %s and /%s/, got exit %s:\n%s\n' "$*" "$want" \
-            "$pattern" "$rc" "$(head -20 <<<"$out")"
-    fi
-}
 
 # e1 with 6 iterations: the table, one line per run, and the targets
 "$ph" sim e1 --iterations 6 > "$tmp/e1.txt" 2> "$tmp/e1.err"
@@ -104,5 +88,4 @@ expect 2 "unknown option '--fast'" -- "$ph" sim e1 --fast
 expect 2 "one experiment at a time" -- "$ph" sim e1 e2
 expect 1 'cannot write' -- "$ph" sim e3 --iterations 2 --csv /nonexistent/dir/x.csv
 
-echo "test_sim: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_sim

@@ -58,8 +58,9 @@ static __attribute__((unused)) size_t heap_areas(void)
 }
 
 /* p must be a placed block of at least n bytes (preloaded), or nothing
- * special (plain). */
-static __attribute__((unused)) void heap_is_hot(const void *p, size_t n)
+ * special (plain).  (p is not const: gcc takes a const pointer argument
+ * for a read of the block, which is not initialised yet.) */
+static __attribute__((unused)) void heap_is_hot(void *p, size_t n)
 {
     if (heap_hot)
         CHECK(heap_alloc_size(p) >= n);

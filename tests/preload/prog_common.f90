@@ -1,18 +1,8 @@
-! prog_common.f90 -- an unmodified OpenMP Fortran program in the
-! first-touch trap whose grids live in a COMMON block (static storage, in
-! the executable's .bss): initialised by the master thread alone (every
-! page on the master's node), then swept by all threads for STEPS time
-! steps, two `!$omp parallel do schedule(static)` loops per step over the
-! columns in use (contiguous in Fortran):
-!
-!   1. b = 4-point stencil of a
-!   2. a = a + 0.5 (b - a)
-!
-! It knows nothing of pagehome (under `pagehome run` the executable's
-! large writable segment is a hot area).  At the end it prints its
-! checksum to stdout and, measured with move_pages(2) by the C helper
-! prog_locality.c (through ISO_C_BINDING), the share of the pages of the
-! columns in use on the node of the thread owning them to stderr.
+! prog_common.f90 -- the first-touch-trap sweep of prog_sweep.inc with its
+! grids in a COMMON block (static storage, in the executable's .bss; under
+! `pagehome run` the executable's large writable segment is a hot area),
+! sized for 1024 rows; the columns in use are a leading part of it.
+! prog_alloc.f90 is the same program with ALLOCATABLE grids.
 !
 !   prog_common [ROWS [STEPS]]  defaults 512 "rows" (columns of 1024
 !                               doubles), 8 steps; 8 <= ROWS <= 1024
@@ -21,98 +11,18 @@ program prog_common
   use, intrinsic :: iso_fortran_env, only: error_unit
   use omp_lib
   implicit none
-  interface
-    subroutine prog_note_thread(tid) bind(c, name='prog_note_thread')
-      import :: c_int
-      integer(c_int), value :: tid
-    end subroutine
-    subroutine prog_tally(base, unit_bytes, nunits, lo, hi, nthreads) bind(c, name='prog_tally')
-      import :: c_ptr, c_size_t, c_int
-      type(c_ptr), value :: base
-      integer(c_size_t), value :: unit_bytes
-      integer(c_int), value :: nunits, lo, hi, nthreads
-    end subroutine
-    subroutine prog_report(name, nthreads) bind(c, name='prog_report')
-      import :: c_char, c_int
-      character(kind=c_char), dimension(*) :: name
-      integer(c_int), value :: nthreads
-    end subroutine
-    subroutine c_exit(status) bind(c, name='exit')
-      import :: c_int
-      integer(c_int), value :: status
-    end subroutine
-  end interface
+  character(len=*), parameter :: prog = 'prog_common'
+  character(len=*), parameter :: usage = 'usage: prog_common [ROWS (8..1024) [STEPS>=1]]'
   integer, parameter :: ncol = 1024, maxrows = 1024
   double precision, target :: a(ncol, maxrows), b(ncol, maxrows)
   common /grids/ a, b
-  integer :: rows, steps, nthreads, i, j, s
-  double precision :: total
 
-  rows = 512
-  steps = 8
-  call get_args(rows, steps)
-  do j = 1, rows              ! serial: the first-touch trap
-    do i = 1, ncol
-      a(i, j) = dble(mod((int(j - 1, 8) * ncol + (i - 1)) * 7, 101_8))
-      b(i, j) = 0
-    end do
-  end do
-  nthreads = omp_get_max_threads()
-  do s = 1, steps
-    !$omp parallel do schedule(static) private(i)
-    do j = 2, rows - 1
-      call prog_note_thread(int(omp_get_thread_num(), c_int))
-      do i = 2, ncol - 1
-        b(i, j) = 0.25d0 * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1))
-      end do
-    end do
-    !$omp end parallel do
-    !$omp parallel do schedule(static) private(i)
-    do j = 2, rows - 1
-      do i = 2, ncol - 1
-        a(i, j) = a(i, j) + 0.5d0 * (b(i, j) - a(i, j))
-      end do
-    end do
-    !$omp end parallel do
-  end do
-  total = 0
-  do j = 1, rows
-    do i = 1, ncol
-      total = total + a(i, j) * dble(mod(int(j - 1, 8) * ncol + (i - 1), 7_8) + 1)
-    end do
-  end do
-  write(*, '(a, es25.17)') 'prog_common: checksum ', total
-  call prog_tally(c_loc(a(1, 1)), int(ncol * 8, c_size_t), int(rows, c_int), 1_c_int, &
-                  int(rows - 2, c_int), int(nthreads, c_int))
-  call prog_tally(c_loc(b(1, 1)), int(ncol * 8, c_size_t), int(rows, c_int), 1_c_int, &
-                  int(rows - 2, c_int), int(nthreads, c_int))
-  flush(error_unit)
-  call prog_report('prog_common' // c_null_char, int(nthreads, c_int))
+  include 'prog_sweep.inc'
 
-contains
+  subroutine alloc_grids()   ! static: nothing to allocate
+  end subroutine
 
-  subroutine get_args(rows, steps)
-    integer, intent(inout) :: rows, steps
-    character(len=64) :: buf
-    integer :: st, ios, n
-    n = command_argument_count()
-    ios = 0
-    if (n > 2) ios = 1
-    if (ios == 0 .and. n >= 1) then
-      call get_command_argument(1, buf, status=st)
-      read(buf, *, iostat=ios) rows
-      if (st /= 0 .or. rows < 8 .or. rows > maxrows) ios = 1
-    end if
-    if (ios == 0 .and. n >= 2) then
-      call get_command_argument(2, buf, status=st)
-      read(buf, *, iostat=ios) steps
-      if (st /= 0 .or. steps < 1) ios = 1
-    end if
-    if (ios /= 0) then
-      write(error_unit, '(a)') 'usage: prog_common [ROWS (8..1024) [STEPS>=1]]'
-      flush(error_unit)
-      call c_exit(2_c_int)
-    end if
-  end subroutine get_args
+  subroutine free_grids()
+  end subroutine
 
 end program prog_common

@@ -11,19 +11,14 @@
  *
  *   prog_cxx [ROWS [STEPS]]    defaults 512 rows of 1024 doubles, 8 steps
  */
+#include "prog_locality.h"
+
 #include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
-
-extern "C" {
-void prog_note_thread(int tid);
-void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
-                int nthreads);
-void prog_report(const char *name, int nthreads);
-}
 
 namespace {
 
@@ -72,23 +67,13 @@ private:
     std::vector<double> cur_, next_;
 };
 
-bool parse(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v = std::strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return false;
-    *out = int(v);
-    return true;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
     int rows = 512, steps = 8;
-    if (argc > 3 || (argc > 1 && !parse(argv[1], 8, 1 << 20, &rows)) ||
-        (argc > 2 && !parse(argv[2], 1, 1000000, &steps))) {
+    if (argc > 3 || (argc > 1 && prog_parse_int(argv[1], 8, 1 << 20, &rows) != 0) ||
+        (argc > 2 && prog_parse_int(argv[2], 1, 1000000, &steps) != 0)) {
         std::fprintf(stderr, "usage: prog_cxx [ROWS>=8 [STEPS>=1]]\n");
         return 2;
     }

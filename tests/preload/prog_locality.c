@@ -17,12 +17,16 @@
  *   prog_report(name, nthreads)
  *                           print "NAME: T threads, P pages, N% on their
  *                           owner's node" to stderr
+ *   prog_parse_int(s, lo, hi, &out)
+ *                           a numeric argument (prog_locality.h)
  *
  * The Fortran programs call these through ISO_C_BINDING (by value).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "prog_locality.h"
+
 #include <numaif.h>
 #include <sched.h>
 #include <stdint.h>
@@ -33,11 +37,6 @@
 #define PROG_MAX_CPUS 1024
 #define PROG_MAX_THREADS 1024
 #define PROG_PAGE ((uintptr_t)4096)
-
-void prog_note_thread(int tid);
-void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
-                int nthreads);
-void prog_report(const char *name, int nthreads);
 
 static int cpu_node[PROG_MAX_CPUS];
 static int thread_node[PROG_MAX_THREADS];
@@ -116,4 +115,14 @@ void prog_report(const char *name, int nthreads)
     fprintf(stderr, "%s: %d threads, %zu pages, %.1f%% on their owner's node\n", name,
             nthreads, pages_seen,
             pages_seen ? 100.0 * (double)pages_local / (double)pages_seen : 0.0);
+}
+
+int prog_parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
 }

@@ -19,26 +19,13 @@
  *
  *   prog_phase [ROWS [STEPS]]    defaults 512 rows of 1024 doubles, 12 steps
  */
+#include "prog_locality.h"
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define COLS 1024
-
-void prog_note_thread(int tid);
-void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
-                int nthreads);
-void prog_report(const char *name, int nthreads);
-
-static int parse(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
 
 /* Rows [lo, hi) of block b of nb (schedule(static) split of rows). */
 static void block_rows(int rows, int b, int nb, int *lo, int *hi)
@@ -60,8 +47,8 @@ static void update(double *g, int lo, int hi, double w)
 int main(int argc, char **argv)
 {
     int rows = 512, steps = 12;
-    if (argc > 3 || (argc > 1 && parse(argv[1], 8, 1 << 20, &rows) != 0) ||
-        (argc > 2 && parse(argv[2], 1, 1000000, &steps) != 0)) {
+    if (argc > 3 || (argc > 1 && prog_parse_int(argv[1], 8, 1 << 20, &rows) != 0) ||
+        (argc > 2 && prog_parse_int(argv[2], 1, 1000000, &steps) != 0)) {
         fprintf(stderr, "usage: prog_phase [ROWS>=8 [STEPS>=1]]\n");
         return 2;
     }

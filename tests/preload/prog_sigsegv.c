@@ -25,6 +25,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "prog_locality.h"
+
 #include <omp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,11 +39,6 @@
 
 #define COLS 1024
 #define MAGIC 0x5eed
-
-void prog_note_thread(int tid);
-void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
-                int nthreads);
-void prog_report(const char *name, int nthreads);
 
 static volatile int *priv;   /* the private page */
 static long page_size;
@@ -78,21 +75,11 @@ static void trip(void)
         atomic_fetch_add(&bad_trips, 1);
 }
 
-static int parse(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int rows = 512, steps = 8;
-    if (argc > 3 || (argc > 1 && parse(argv[1], 8, 1 << 20, &rows) != 0) ||
-        (argc > 2 && parse(argv[2], 1, 1000000, &steps) != 0)) {
+    if (argc > 3 || (argc > 1 && prog_parse_int(argv[1], 8, 1 << 20, &rows) != 0) ||
+        (argc > 2 && prog_parse_int(argv[2], 1, 1000000, &steps) != 0)) {
         fprintf(stderr, "usage: prog_sigsegv [ROWS>=8 [STEPS>=1]]\n");
         return 2;
     }

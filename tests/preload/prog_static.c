@@ -17,6 +17,8 @@
  *   prog_static [ROWS [STEPS]]     defaults 512 rows of 1024 doubles, 8 steps;
  *                                  8 <= ROWS <= 1024
  */
+#include "prog_locality.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -25,29 +27,14 @@
 #define COLS 1024
 #define MAX_ROWS 1024
 
-void prog_note_thread(int tid);
-void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
-                int nthreads);
-void prog_report(const char *name, int nthreads);
-
 static double a[MAX_ROWS][COLS];
 static double b[MAX_ROWS][COLS];
-
-static int parse(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
     int rows = 512, steps = 8;
-    if (argc > 3 || (argc > 1 && parse(argv[1], 8, MAX_ROWS, &rows) != 0) ||
-        (argc > 2 && parse(argv[2], 1, 1000000, &steps) != 0)) {
+    if (argc > 3 || (argc > 1 && prog_parse_int(argv[1], 8, MAX_ROWS, &rows) != 0) ||
+        (argc > 2 && prog_parse_int(argv[2], 1, 1000000, &steps) != 0)) {
         fprintf(stderr, "usage: prog_static [ROWS (8..%d) [STEPS>=1]]\n", MAX_ROWS);
         return 2;
     }

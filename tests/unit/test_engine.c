@@ -11,6 +11,7 @@
  */
 #include "check.h"
 
+#include "../sim/engine_rig.h"
 #include "../sim/workloads.h"
 
 #include "base/error.h"
@@ -46,17 +47,11 @@ typedef struct rig {
 
 static ph_engine_cfg base_cfg(void)
 {
-    ph_engine_cfg c;
-    ph_engine_cfg_from_options(&c);
-    c.mech = PH_MECH_ITERATIVE;
-    c.sync = 1;
-    c.full_snapshot = 1;
-    c.sample_weight = 1;
+    ph_engine_cfg c = rig_engine_cfg();
     c.stable_after = 3;
     c.cold_after = 3;
     c.melt_iters = 8;
     c.critical_pages = 0;
-    c.sample_budget = 0;
     return c;
 }
 
@@ -98,12 +93,7 @@ static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
         put(r, p, init == INIT_NODE0 ? 0
                   : init == INIT_RR  ? (int)(p % (size_t)topo->nnodes)
                                      : wl_owner(&r->wl, p));
-    ph_source *src = ph_synth_open(topo, wl_model, &r->wl, budget, noise, 7);
-    r->e = ph_engine_new(topo, r->os, r->mover, src, cfg);
-    if (!r->e) {
-        fprintf(stderr, "engine: %s\n", ph_error_message());
-        exit(1);
-    }
+    r->e = rig_engine_open(topo, r->os, r->mover, cfg, wl_model, &r->wl, budget, noise, 7);
     r->h = ph_engine_register(r->e, r->mem, npages * PG, "grid");
     CHECK(r->h != NULL);
 }
@@ -833,9 +823,7 @@ static void test_bookkeeping_cost(void)
     ph_os *sim = ph_os_sim_open(topo);
     ph_mover *mv = ph_mover_new(sim, &mover_cfg);
     ph_engine_cfg c = base_cfg();
-    ph_engine *e = ph_engine_new(topo, sim, mv,
-                                 ph_synth_open(topo, wl_model, &wl, 0, 0, 1),
-                                 &c);
+    ph_engine *e = rig_engine_open(topo, sim, mv, &c, wl_model, &wl, 0, 0, 1);
     ph_hot *h = ph_engine_register(e, m, bytes, "big");
     CHECK(h != NULL);
     ph_engine_totals t;

@@ -19,6 +19,8 @@
  */
 #include "check.h"
 
+#include "../sim/engine_rig.h"
+
 #include "base/error.h"
 #include "config/options.h"
 #include "engine/engine.h"
@@ -118,13 +120,7 @@ static void rig_open(rig *r, double split_share, unsigned collapse_after)
     r->mem = r->os->ops->map(r->os, NPAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
     CHECK(r->os && r->mover && r->mem);
     CHECK_EQ(r->os->ops->populate_on(r->os, r->mem, NPAGES * PG, topo->nodes[0].id), 0);
-    ph_engine_cfg c;
-    ph_engine_cfg_from_options(&c);
-    c.mech = PH_MECH_ITERATIVE;
-    c.sync = 1;
-    c.full_snapshot = 1;
-    c.sample_weight = 1;
-    c.sample_budget = 0;
+    ph_engine_cfg c = rig_engine_cfg();
     c.stable_after = 0;
     c.cold_after = 0;
     c.optimistic = 1;
@@ -132,9 +128,7 @@ static void rig_open(rig *r, double split_share, unsigned collapse_after)
     c.huge_collapse_after = collapse_after;
     for (int p = 0; p < NPAGES; p++)
         r->own.owner[p] = -1;
-    ph_source *src = ph_synth_open(topo, model, &r->own, 0, 0, 3);
-    r->e = ph_engine_new(topo, r->os, r->mover, src, &c);
-    CHECK(r->e != NULL);
+    r->e = rig_engine_open(topo, r->os, r->mover, &c, model, &r->own, 0, 0, 3);
     CHECK(ph_engine_register(r->e, r->mem, NPAGES * PG, "huge grid") != NULL);
 }
 

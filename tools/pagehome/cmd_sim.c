@@ -1,6 +1,6 @@
 /*
  * cmd_sim.c -- `pagehome sim`: the seed papers' experiments on simulated
- * machines (src/simx/; the model is written down in doc/sim-model.md).
+ * machines (src/experiment/; the model is written down in doc/sim-model.md).
  *
  *   pagehome sim EXPERIMENT [--machine PRESET] [--threads N]
  *                [--iterations N] [--json OUT] [--csv OUT]
@@ -17,7 +17,7 @@
 
 #include "base/error.h"
 #include "config/options.h"
-#include "simx/experiments.h"
+#include "experiment/experiments.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -92,7 +92,7 @@ static int progress_wanted(void)
 
 int cmd_sim(int argc, char **argv)
 {
-    ph_simx_opts o = {NULL, 0, 0};
+    ph_exp_opts o = {NULL, 0, 0};
     const char *exp = NULL, *json = NULL, *csv = NULL, *plots = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -143,25 +143,25 @@ int cmd_sim(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (strcmp(exp, "presets") == 0)
-        return ph_simx_print_presets(stdout) == 0 ? 0
+        return ph_exp_print_presets(stdout) == 0 ? 0
                : cli_error(1, "sim: %s", ph_error_message());
-    if (ph_simx_check(exp, &o) != 0)
+    if (ph_exp_check(exp, &o) != 0)
         return cli_error(EXIT_USAGE, "%s", ph_error_message());
-    ph_simx_exp x;
+    ph_exp_table x;
     if (progress_wanted())
-        ph_simx_set_progress(sim_progress);
-    int erc = ph_simx_experiment(exp, &o, &x);
-    ph_simx_set_progress(NULL);
+        ph_exp_set_progress(sim_progress);
+    int erc = ph_exp_run(exp, &o, &x);
+    ph_exp_set_progress(NULL);
     if (progress_shown)
         fputc('\n', stderr);
     if (erc != 0)
         return cli_error(1, "%s", ph_error_message());
     int rc = 0;
-    if (ph_simx_print(&x, stdout) != 0)
+    if (ph_exp_print(&x, stdout) != 0)
         rc = cli_error(1, "sim: writing the table failed");
-    if (json && ph_simx_write_json(&x, json) != 0)
+    if (json && ph_exp_write_json(&x, json) != 0)
         rc = cli_error(1, "%s", ph_error_message());
-    if (csv && ph_simx_write_csv(&x, csv) != 0)
+    if (csv && ph_exp_write_csv(&x, csv) != 0)
         rc = cli_error(1, "%s", ph_error_message());
     char pj[4096];
     if (plots && rc == 0) {
@@ -169,10 +169,10 @@ int cmd_sim(int argc, char **argv)
             rc = cli_error(1, "sim: --plots %s: %s", plots, strerror(errno));
         else if (snprintf(pj, sizeof pj, "%s/%s.json", plots, exp) >= (int)sizeof pj)
             rc = cli_error(EXIT_USAGE, "sim: --plots: path too long");
-        else if (ph_simx_write_json(&x, pj) != 0)
+        else if (ph_exp_write_json(&x, pj) != 0)
             rc = cli_error(1, "%s", ph_error_message());
     }
-    ph_simx_exp_free(&x);
+    ph_exp_table_free(&x);
     if (plots && rc == 0) {
         /* pagehome report in a child (it execs python): its text repeats
          * the table, so only its files are kept */

@@ -3,7 +3,7 @@
     pagehome report SIM.json [-o OUTDIR] [--text-only]
 
 SIM.json is what `pagehome sim EXPERIMENT --json SIM.json` writes
-(src/simx/report.c): top-level "experiment", "title", "machines",
+(src/experiment/report.c): top-level "experiment", "title", "machines",
 "baseline", "runs", "targets" and "notes"; each run names its machine,
 group, program, threads, iterations, placement, engine and label (the
 engine as the tables name it), has its modelled times ("time_ns",

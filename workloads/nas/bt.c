@@ -25,7 +25,8 @@
  *   ADI parameters) so that every error mode is damped.
  *
  * PARALLEL STRUCTURE (5 parallel regions per iteration, all
- * schedule(static))
+ * schedule(static); the driver in adi.c runs them, this file supplies the
+ * operator and the line solve)
  *   compute_rhs   over k planes
  *   x_sweep       over k planes (lines along i, contiguous)
  *   y_sweep       over k planes (lines along j, stride 5N)
@@ -39,7 +40,7 @@
  *   u (solution), f (forcing), rhs (right-hand side / increment): three
  *   heap arrays of N^3 x 5 doubles, k outermost (u[k][j][i][m]), allocated
  *   with malloc and initialised SERIALLY by the master thread (the
- *   first-touch trap: every page on the master's node).
+ *   first-touch trap: every page on the master's node; adi.c).
  *
  * VERIFICATION
  *   Manufactured solution: u* is a smooth known field, f = A u* is computed
@@ -54,28 +55,23 @@
  *
  *   bt CLASS [ITERS [N]]   CLASS S (N=16), W (N=32), A (N=64)
  */
-#include "nas_common.h"
+#include "adi.h"
 
 #include <math.h>
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-#define NC 5 /* unknowns per point */
-
-static const int class_n[NAS_NCLASSES] = {16, 32, 64};
-static const long class_iters[NAS_NCLASSES] = {130, 150, 180};
+#define NC NAS_ADI_NC /* unknowns per point */
 
 static int N;           /* points per direction, boundary included */
 static double h2inv;    /* 1 / h^2 */
+static const nas_adi_grid_t *grid;
 static double K[NC * NC];
 static const double kappa[NC] = {1.0, 0.8, 1.3, 0.6, 1.6};
 static const double creact = 2.0;
 
 static size_t at(int k, int j, int i)
 {
-    return (((size_t)k * (size_t)N + (size_t)j) * (size_t)N + (size_t)i) * NC;
+    return nas_adi_at(grid, k, j, i);
 }
 
 /* K = Q diag(kappa) Q with Q = I - 2 v v^T / (v^T v). */
@@ -107,7 +103,7 @@ static double exact(int m, double x, double y, double z)
 /* out = A u on interior plane k (f == NULL), or out = rho (f - A u). */
 static void op_plane(double *out, const double *u, const double *f, double rho, int k)
 {
-    size_t sj = (size_t)N * NC, sk = (size_t)N * (size_t)N * NC;
+    size_t sj = grid->sj, sk = grid->sk;
     for (int j = 1; j < N - 1; j++)
         for (int i = 1; i < N - 1; i++) {
             size_t p = at(k, j, i);
@@ -202,158 +198,36 @@ static void line_solve(double *base, size_t stride, int ns, double rho, double *
     }
 }
 
+static void setup(const nas_adi_grid_t *g)
+{
+    grid = g;
+    N = g->n;
+    h2inv = g->h2inv;
+    make_k();
+}
+
+/* The 1-D eigenvalues kappa_m mu_p + c/3 (K's eigenvalues are kappa). */
+static double eigenvalue(int m, double sn)
+{
+    return kappa[m] * 4.0 * h2inv * sn * sn + creact / 3.0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *usage = "bt CLASS [ITERS [N]]  (CLASS = S, W or A; 1 <= ITERS <= 100000; 5 <= N <= 200)";
-    if (argc < 2 || argc > 4)
-        nas_usage(usage);
-    int cls = nas_parse_class(argv[1]);
-    if (cls < 0)
-        nas_usage(usage);
-    long iters = class_iters[cls], nl = class_n[cls];
-    if ((argc > 2 && nas_parse_long(argv[2], 1, 100000, &iters)) ||
-        (argc > 3 && nas_parse_long(argv[3], 5, 200, &nl)))
-        nas_usage(usage);
-    N = (int)nl;
-    int ns = N - 2;
-    double h = 1.0 / (N - 1);
-    h2inv = 1.0 / (h * h);
-    make_k();
-
-    char size[64];
-    snprintf(size, sizeof size, "%d^3 grid x %d unknowns", N, NC);
-    nas_header("bt", cls, size, iters);
-
-    /* ADI parameters from the 1-D eigenvalues kappa_m mu_p + c/3. */
-    const double pi = 3.14159265358979323846;
-    double *lam = nas_malloc((size_t)NC * (size_t)ns * sizeof *lam);
-    double lo = 1e300, hi = 0.0;
-    for (int m = 0; m < NC; m++)
-        for (int p = 0; p < ns; p++) {
-            double sn = sin((p + 1) * pi * h / 2.0);
-            double l = kappa[m] * 4.0 * h2inv * sn * sn + creact / 3.0;
-            lam[m * ns + p] = l;
-            lo = l < lo ? l : lo;
-            hi = l > hi ? l : hi;
-        }
-    int ncycle = 1 + (int)ceil(log(hi / lo) / log(10.0));
-    double rho[64];
-    nas_adi_params(lo, hi, ncycle, rho);
-
-    /* Serial initialisation by the master thread: the first-touch trap. */
-    size_t total = (size_t)N * (size_t)N * (size_t)N * NC;
-    double *u = nas_malloc(total * sizeof *u);
-    double *f = nas_malloc(total * sizeof *f);
-    double *rhs = nas_malloc(total * sizeof *rhs);
-    for (int k = 0; k < N; k++)
-        for (int j = 0; j < N; j++)
-            for (int i = 0; i < N; i++) {
-                int bnd = i == 0 || j == 0 || k == 0 || i == N - 1 || j == N - 1 || k == N - 1;
-                for (int m = 0; m < NC; m++) {
-                    double e = exact(m, i * h, j * h, k * h);
-                    rhs[at(k, j, i) + m] = e; /* u* for computing f */
-                    u[at(k, j, i) + m] = bnd ? e : 0.0;
-                    f[at(k, j, i) + m] = 0.0;
-                }
-            }
-    double e0 = 0.0, xnorm = 0.0;
-    for (int k = 1; k < N - 1; k++) {
-        op_plane(f, rhs, NULL, 0.0, k);
-        for (int j = 1; j < N - 1; j++)
-            for (int i = 1; i < N - 1; i++)
-                for (int m = 0; m < NC; m++) {
-                    double d = u[at(k, j, i) + m] - rhs[at(k, j, i) + m];
-                    e0 += d * d;
-                    xnorm += rhs[at(k, j, i) + m] * rhs[at(k, j, i) + m];
-                }
-    }
-    memset(rhs, 0, total * sizeof *rhs);
-    e0 = sqrt(e0);
-    xnorm = sqrt(xnorm);
-
-    int nthreads = omp_get_max_threads();
-    double **work = nas_malloc((size_t)nthreads * sizeof *work);
-    double *part = nas_malloc((size_t)nthreads * NAS_PAD * sizeof *part);
-    for (int t = 0; t < nthreads; t++) /* line buffers, one per thread */
-        work[t] = nas_malloc((size_t)ns * NC * (NC + 1) * sizeof(double));
-
-    size_t sj = (size_t)N * NC, sk = (size_t)N * (size_t)N * NC;
-    int fault = nas_fault("bt", "u(N/2, N/2, N/2) += 1e-3 after the last iteration");
-    double t0 = nas_wtime();
-    for (long it = 0; it < iters; it++) {
-        double r = rho[it % ncycle];
-#pragma omp parallel
-        { /* compute_rhs */
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                op_plane(rhs, u, f, r, k);
-        }
-#pragma omp parallel
-        { /* x_sweep: lines along i, planes k owned by schedule(static) */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int j = 1; j < N - 1; j++)
-                    line_solve(rhs + at(k, j, 1), NC, ns, r, w);
-        }
-#pragma omp parallel
-        { /* y_sweep: lines along j, same ownership */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int i = 1; i < N - 1; i++)
-                    line_solve(rhs + at(k, 1, i), sj, ns, r, w);
-        }
-#pragma omp parallel
-        { /* z_sweep: lines along k, so parallel over j (another ownership) */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int j = 1; j < N - 1; j++)
-                for (int i = 1; i < N - 1; i++)
-                    line_solve(rhs + at(1, j, i), sk, ns, r, w);
-        }
-#pragma omp parallel
-        { /* add */
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int j = 1; j < N - 1; j++)
-                    for (size_t q = at(k, j, 1); q < at(k, j, N - 1); q++)
-                        u[q] += rhs[q];
-        }
-        if (fault && it == iters - 1)
-            u[at(N / 2, N / 2, N / 2)] += 1e-3;
-    }
-    double secs = nas_wtime() - t0;
-
-    /* Error against the exact solution (deterministic sum). */
-    for (int t = 0; t < nthreads; t++)
-        part[t * NAS_PAD] = 0.0;
-#pragma omp parallel
-    {
-        double s = 0.0;
-#pragma omp for schedule(static)
-        for (int k = 1; k < N - 1; k++)
-            for (int j = 1; j < N - 1; j++)
-                for (int i = 1; i < N - 1; i++)
-                    for (int m = 0; m < NC; m++) {
-                        double d = u[at(k, j, i) + m] - exact(m, i * h, j * h, k * h);
-                        s += d * d;
-                    }
-        part[omp_get_thread_num() * NAS_PAD] = s;
-    }
-    double err = sqrt(nas_sum_partials(part, nthreads));
-    double bound = nas_adi_bound(lam, NC, ns, rho, ncycle, iters);
-    printf("bt: ADI parameter cycle of %d, error bound factor %.3e\n", ncycle, bound);
-    printf("bt: ||u - u*|| / ||u*|| = %.6e (initial %.6e)\n", err / xnorm, e0 / xnorm);
-    int ok = nas_check_le("bt", "||u - u*||", err, bound * e0 * (1.0 + 1e-6) + 1e-10 * xnorm);
-
-    for (int t = 0; t < nthreads; t++)
-        free(work[t]);
-    free(work);
-    free(part);
-    free(lam);
-    free(u);
-    free(f);
-    free(rhs);
-    return nas_finish("bt", secs, ok);
+    static const nas_adi_solver_t bt = {
+        .name = "bt",
+        .usage = "bt CLASS [ITERS [N]]  (CLASS = S, W or A; 1 <= ITERS <= 100000; 5 <= N <= 200)",
+        .class_n = {16, 32, 64},
+        .class_iters = {130, 150, 180},
+        .n_min = 5,
+        .n_max = 200,
+        .static_ld = 0, /* heap arrays of N^3 points */
+        .work_per_point = NC * (NC + 1),
+        .setup = setup,
+        .eigenvalue = eigenvalue,
+        .exact = exact,
+        .op_plane = op_plane,
+        .line_solve = line_solve,
+    };
+    return nas_adi_run(&bt, argc, argv);
 }

@@ -1,7 +1,6 @@
 /*
- * nas_common.c -- arguments, timing, report, random numbers, deterministic
- * sums and the ADI convergence bound shared by the NAS-style kernels (see
- * nas_common.h).
+ * nas_common.c -- arguments, timing, report, random numbers and
+ * deterministic sums shared by the NAS-style kernels (see nas_common.h).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
@@ -10,7 +9,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,47 +158,4 @@ double nas_sum_partials(const double *part, int nthreads)
     for (int t = 0; t < nthreads; t++)
         s += part[(size_t)t * NAS_PAD];
     return s;
-}
-
-void nas_adi_params(double lo, double hi, int ncycle, double *rho)
-{
-    for (int j = 0; j < ncycle; j++) {
-        double t = ncycle > 1 ? (double)j / (double)(ncycle - 1) : 0.5;
-        double lam = lo * pow(hi / lo, t);
-        rho[j] = 0.5 / lam;
-    }
-}
-
-double nas_adi_bound(const double *lam, int ncomp, int n, const double *rho,
-                     int ncycle, long iters)
-{
-    long cycles = iters / ncycle;
-    int rest = (int)(iters % ncycle);
-    double worst = 0.0;
-#pragma omp parallel for collapse(2) schedule(dynamic, 4) reduction(max : worst)
-    for (int m = 0; m < ncomp; m++)
-        for (int p = 0; p < n; p++) {
-            const double *l = lam + (size_t)m * (size_t)n;
-            double a = l[p];
-            /* By symmetry in (a, b, c) only q >= p, r >= q are needed. */
-            for (int q = p; q < n; q++) {
-                double b = l[q];
-                for (int r = q; r < n; r++) {
-                    double c = l[r], full = 1.0, part = 1.0;
-                    for (int j = 0; j < ncycle; j++) {
-                        double x = rho[j];
-                        double g = 1.0 - x * (a + b + c) /
-                                             ((1.0 + x * a) * (1.0 + x * b) * (1.0 + x * c));
-                        g = fabs(g);
-                        full *= g;
-                        if (j < rest)
-                            part *= g;
-                    }
-                    double prod = pow(full, (double)cycles) * part;
-                    if (prod > worst)
-                        worst = prod;
-                }
-            }
-        }
-    return worst;
 }

@@ -4,8 +4,8 @@
  * wall-clock timing, the report (a deterministic stdout: the verification
  * value and "verification: ok|FAILED"; the time goes to stderr so that two
  * runs with the same OMP_NUM_THREADS print identical stdout), a small
- * deterministic random number generator, deterministic parallel sums and
- * the convergence bound of the ADI solvers (bt, sp).
+ * deterministic random number generator and deterministic parallel sums.
+ * The ADI solvers' (bt, sp) scaffolding is adi.h.
  *
  * Written for this project from the NAS Parallel Benchmarks' public
  * descriptions; no NPB code.
@@ -82,29 +82,5 @@ uint64_t nas_rng_below(nas_rng_t *r, uint64_t n);
  * same thread count (an OpenMP reduction clause need not). */
 #define NAS_PAD 8
 double nas_sum_partials(const double *part, int nthreads);
-
-/* ---- ADI convergence bound (bt, sp) ------------------------------------- */
-
-/*
- * The ADI solvers iterate e <- (I - rho_t P_t^-1 A) e with
- * A = A1 + A2 + A3 and P_t = (I + rho_t A1)(I + rho_t A2)(I + rho_t A3),
- * where the three direction operators are symmetric, commute and share one
- * orthonormal eigenbasis.  On the eigenvector with direction eigenvalues
- * (a, b, c) one step multiplies the error by
- *
- *     g = 1 - rho (a + b + c) / ((1 + rho a)(1 + rho b)(1 + rho c))
- *
- * (0 <= g < 1 when a, b, c > 0), so after `iters` steps with parameters
- * rho[t mod ncycle] the 2-norm of the error has shrunk by at most the
- * largest product of g over all eigenvectors.  The eigenvectors are
- * indexed by a component m (0 <= m < ncomp; the directions share it) and
- * three 1-D indices p, q, r in [0, n): lam[m * n + p] is the 1-D
- * eigenvalue.  Returns that largest product (parallel over m, p).
- */
-double nas_adi_bound(const double *lam, int ncomp, int n, const double *rho,
-                     int ncycle, long iters);
-/* The parameter cycle: ncycle values geometrically spaced so that
- * rho * lambda = 1/2 for lambda geometrically spaced in [lo, hi]. */
-void nas_adi_params(double lo, double hi, int ncycle, double *rho);
 
 #endif

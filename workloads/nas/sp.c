@@ -25,7 +25,8 @@
  *   ADI parameters.
  *
  * PARALLEL STRUCTURE (5 parallel regions per iteration, all
- * schedule(static))
+ * schedule(static); the driver in adi.c runs them, this file supplies the
+ * operator and the line solve)
  *   compute_rhs   over k planes (13-point stencil)
  *   x_sweep       over k planes (lines along i)
  *   y_sweep       over k planes (lines along j)
@@ -50,19 +51,13 @@
  *
  *   sp CLASS [ITERS [N]]   CLASS S (N=16), W (N=32), A (N=64); N <= 64
  */
-#include "nas_common.h"
+#include "adi.h"
 
 #include <math.h>
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-#define NC 5    /* unknowns per point */
-#define NMAX 64 /* the largest class's grid: the static arrays' size */
-
-static const int class_n[NAS_NCLASSES] = {16, 32, NMAX};
-static const long class_iters[NAS_NCLASSES] = {140, 170, 200};
+#define NC NAS_ADI_NC /* unknowns per point */
+#define NMAX 64       /* the largest class's grid: the static arrays' size */
 
 static double u[(size_t)NMAX * NMAX * NMAX * NC];
 static double f[(size_t)NMAX * NMAX * NMAX * NC];
@@ -70,13 +65,14 @@ static double rhs[(size_t)NMAX * NMAX * NMAX * NC];
 
 static int N;        /* points per direction, boundary included */
 static double h2inv; /* 1 / h^2 */
+static const nas_adi_grid_t *grid;
 static const double kappa[NC] = {1.0, 0.7, 1.4, 0.5, 1.9};
 static const double creact = 2.0;
 static const double sigma = 0.25; /* dissipation weight */
 
 static size_t at(int k, int j, int i)
 {
-    return (((size_t)k * NMAX + (size_t)j) * NMAX + (size_t)i) * NC;
+    return nas_adi_at(grid, k, j, i);
 }
 
 static double exact(int m, double x, double y, double z)
@@ -103,7 +99,7 @@ static double l1d(const double *c, long s, int i)
 /* out = A u on interior plane k (g == NULL), or out = rho (g - A u). */
 static void op_plane(double *out, const double *v, const double *g, double rho, int k)
 {
-    long sj = (long)NMAX * NC, sk = (long)NMAX * NMAX * NC;
+    long sj = (long)grid->sj, sk = (long)grid->sk;
     for (int j = 1; j < N - 1; j++)
         for (int i = 1; i < N - 1; i++) {
             size_t p = at(k, j, i);
@@ -166,154 +162,39 @@ static void line_solve(double *base, size_t stride, int ns, double rho, double *
     }
 }
 
+static void setup(const nas_adi_grid_t *g)
+{
+    grid = g;
+    N = g->n;
+    h2inv = g->h2inv;
+}
+
+/* The 1-D eigenvalues kappa_m (mu_p + sigma h^2 mu_p^2) + c/3. */
+static double eigenvalue(int m, double sn)
+{
+    double mu = 4.0 * h2inv * sn * sn;
+    return kappa[m] * (mu + sigma * mu * mu / h2inv) + creact / 3.0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *usage = "sp CLASS [ITERS [N]]  (CLASS = S, W or A; 1 <= ITERS <= 100000; 6 <= N <= 64)";
-    if (argc < 2 || argc > 4)
-        nas_usage(usage);
-    int cls = nas_parse_class(argv[1]);
-    if (cls < 0)
-        nas_usage(usage);
-    long iters = class_iters[cls], nl = class_n[cls];
-    if ((argc > 2 && nas_parse_long(argv[2], 1, 100000, &iters)) ||
-        (argc > 3 && nas_parse_long(argv[3], 6, NMAX, &nl)))
-        nas_usage(usage);
-    N = (int)nl;
-    int ns = N - 2;
-    double h = 1.0 / (N - 1);
-    h2inv = 1.0 / (h * h);
-
-    char size[64];
-    snprintf(size, sizeof size, "%d^3 grid x %d unknowns", N, NC);
-    nas_header("sp", cls, size, iters);
-
-    /* 1-D eigenvalues kappa_m (mu_p + sigma h^2 mu_p^2) + c/3 */
-    const double pi = 3.14159265358979323846;
-    double *lam = nas_malloc((size_t)NC * (size_t)ns * sizeof *lam);
-    double lo = 1e300, hi = 0.0;
-    for (int m = 0; m < NC; m++)
-        for (int p = 0; p < ns; p++) {
-            double sn = sin((p + 1) * pi * h / 2.0);
-            double mu = 4.0 * h2inv * sn * sn;
-            double l = kappa[m] * (mu + sigma * mu * mu / h2inv) + creact / 3.0;
-            lam[m * ns + p] = l;
-            lo = l < lo ? l : lo;
-            hi = l > hi ? l : hi;
-        }
-    int ncycle = 1 + (int)ceil(log(hi / lo) / log(10.0));
-    double rho[64];
-    nas_adi_params(lo, hi, ncycle, rho);
-
-    /* Serial initialisation by the master thread: the first-touch trap
-     * (the whole static arrays, as a Fortran code zeroing its COMMON
-     * blocks would). */
-    memset(u, 0, sizeof u);
-    memset(f, 0, sizeof f);
-    memset(rhs, 0, sizeof rhs);
-    for (int k = 0; k < N; k++)
-        for (int j = 0; j < N; j++)
-            for (int i = 0; i < N; i++) {
-                int bnd = i == 0 || j == 0 || k == 0 || i == N - 1 || j == N - 1 || k == N - 1;
-                for (int m = 0; m < NC; m++) {
-                    double e = exact(m, i * h, j * h, k * h);
-                    rhs[at(k, j, i) + m] = e; /* u* for computing f */
-                    u[at(k, j, i) + m] = bnd ? e : 0.0;
-                }
-            }
-    double e0 = 0.0, xnorm = 0.0;
-    for (int k = 1; k < N - 1; k++) {
-        op_plane(f, rhs, NULL, 0.0, k);
-        for (int j = 1; j < N - 1; j++)
-            for (int i = 1; i < N - 1; i++)
-                for (int m = 0; m < NC; m++) {
-                    double d = u[at(k, j, i) + m] - rhs[at(k, j, i) + m];
-                    e0 += d * d;
-                    xnorm += rhs[at(k, j, i) + m] * rhs[at(k, j, i) + m];
-                }
-    }
-    memset(rhs, 0, sizeof rhs);
-    e0 = sqrt(e0);
-    xnorm = sqrt(xnorm);
-
-    int nthreads = omp_get_max_threads();
-    double **work = nas_malloc((size_t)nthreads * sizeof *work);
-    double *part = nas_malloc((size_t)nthreads * NAS_PAD * sizeof *part);
-    for (int t = 0; t < nthreads; t++) /* line buffers, one per thread */
-        work[t] = nas_malloc((size_t)4 * ns * NC * sizeof(double));
-
-    size_t sj = (size_t)NMAX * NC, sk = (size_t)NMAX * NMAX * NC;
-    int fault = nas_fault("sp", "u(N/2, N/2, N/2) += 1e-3 after the last iteration");
-    double t0 = nas_wtime();
-    for (long it = 0; it < iters; it++) {
-        double r = rho[it % ncycle];
-#pragma omp parallel
-        { /* compute_rhs */
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                op_plane(rhs, u, f, r, k);
-        }
-#pragma omp parallel
-        { /* x_sweep: lines along i, planes k owned by schedule(static) */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int j = 1; j < N - 1; j++)
-                    line_solve(rhs + at(k, j, 1), NC, ns, r, w);
-        }
-#pragma omp parallel
-        { /* y_sweep: lines along j, same ownership */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int i = 1; i < N - 1; i++)
-                    line_solve(rhs + at(k, 1, i), sj, ns, r, w);
-        }
-#pragma omp parallel
-        { /* z_sweep: lines along k, so parallel over j (another ownership) */
-            double *w = work[omp_get_thread_num()];
-#pragma omp for schedule(static)
-            for (int j = 1; j < N - 1; j++)
-                for (int i = 1; i < N - 1; i++)
-                    line_solve(rhs + at(1, j, i), sk, ns, r, w);
-        }
-#pragma omp parallel
-        { /* add */
-#pragma omp for schedule(static)
-            for (int k = 1; k < N - 1; k++)
-                for (int j = 1; j < N - 1; j++)
-                    for (size_t q = at(k, j, 1); q < at(k, j, N - 1); q++)
-                        u[q] += rhs[q];
-        }
-        if (fault && it == iters - 1)
-            u[at(N / 2, N / 2, N / 2)] += 1e-3;
-    }
-    double secs = nas_wtime() - t0;
-
-    for (int t = 0; t < nthreads; t++)
-        part[t * NAS_PAD] = 0.0;
-#pragma omp parallel
-    {
-        double s = 0.0;
-#pragma omp for schedule(static)
-        for (int k = 1; k < N - 1; k++)
-            for (int j = 1; j < N - 1; j++)
-                for (int i = 1; i < N - 1; i++)
-                    for (int m = 0; m < NC; m++) {
-                        double d = u[at(k, j, i) + m] - exact(m, i * h, j * h, k * h);
-                        s += d * d;
-                    }
-        part[omp_get_thread_num() * NAS_PAD] = s;
-    }
-    double err = sqrt(nas_sum_partials(part, nthreads));
-    double bound = nas_adi_bound(lam, NC, ns, rho, ncycle, iters);
-    printf("sp: ADI parameter cycle of %d, error bound factor %.3e\n", ncycle, bound);
-    printf("sp: ||u - u*|| / ||u*|| = %.6e (initial %.6e)\n", err / xnorm, e0 / xnorm);
-    int ok = nas_check_le("sp", "||u - u*||", err, bound * e0 * (1.0 + 1e-6) + 1e-10 * xnorm);
-
-    for (int t = 0; t < nthreads; t++)
-        free(work[t]);
-    free(work);
-    free(part);
-    free(lam);
-    return nas_finish("sp", secs, ok);
+    static const nas_adi_solver_t sp = {
+        .name = "sp",
+        .usage = "sp CLASS [ITERS [N]]  (CLASS = S, W or A; 1 <= ITERS <= 100000; 6 <= N <= 64)",
+        .class_n = {16, 32, NMAX},
+        .class_iters = {140, 170, 200},
+        .n_min = 6,
+        .n_max = NMAX,
+        .static_ld = NMAX, /* the static arrays, NMAX^3 points each */
+        .static_u = u,
+        .static_f = f,
+        .static_rhs = rhs,
+        .work_per_point = 4 * NC,
+        .setup = setup,
+        .eigenvalue = eigenvalue,
+        .exact = exact,
+        .op_plane = op_plane,
+        .line_solve = line_solve,
+    };
+    return nas_adi_run(&sp, argc, argv);
 }

@@ -16,15 +16,15 @@
  * is added to the thread's memory time only for the cells that ask for it
  * (run.c), so e1-e5 keep the model they were measured with.
  */
-#include "simx/model.h"
+#include "experiment/model.h"
 
 #include <string.h>
 
 #define MODEL_MAX_NODES 64
 
-uint64_t ph_simx_phase_ns(const ph_simx_costs *m, const ph_simx_access *acc,
-                          size_t nacc, const int *thread_node, int nthreads,
-                          const int *home, double *thread_ns)
+uint64_t ph_exp_phase_ns(const ph_exp_costs *m, const ph_exp_access *acc,
+                         size_t nacc, const int *thread_node, int nthreads,
+                         const int *home, double *thread_ns)
 {
     uint64_t remote = 0;
     int n = m->nnodes;
@@ -88,8 +88,8 @@ uint64_t ph_simx_phase_ns(const ph_simx_costs *m, const ph_simx_access *acc,
     return remote;
 }
 
-double ph_simx_barrier_ns(const double *thread_ns, const double *extra_ns,
-                          int nthreads)
+double ph_exp_barrier_ns(const double *thread_ns, const double *extra_ns,
+                         int nthreads)
 {
     double worst = 0.0;
     for (int t = 0; t < nthreads; t++) {
@@ -100,23 +100,23 @@ double ph_simx_barrier_ns(const double *thread_ns, const double *extra_ns,
     return worst;
 }
 
-double ph_simx_manager_start(double now_ns, double *busy_until_ns,
-                             double cost_ns)
+double ph_exp_manager_start(double now_ns, double *busy_until_ns,
+                            double cost_ns)
 {
     double start = now_ns > *busy_until_ns ? now_ns : *busy_until_ns;
     *busy_until_ns = start + cost_ns;
     return start;
 }
 
-double ph_simx_arrival_ns(double start_ns, double cost_ns, size_t k,
-                          size_t m)
+double ph_exp_arrival_ns(double start_ns, double cost_ns, size_t k,
+                         size_t m)
 {
     if (m == 0)
         return start_ns;
     return start_ns + cost_ns * (double)k / (double)m;
 }
 
-double ph_simx_tlb_miss_share(double pages, double entries)
+double ph_exp_tlb_miss_share(double pages, double entries)
 {
     if (!(pages > 0))
         return 0.0;
@@ -124,10 +124,10 @@ double ph_simx_tlb_miss_share(double pages, double entries)
     return m > 0 ? m : 0.0;
 }
 
-double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
-                         const ph_simx_switches *sw, size_t nacc,
-                         int nthreads, const uint8_t *huge,
-                         ph_simx_tlb_thread *th, double *thread_ns)
+double ph_exp_phase_tlb(const ph_exp_tlb *tlb, const ph_exp_access *acc,
+                        const ph_exp_switches *sw, size_t nacc,
+                        int nthreads, const uint8_t *huge,
+                        ph_exp_tlb_thread *th, double *thread_ns)
 {
     for (int t = 0; t < nthreads; t++) {
         memset(&th[t], 0, sizeof th[t]);
@@ -138,7 +138,7 @@ double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
         if (t >= (uint32_t)nthreads)
             continue;
         uint32_t p = acc[k].page, u = p / 512u;
-        ph_simx_tlb_thread *x = &th[t];
+        ph_exp_tlb_thread *x = &th[t];
         if (huge[p]) {
             if (x->last_unit != u) { /* entries come by page: units ascend */
                 x->last_unit = u;
@@ -152,11 +152,11 @@ double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
     }
     double all = 0;
     for (int t = 0; t < nthreads; t++) {
-        ph_simx_tlb_thread *x = &th[t];
+        ph_exp_tlb_thread *x = &th[t];
         x->misses = x->switch_4k *
-                        ph_simx_tlb_miss_share(x->pages_4k, tlb->entries_4k) +
+                        ph_exp_tlb_miss_share(x->pages_4k, tlb->entries_4k) +
                     x->switch_2m *
-                        ph_simx_tlb_miss_share(x->units_2m, tlb->entries_2m);
+                        ph_exp_tlb_miss_share(x->units_2m, tlb->entries_2m);
         if (thread_ns)
             thread_ns[t] += x->misses * tlb->walk_ns;
         all += x->misses;

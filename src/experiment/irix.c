@@ -29,11 +29,11 @@
  *   freeze_after  4 migrations
  *   period_ns     10 ms per page (003 section 2.2)
  */
-#include "simx/irix.h"
+#include "experiment/irix.h"
 
 #include <string.h>
 
-void ph_simx_irix_defaults(ph_simx_irix_params *p)
+void ph_exp_irix_defaults(ph_exp_irix_params *p)
 {
     p->threshold = 1024;
     p->dampening = 2;
@@ -41,8 +41,8 @@ void ph_simx_irix_defaults(ph_simx_irix_params *p)
     p->period_ns = 10e6;
 }
 
-int ph_simx_irix_check(const ph_simx_irix_params *p, uint32_t *cnt, int n,
-                       int home, ph_simx_irix_page *st, int *target)
+int ph_exp_irix_check(const ph_exp_irix_params *p, uint32_t *cnt, int n,
+                      int home, ph_exp_irix_page *st, int *target)
 {
     *target = -1;
     if (home < 0 || home >= n)
@@ -80,7 +80,7 @@ int ph_simx_irix_check(const ph_simx_irix_params *p, uint32_t *cnt, int n,
     return PH_IRIX_MIGRATE;
 }
 
-void ph_simx_irix_periodic(uint32_t *cnt, int n, ph_simx_irix_page *st)
+void ph_exp_irix_periodic(uint32_t *cnt, int n, ph_exp_irix_page *st)
 {
     for (int i = 0; i < n; i++)
         cnt[i] /= 2;

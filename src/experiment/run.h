@@ -4,38 +4,38 @@
  * migration engine, for a number of outer iterations, timed by the cost
  * model (model.h).  run.c describes the loop.
  */
-#ifndef PH_SIMX_RUN_H
-#define PH_SIMX_RUN_H
+#ifndef PH_EXPERIMENT_RUN_H
+#define PH_EXPERIMENT_RUN_H
 
-#include "simx/presets.h"
+#include "experiment/presets.h"
 #include "topo/topo.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum ph_simx_engine {
-    PH_SIMX_ENG_OFF = 0,          /* no migration */
-    PH_SIMX_ENG_IRIX = 1,         /* the IRIX-like kernel engine (irix.h) */
-    PH_SIMX_ENG_ITERATIVE = 2,    /* pagehome iterative, exact counts */
-    PH_SIMX_ENG_ITER_SAMPLED = 3, /* pagehome iterative, sampled counts */
-    PH_SIMX_ENG_SAMPLING = 4,     /* pagehome sampling mechanism */
-    PH_SIMX_ENG_REPLAY = 5,       /* pagehome record/replay */
-    PH_SIMX_ENG_HYBRID = 6        /* pagehome iterative, then replay */
+enum ph_exp_engine {
+    PH_EXP_ENG_OFF = 0,          /* no migration */
+    PH_EXP_ENG_IRIX = 1,         /* the IRIX-like kernel engine (irix.h) */
+    PH_EXP_ENG_ITERATIVE = 2,    /* pagehome iterative, exact counts */
+    PH_EXP_ENG_ITER_SAMPLED = 3, /* pagehome iterative, sampled counts */
+    PH_EXP_ENG_SAMPLING = 4,     /* pagehome sampling mechanism */
+    PH_EXP_ENG_REPLAY = 5,       /* pagehome record/replay */
+    PH_EXP_ENG_HYBRID = 6        /* pagehome iterative, then replay */
 };
 
-enum ph_simx_placement {
-    PH_SIMX_FIRST_TOUCH = 0,      /* the initialising thread's node */
-    PH_SIMX_ROUND_ROBIN = 1,      /* page i on partition node i mod n */
-    PH_SIMX_SINGLE_NODE = 2       /* every page on the partition's last node */
+enum ph_exp_placement {
+    PH_EXP_FIRST_TOUCH = 0,      /* the initialising thread's node */
+    PH_EXP_ROUND_ROBIN = 1,      /* page i on partition node i mod n */
+    PH_EXP_SINGLE_NODE = 2       /* every page on the partition's last node */
 };
 
-const char *ph_simx_engine_name(int engine);
-const char *ph_simx_placement_name(int placement);
+const char *ph_exp_engine_name(int engine);
+const char *ph_exp_placement_name(int placement);
 
-typedef struct ph_simx_cell {
-    const ph_simx_preset *preset;
+typedef struct ph_exp_cell {
+    const ph_exp_preset *preset;
     const ph_topology *topo;  /* the preset's machine */
-    int app;                  /* enum ph_simx_app_kind */
+    int app;                  /* enum ph_exp_app_kind */
     int nthreads;
     int iterations;           /* 0: the program's own (class A) */
     int placement;
@@ -56,9 +56,9 @@ typedef struct ph_simx_cell {
     int tlb;                  /* 1: the cost model's TLB term (model.h) */
                               /* (huge and tlb need arrays of whole 2 MiB
                                  units, as e6's: EINVAL otherwise) */
-} ph_simx_cell;
+} ph_exp_cell;
 
-typedef struct ph_simx_result {
+typedef struct ph_exp_result {
     int iterations, nthreads;
     size_t hot_pages;
     /* per iteration */
@@ -99,10 +99,10 @@ typedef struct ph_simx_result {
      * and 4 KiB page moves (the engine's migrated minus huge_migrated) */
     uint64_t huge_migrated, huge_split, huge_collapsed, moved_4k;
     size_t huge_units_end;    /* 2 MiB units mapped huge at the end */
-} ph_simx_result;
+} ph_exp_result;
 
 /* Run one cell.  0, or -1/errno with a message (result freed). */
-int ph_simx_run(const ph_simx_cell *c, ph_simx_result *r);
-void ph_simx_result_free(ph_simx_result *r);
+int ph_exp_run_cell(const ph_exp_cell *c, ph_exp_result *r);
+void ph_exp_result_free(ph_exp_result *r);
 
 #endif

@@ -17,79 +17,79 @@
  *       epyc-2s-8n from single-node placement, 4 KiB pages / 2 MiB pages
  *       never split / mixed (2 MiB, split when shared), with the TLB term
  */
-#ifndef PH_SIMX_EXPERIMENTS_H
-#define PH_SIMX_EXPERIMENTS_H
+#ifndef PH_EXPERIMENT_EXPERIMENTS_H
+#define PH_EXPERIMENT_EXPERIMENTS_H
 
-#include "simx/run.h"
+#include "experiment/run.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
 /* Called after every run of an experiment (the progress line of
  * `pagehome sim`); NULL for none.  Process-wide. */
-typedef void (*ph_simx_progress_fn)(const char *group, const char *label,
-                                    size_t runs_done);
-void ph_simx_set_progress(ph_simx_progress_fn fn);
+typedef void (*ph_exp_progress_fn)(const char *group, const char *label,
+                                   size_t runs_done);
+void ph_exp_set_progress(ph_exp_progress_fn fn);
 
-typedef struct ph_simx_opts {
+typedef struct ph_exp_opts {
     const char *machine;   /* preset name; NULL: the experiment's own */
     int threads;           /* > 0: only this thread count */
     int iterations;        /* > 0: instead of the programs' own */
-} ph_simx_opts;
+} ph_exp_opts;
 
-typedef struct ph_simx_row {
-    ph_simx_cell cell;
-    ph_simx_result res;
+typedef struct ph_exp_row {
+    ph_exp_cell cell;
+    ph_exp_result res;
     char group[48];        /* e4: the workload and program */
     char label[48];        /* the engine as the table names it */
     long baseline;         /* row the times are normalised to (itself: -1
                               never; the baseline row points to itself) */
     double norm_total, norm_last;
-} ph_simx_row;
+} ph_exp_row;
 
-#define PH_SIMX_MAX_TARGETS 24
-#define PH_SIMX_MAX_NOTES 24
+#define PH_EXP_MAX_TARGETS 24
+#define PH_EXP_MAX_NOTES 24
 
-typedef struct ph_simx_target {
+typedef struct ph_exp_target {
     char what[128];
     int met;
     char detail[400];
-} ph_simx_target;
+} ph_exp_target;
 
-typedef struct ph_simx_exp {
+typedef struct ph_exp_table {
     char name[8];
     char title[200];
     char machines[96];     /* the presets it ran on */
     char baseline[96];     /* what times are normalised to */
-    ph_simx_row *rows;
+    ph_exp_row *rows;
     size_t nrows, cap;
-    ph_simx_target targets[PH_SIMX_MAX_TARGETS];
+    ph_exp_target targets[PH_EXP_MAX_TARGETS];
     int ntargets;
-    char notes[PH_SIMX_MAX_NOTES][800];
+    char notes[PH_EXP_MAX_NOTES][800];
     int nnotes;
     int thread_migrations[2];  /* e4: node indexes, for the notes */
-} ph_simx_exp;
+} ph_exp_table;
 
 /* 1 when name is an experiment (e1..e6). */
-int ph_simx_is_experiment(const char *name);
+int ph_exp_is_experiment(const char *name);
 
 /* Check an experiment's name and options without running it: 0, or
  * -1/EINVAL with a message (a usage error). */
-int ph_simx_check(const char *name, const ph_simx_opts *o);
+int ph_exp_check(const char *name, const ph_exp_opts *o);
 
 /* Run an experiment.  0, or -1/errno (EINVAL: bad experiment, preset or
  * thread count -- a usage error; others: the run failed) with a
  * message. */
-int ph_simx_experiment(const char *name, const ph_simx_opts *o,
-                       ph_simx_exp *out);
-void ph_simx_exp_free(ph_simx_exp *x);
+int ph_exp_run(const char *name, const ph_exp_opts *o,
+               ph_exp_table *out);
+void ph_exp_table_free(ph_exp_table *x);
 
 /* report.c: the aligned tables with targets and notes; CSV (one line per
  * run); JSON (everything, with per-iteration series).  0 or -1/errno. */
-int ph_simx_print(const ph_simx_exp *x, FILE *out);
-int ph_simx_write_csv(const ph_simx_exp *x, const char *path);
-int ph_simx_write_json(const ph_simx_exp *x, const char *path);
+int ph_exp_print(const ph_exp_table *x, FILE *out);
+int ph_exp_write_csv(const ph_exp_table *x, const char *path);
+int ph_exp_write_json(const ph_exp_table *x, const char *path);
 /* The presets as a table (`pagehome sim presets`). */
-int ph_simx_print_presets(FILE *out);
+int ph_exp_print_presets(FILE *out);
 
 #endif

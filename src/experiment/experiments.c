@@ -1,6 +1,12 @@
 /*
  * experiments.c -- what e1..e6 run (experiments.h), and the targets.
  *
+ * The experiments are one table (`experiments[]`, at the end): name,
+ * title, baseline, default machines and thread counts, how many programs
+ * share a machine, and the runner.  The driver looks the name up, opens
+ * and checks the machines, and calls the runner on each machine in turn
+ * (e5 is e1's runner on two machines).
+ *
  * Every run uses the presets' parameters and the tunables as they are
  * (their defaults unless the user set them: `pagehome --set NAME=VALUE
  * sim ...`); no engine gets parameters of its own, with two stated
@@ -44,9 +50,9 @@
  * half to the best last half).  TARGET: mixed within 2% of the better of
  * the other two on both workloads (overall time).
  */
-#include "simx/experiments.h"
+#include "experiment/experiments.h"
 
-#include "simx/workload.h"
+#include "experiment/workload.h"
 
 #include "base/error.h"
 #include "config/options.h"
@@ -58,22 +64,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[] = {"e1", "e2", "e3", "e4", "e5", "e6"};
-
-int ph_simx_is_experiment(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* ---- rows ------------------------------------------------------------ */
 
-static void note(ph_simx_exp *x, const char *fmt, ...) PH_PRINTF(2, 3);
-static void note(ph_simx_exp *x, const char *fmt, ...)
+static void note(ph_exp_table *x, const char *fmt, ...) PH_PRINTF(2, 3);
+static void note(ph_exp_table *x, const char *fmt, ...)
 {
-    if (x->nnotes == PH_SIMX_MAX_NOTES)
+    if (x->nnotes == PH_EXP_MAX_NOTES)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -81,49 +77,49 @@ static void note(ph_simx_exp *x, const char *fmt, ...)
     va_end(ap);
 }
 
-static ph_simx_target *target(ph_simx_exp *x, int met, const char *what)
+static ph_exp_target *target(ph_exp_table *x, int met, const char *what)
 {
-    if (x->ntargets == PH_SIMX_MAX_TARGETS)
+    if (x->ntargets == PH_EXP_MAX_TARGETS)
         return NULL;
-    ph_simx_target *t = &x->targets[x->ntargets++];
+    ph_exp_target *t = &x->targets[x->ntargets++];
     snprintf(t->what, sizeof t->what, "%s", what);
     t->met = met;
     t->detail[0] = '\0';
     return t;
 }
 
-static ph_simx_progress_fn progress_fn;
+static ph_exp_progress_fn progress_fn;
 
-void ph_simx_set_progress(ph_simx_progress_fn fn)
+void ph_exp_set_progress(ph_exp_progress_fn fn)
 {
     progress_fn = fn;
 }
 
 /* Run a cell and append it; baseline < 0: the row is its own. */
-static long add_row(ph_simx_exp *x, const ph_simx_cell *c, const char *group,
+static long add_row(ph_exp_table *x, const ph_exp_cell *c, const char *group,
                     const char *label, long baseline)
 {
     if (x->nrows == x->cap) {
         size_t cap = x->cap ? 2 * x->cap : 32;
-        ph_simx_row *r = realloc(x->rows, cap * sizeof *r);
+        ph_exp_row *r = realloc(x->rows, cap * sizeof *r);
         if (!r)
             return ph_fail(ENOMEM, "sim: out of memory");
         x->rows = r;
         x->cap = cap;
     }
-    ph_simx_row *row = &x->rows[x->nrows];
+    ph_exp_row *row = &x->rows[x->nrows];
     memset(row, 0, sizeof *row);
     row->cell = *c;
     snprintf(row->group, sizeof row->group, "%s", group ? group : "");
     snprintf(row->label, sizeof row->label, "%s",
-             label ? label : ph_simx_engine_name(c->engine));
-    if (ph_simx_run(c, &row->res) != 0)
+             label ? label : ph_exp_engine_name(c->engine));
+    if (ph_exp_run_cell(c, &row->res) != 0)
         return -1;
     long me = (long)x->nrows++;
     if (progress_fn)
         progress_fn(row->group, row->label, x->nrows);
     row->baseline = baseline < 0 ? me : baseline;
-    const ph_simx_row *b = &x->rows[row->baseline];
+    const ph_exp_row *b = &x->rows[row->baseline];
     row->norm_total = b->res.total_ns > 0 ? row->res.total_ns / b->res.total_ns
                                           : 0;
     row->norm_last = b->res.last_half_ns > 0
@@ -135,30 +131,30 @@ static long add_row(ph_simx_exp *x, const ph_simx_cell *c, const char *group,
 /* ---- machines -------------------------------------------------------- */
 
 typedef struct machine {
-    const ph_simx_preset *p;
+    const ph_exp_preset *p;
     ph_topology *t;
 } machine;
 
 static int open_machine(machine *m, const char *name)
 {
-    m->p = ph_simx_preset_find(name);
+    m->p = ph_exp_preset_find(name);
     if (!m->p) {
         char known[160] = "";
-        for (size_t i = 0; ph_simx_preset_at(i); i++) {
+        for (size_t i = 0; ph_exp_preset_at(i); i++) {
             size_t l = strlen(known);
             snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "",
-                     ph_simx_preset_at(i)->name);
+                     ph_exp_preset_at(i)->name);
         }
         return ph_fail(EINVAL, "sim: no machine preset '%s' (presets: %s)",
                        name, known);
     }
-    m->t = ph_simx_preset_topology(m->p);
+    m->t = ph_exp_preset_topology(m->p);
     return m->t ? 0 : -1;
 }
 
 static int check_threads(const machine *m, int threads, int programs)
 {
-    int cpus = ph_simx_cpus(m->t);
+    int cpus = ph_exp_cpus(m->t);
     if (threads < 1 || threads * programs > cpus)
         return ph_fail(EINVAL, "sim: --threads %d: %s has %d CPUs%s",
                        threads, m->p->name, cpus,
@@ -166,17 +162,17 @@ static int check_threads(const machine *m, int threads, int programs)
     return 0;
 }
 
-static void add_machine(ph_simx_exp *x, const char *name)
+static void add_machine(ph_exp_table *x, const char *name)
 {
     size_t l = strlen(x->machines);
     snprintf(x->machines + l, sizeof x->machines - l, "%s%s", l ? ", " : "",
              name);
 }
 
-static ph_simx_cell base_cell(const machine *m, int app, int T,
-                              const ph_simx_opts *o)
+static ph_exp_cell base_cell(const machine *m, int app, int T,
+                             const ph_exp_opts *o)
 {
-    ph_simx_cell c;
+    ph_exp_cell c;
     memset(&c, 0, sizeof c);
     c.preset = m->p;
     c.topo = m->t;
@@ -200,17 +196,17 @@ static void agg(double v, double *sum, double *worst, int *n)
     (*n)++;
 }
 
-static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
+static void e1_targets(ph_exp_table *x, size_t first, const machine *m)
 {
     double s1 = 0, w1 = 0, s2 = 0, w2 = 0, w3 = 2, w4 = 2;
     int n1 = 0, ok1 = 0, ok2 = 0, n3 = 0, ok3 = 0, n4 = 0, ok4 = 0, n2 = 0;
-    const ph_simx_row *worst1 = NULL, *worst3 = NULL, *worst4 = NULL;
+    const ph_exp_row *worst1 = NULL, *worst3 = NULL, *worst4 = NULL;
     uint64_t mig = 0, elig = 0, f2 = 0;
     for (size_t i = first; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
-        if (r->cell.preset != m->p || r->cell.engine != PH_SIMX_ENG_ITERATIVE)
+        const ph_exp_row *r = &x->rows[i];
+        if (r->cell.preset != m->p || r->cell.engine != PH_EXP_ENG_ITERATIVE)
             continue;
-        if (r->cell.placement == PH_SIMX_SINGLE_NODE) {
+        if (r->cell.placement == PH_EXP_SINGLE_NODE) {
             if (!worst1 || r->norm_total > worst1->norm_total)
                 worst1 = r;
             agg(r->norm_total, &s1, &w1, &n1);
@@ -241,14 +237,14 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
         }
     }
     char what[128];
-    ph_simx_target *t;
+    ph_exp_target *t;
     snprintf(what, sizeof what, "%s: single-node + pagehome <= 1.05x "
              "first-touch (overall)", m->p->name);
     t = target(x, n1 > 0 && ok1 == n1, what);
     if (t && n1)
         snprintf(t->detail, sizeof t->detail,
                  "%d of %d runs; mean %.3fx, worst %.3fx (%s, %d threads)",
-                 ok1, n1, s1 / n1, w1, ph_simx_app_name(worst1->cell.app),
+                 ok1, n1, s1 / n1, w1, ph_exp_app_name(worst1->cell.app),
                  worst1->cell.nthreads);
     snprintf(what, sizeof what, "%s: single-node + pagehome <= 1.01x "
              "first-touch (last half)", m->p->name);
@@ -268,9 +264,9 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
                      ok3, n3, (unsigned long long)mig,
                      (unsigned long long)elig,
                      elig ? 100.0 * (double)mig / (double)elig : 0.0,
-                     100 * w3, ph_simx_app_name(worst3->cell.app),
+                     100 * w3, ph_exp_app_name(worst3->cell.app),
                      worst3->cell.nthreads,
-                     ph_simx_placement_name(worst3->cell.placement));
+                     ph_exp_placement_name(worst3->cell.placement));
         else
             snprintf(t->detail, sizeof t->detail,
                      "no pagehome run had a candidate page");
@@ -286,29 +282,29 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
                      ok4, n4, (unsigned long long)f2,
                      (unsigned long long)mig,
                      mig ? 100.0 * (double)f2 / (double)mig : 0.0, 100 * w4,
-                     ph_simx_app_name(worst4->cell.app),
+                     ph_exp_app_name(worst4->cell.app),
                      worst4->cell.nthreads,
-                     ph_simx_placement_name(worst4->cell.placement));
+                     ph_exp_placement_name(worst4->cell.placement));
         else
             snprintf(t->detail, sizeof t->detail,
                      "pagehome migrated no page on %s", m->p->name);
     }
     /* why, in numbers: every single-node run that missed T1 or T2 */
     for (size_t i = first; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
-        if (r->cell.preset != m->p || r->cell.engine != PH_SIMX_ENG_ITERATIVE ||
-            r->cell.placement != PH_SIMX_SINGLE_NODE ||
+        const ph_exp_row *r = &x->rows[i];
+        if (r->cell.preset != m->p || r->cell.engine != PH_EXP_ENG_ITERATIVE ||
+            r->cell.placement != PH_EXP_SINGLE_NODE ||
             (r->norm_total <= 1.05 && r->norm_last <= 1.01))
             continue;
-        const ph_simx_row *off = NULL;
+        const ph_exp_row *off = NULL;
         for (size_t j = first; j < x->nrows; j++)
             if (x->rows[j].cell.preset == m->p &&
                 x->rows[j].cell.app == r->cell.app &&
                 x->rows[j].cell.nthreads == r->cell.nthreads &&
-                x->rows[j].cell.placement == PH_SIMX_SINGLE_NODE &&
-                x->rows[j].cell.engine == PH_SIMX_ENG_OFF)
+                x->rows[j].cell.placement == PH_EXP_SINGLE_NODE &&
+                x->rows[j].cell.engine == PH_EXP_ENG_OFF)
                 off = &x->rows[j];
-        const ph_simx_result *s = &r->res;
+        const ph_exp_result *s = &r->res;
         int I = s->iterations;
         double mean_it = I ? s->total_ns / I : 0;
         if (s->migrated < s->misplaced / 2) {
@@ -322,7 +318,7 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
                  "latency, so one iteration's counts do not justify it "
                  "(the optimistic variant, --set optimistic=1, leaves ml "
                  "out)",
-                 m->p->name, ph_simx_app_name(r->cell.app),
+                 m->p->name, ph_exp_app_name(r->cell.app),
                  r->cell.nthreads, (unsigned long long)s->migrated,
                  s->misplaced, s->qualify, s->median_gain_ns / 1e3,
                  s->ml_ns / 1e3,
@@ -337,7 +333,7 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
                  "least 1 + (S - 1) / I = %.3fx; %llu pages moved, %.3f s "
                  "of migration (%.1f iterations' time), used at their old "
                  "home until they arrive",
-                 m->p->name, ph_simx_app_name(r->cell.app),
+                 m->p->name, ph_exp_app_name(r->cell.app),
                  r->cell.nthreads, r->norm_total, r->norm_last, S, I,
                  I ? 1 + (S - 1) / I : 0.0, (unsigned long long)s->migrated,
                  s->migrate_ns / 1e9,
@@ -348,29 +344,21 @@ static void e1_targets(ph_simx_exp *x, size_t first, const machine *m)
 
 /* ---- the experiments --------------------------------------------------- */
 
-static const int e1_engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_IRIX,
-                                 PH_SIMX_ENG_ITERATIVE};
-static const int placements[] = {PH_SIMX_FIRST_TOUCH, PH_SIMX_ROUND_ROBIN,
-                                  PH_SIMX_SINGLE_NODE};
+static const int e1_engines[] = {PH_EXP_ENG_OFF, PH_EXP_ENG_IRIX,
+                                 PH_EXP_ENG_ITERATIVE};
+static const int placements[] = {PH_EXP_FIRST_TOUCH, PH_EXP_ROUND_ROBIN,
+                                  PH_EXP_SINGLE_NODE};
 
-static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e1(ph_exp_table *x, const machine *m, const ph_exp_opts *o,
+                  const int *threads, int nt)
 {
-    int threads[2] = {16, 32}, nt = 2;
-    if (o->threads > 0) {
-        threads[0] = o->threads;
-        nt = 1;
-    }
-    for (int k = 0; k < nt; k++)
-        if (check_threads(m, threads[k], 1) != 0)
-            return -1;
-    add_machine(x, m->p->name);
     size_t first = x->nrows;
-    for (int app = PH_SIMX_BT; app <= PH_SIMX_CG; app++)
+    for (int app = PH_EXP_BT; app <= PH_EXP_CG; app++)
         for (int k = 0; k < nt; k++) {
             long base = -1;
             for (int pl = 0; pl < 3; pl++)
                 for (int en = 0; en < 3; en++) {
-                    ph_simx_cell c = base_cell(m, app, threads[k], o);
+                    ph_exp_cell c = base_cell(m, app, threads[k], o);
                     c.placement = placements[pl];
                     c.engine = e1_engines[en];
                     long r = add_row(x, &c, m->p->name, NULL, base);
@@ -384,21 +372,20 @@ static int run_e1(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e2(ph_exp_table *x, const machine *m, const ph_exp_opts *o,
+                  const int *threads, int nt)
 {
-    static const int engines[] = {PH_SIMX_ENG_OFF, PH_SIMX_ENG_ITERATIVE,
-                                  PH_SIMX_ENG_ITER_SAMPLED,
-                                  PH_SIMX_ENG_SAMPLING};
-    static const int apps[] = {PH_SIMX_BT, PH_SIMX_CG};
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    static const int engines[] = {PH_EXP_ENG_OFF, PH_EXP_ENG_ITERATIVE,
+                                  PH_EXP_ENG_ITER_SAMPLED,
+                                  PH_EXP_ENG_SAMPLING};
+    static const int apps[] = {PH_EXP_BT, PH_EXP_CG};
+    int T = threads[0];
+    (void)nt;
     for (int a = 0; a < 2; a++) {
         long base = -1;
         for (int pl = 0; pl < 3; pl++)
             for (int en = 0; en < 4; en++) {
-                ph_simx_cell c = base_cell(m, apps[a], T, o);
+                ph_exp_cell c = base_cell(m, apps[a], T, o);
                 c.placement = placements[pl];
                 c.engine = engines[en];
                 long r = add_row(x, &c, m->p->name, NULL, base);
@@ -420,18 +407,18 @@ static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
          (long long)ph_opt_int(PH_OPT_SAMPLE_MAX_MOVES));
     double period_ns = (double)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS) * 1e6;
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
-        if (r->cell.engine != PH_SIMX_ENG_OFF ||
-            r->cell.placement != PH_SIMX_FIRST_TOUCH || !r->res.iterations)
+        const ph_exp_row *r = &x->rows[i];
+        if (r->cell.engine != PH_EXP_ENG_OFF ||
+            r->cell.placement != PH_EXP_FIRST_TOUCH || !r->res.iterations)
             continue;
         double it_ns = r->res.total_ns / r->res.iterations;
         note(x, "%s: an iteration takes %.1f ms at first touch, so one "
              "sampling window holds %.1f iterations' accesses (the "
-             "iterative mechanism's: 1)", ph_simx_app_name(r->cell.app),
+             "iterative mechanism's: 1)", ph_exp_app_name(r->cell.app),
              it_ns / 1e6, period_ns / it_ns);
     }
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (r->res.melted == 0 || r->res.frozen <= r->res.migrated)
             continue;
         note(x, "%s, %s, %s: %llu migrations, %llu freezes, %llu melts: "
@@ -441,8 +428,8 @@ static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
              "previous home, which ping-pong prevention freezes, and a page "
              "that melts keeps its previous home and freezes again on the "
              "same move, so it never returns",
-             ph_simx_app_name(r->cell.app),
-             ph_simx_placement_name(r->cell.placement), r->label,
+             ph_exp_app_name(r->cell.app),
+             ph_exp_placement_name(r->cell.placement), r->label,
              (unsigned long long)r->res.migrated,
              (unsigned long long)r->res.frozen,
              (unsigned long long)r->res.melted,
@@ -452,12 +439,11 @@ static int run_e2(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e3(ph_exp_table *x, const machine *m, const ph_exp_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    int T = threads[0];
+    (void)nt;
     long tun = (long)ph_opt_int(PH_OPT_CRITICAL_PAGES);
     char dflt_r[48], dflt_h[48];
     snprintf(dflt_r, sizeof dflt_r, "replay n=%s", tun ? "" : "all");
@@ -471,21 +457,21 @@ static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
         long critical;
         const char *label;
     } rows[] = {
-        {PH_SIMX_ENG_OFF, -1, "off"},
-        {PH_SIMX_ENG_IRIX, -1, "IRIX-like"},
-        {PH_SIMX_ENG_ITERATIVE, -1, "iterative"},
-        {PH_SIMX_ENG_REPLAY, 20, "replay n=20"},
-        {PH_SIMX_ENG_HYBRID, 20, "hybrid n=20"},
-        {PH_SIMX_ENG_REPLAY, -1, dflt_r},
-        {PH_SIMX_ENG_HYBRID, -1, dflt_h},
+        {PH_EXP_ENG_OFF, -1, "off"},
+        {PH_EXP_ENG_IRIX, -1, "IRIX-like"},
+        {PH_EXP_ENG_ITERATIVE, -1, "iterative"},
+        {PH_EXP_ENG_REPLAY, 20, "replay n=20"},
+        {PH_EXP_ENG_HYBRID, 20, "hybrid n=20"},
+        {PH_EXP_ENG_REPLAY, -1, dflt_r},
+        {PH_EXP_ENG_HYBRID, -1, dflt_h},
     };
     for (unsigned rep = 1; rep <= 4; rep += 3) {
         long base = -1;
         char group[48];
         snprintf(group, sizeof group, "%ux phases", rep);
         for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-            ph_simx_cell c = base_cell(m, PH_SIMX_BT, T, o);
-            c.placement = PH_SIMX_FIRST_TOUCH;
+            ph_exp_cell c = base_cell(m, PH_EXP_BT, T, o);
+            c.placement = PH_EXP_FIRST_TOUCH;
             c.engine = rows[k].engine;
             c.critical_pages = rows[k].critical;
             c.repeat = rep;
@@ -501,7 +487,7 @@ static int run_e3(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
          "4x phases: x, y, z and add do four times the work per iteration, "
          "compute_rhs once (WOMPAT 2000, Fig. 6)");
     for (size_t i = 0; i < x->nrows; i++)
-        if (x->rows[i].cell.engine == PH_SIMX_ENG_REPLAY &&
+        if (x->rows[i].cell.engine == PH_EXP_ENG_REPLAY &&
             x->rows[i].res.phase_pages == 0) {
             note(x, "the recording selected no page: in the z phase the "
                  "largest remote latency of any page is %.1f us (%ux "
@@ -539,58 +525,57 @@ static void swap_nodes(const int *a, const int *b, int T, int *a_after,
     }
 }
 
-static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
+static int run_e4(ph_exp_table *x, const machine *m0, const ph_exp_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m0, T, 2) != 0)
-        return -1;
-    add_machine(x, m0->p->name);
+    int T = threads[0];
+    (void)nt;
     /* two programs split the CPUs: compact binding for both */
-    static ph_simx_preset compact;
+    static ph_exp_preset compact;
     compact = *m0->p;
-    compact.binding = PH_SIMX_BIND_COMPACT;
+    compact.binding = PH_EXP_BIND_COMPACT;
     machine m = {&compact, m0->t};
     int *a = malloc(4 * (size_t)T * sizeof *a);
     if (!a)
         return ph_fail(ENOMEM, "sim: out of memory");
     int *b = a + T, *a_after = a + 2 * T, *b_after = a + 3 * T;
-    if (ph_simx_bind_threads(&compact, m.t, T, 0, a) != 0 ||
-        ph_simx_bind_threads(&compact, m.t, T, T, b) != 0) {
+    if (ph_exp_bind_threads(&compact, m.t, T, 0, a) != 0 ||
+        ph_exp_bind_threads(&compact, m.t, T, T, b) != 0) {
         free(a);
         return -1;
     }
     swap_nodes(a, b, T, a_after, b_after);
-    const int wl[3][2] = {{PH_SIMX_BT, PH_SIMX_BT},
-                          {PH_SIMX_SP, PH_SIMX_SP},
-                          {PH_SIMX_BT, PH_SIMX_SP}};
+    const int wl[3][2] = {{PH_EXP_BT, PH_EXP_BT},
+                          {PH_EXP_SP, PH_EXP_SP},
+                          {PH_EXP_BT, PH_EXP_SP}};
     const struct {
         int engine, notes, keep;
         const char *label;
     } rows[] = {
-        {PH_SIMX_ENG_OFF, 0, 0, "off"},
-        {PH_SIMX_ENG_IRIX, 0, 0, "IRIX-like"},
-        {PH_SIMX_ENG_ITERATIVE, 0, 0, "competitive only"},
-        {PH_SIMX_ENG_ITERATIVE, 0, 1, "competitive, kept active"},
-        {PH_SIMX_ENG_ITERATIVE, 1, 0, "predictive"},
+        {PH_EXP_ENG_OFF, 0, 0, "off"},
+        {PH_EXP_ENG_IRIX, 0, 0, "IRIX-like"},
+        {PH_EXP_ENG_ITERATIVE, 0, 0, "competitive only"},
+        {PH_EXP_ENG_ITERATIVE, 0, 1, "competitive, kept active"},
+        {PH_EXP_ENG_ITERATIVE, 1, 0, "predictive"},
     };
     int rc = 0;
     for (int w = 0; w < 3 && rc == 0; w++)
         for (int prog = 0; prog < 2 && rc == 0; prog++) {
             char group[48];
             snprintf(group, sizeof group, "wl-%d %s+%s, %c: %s", w + 1,
-                     ph_simx_app_name(wl[w][0]), ph_simx_app_name(wl[w][1]),
-                     'A' + prog, ph_simx_app_name(wl[w][prog]));
+                     ph_exp_app_name(wl[w][0]), ph_exp_app_name(wl[w][1]),
+                     'A' + prog, ph_exp_app_name(wl[w][prog]));
             long base = -1;
             for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-                ph_simx_cell c = base_cell(&m, wl[w][prog], T, o);
-                c.placement = PH_SIMX_FIRST_TOUCH;
+                ph_exp_cell c = base_cell(&m, wl[w][prog], T, o);
+                c.placement = PH_EXP_FIRST_TOUCH;
                 c.engine = rows[k].engine;
                 c.notes = rows[k].notes;
                 c.keep_active = rows[k].keep;
                 c.first_cpu = prog ? T : 0;
                 int iters = o->iterations > 0
                                 ? o->iterations
-                                : ph_simx_app_iterations(wl[w][prog]);
+                                : ph_exp_app_iterations(wl[w][prog]);
                 c.migrate_at = iters / 4;
                 c.nodes_after = prog ? b_after : a_after;
                 long r = add_row(x, &c, group, rows[k].label, base);
@@ -615,9 +600,9 @@ static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
         /* pages whose owner moved: what the predictive criterion should
          * move (first-touch: a page's home is its first toucher's node) */
         for (int w = 0; w < 2; w++) {
-            ph_simx_app app;
-            if (ph_simx_app_build(&app, w ? PH_SIMX_SP : PH_SIMX_BT, T,
-                                  compact.line_bytes, 1) != 0)
+            ph_exp_app app;
+            if (ph_exp_app_build(&app, w ? PH_EXP_SP : PH_EXP_BT, T,
+                                 compact.line_bytes, 1) != 0)
                 continue;
             size_t own = 0;
             for (size_t p = 0; p < app.npages; p++)
@@ -650,7 +635,7 @@ static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
             note(x, "%s: %zu pages belong to the moved threads; the "
                  "predictive runs moved up to %llu after the swap%s",
                  app.name, own, (unsigned long long)pred, why);
-            ph_simx_app_free(&app);
+            ph_exp_app_free(&app);
         }
         note(x, "competitive only: the engine is not told where threads "
              "run (no thread notes), as with a runtime without OMPT; "
@@ -661,32 +646,31 @@ static int run_e4(ph_simx_exp *x, const machine *m0, const ph_simx_opts *o)
 }
 
 /* e6: three page policies on two layouts (see the top of this file). */
-static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
+static int run_e6(ph_exp_table *x, const machine *m, const ph_exp_opts *o,
+                  const int *threads, int nt)
 {
-    int T = o->threads > 0 ? o->threads : 16;
-    if (check_threads(m, T, 1) != 0)
-        return -1;
-    add_machine(x, m->p->name);
+    int T = threads[0];
+    (void)nt;
     static const struct {
         int huge, no_split;
         const char *label;
     } pol[3] = {{0, 0, "4K"}, {1, 1, "2M-nosplit"}, {1, 0, "mixed"}};
-    static const int wl[2] = {PH_SIMX_PRIVATE, PH_SIMX_SHARED};
+    static const int wl[2] = {PH_EXP_PRIVATE, PH_EXP_SHARED};
     double gap[2] = {0, 0};
     char what[128], detail[2][190];
     for (int w = 0; w < 2; w++) {
         size_t first = x->nrows;
         for (int k = 0; k < 3; k++) {
-            ph_simx_cell c = base_cell(m, wl[w], T, o);
-            c.placement = PH_SIMX_SINGLE_NODE;
-            c.engine = PH_SIMX_ENG_ITERATIVE;
+            ph_exp_cell c = base_cell(m, wl[w], T, o);
+            c.placement = PH_EXP_SINGLE_NODE;
+            c.engine = PH_EXP_ENG_ITERATIVE;
             c.huge = pol[k].huge;
             c.no_split = pol[k].no_split;
             c.tlb = 1;
-            if (add_row(x, &c, ph_simx_app_name(wl[w]), pol[k].label, -1) < 0)
+            if (add_row(x, &c, ph_exp_app_name(wl[w]), pol[k].label, -1) < 0)
                 return -1;
         }
-        ph_simx_row *r = &x->rows[first];
+        ph_exp_row *r = &x->rows[first];
         size_t best = 0, best_last = 0;
         for (size_t k = 1; k < 3; k++) {
             if (r[k].res.total_ns < r[best].res.total_ns)
@@ -720,7 +704,7 @@ static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
              "%.3f; last half %.3f, %.3f, %.3f); TLB misses per access 4K "
              "%.1f%%, 2M-nosplit %.1f%%, mixed %.1f%%; remote share %.1f%%, "
              "%.1f%%, %.1f%%",
-             ph_simx_app_name(wl[w]), win, r[0].norm_total, r[1].norm_total,
+             ph_exp_app_name(wl[w]), win, r[0].norm_total, r[1].norm_total,
              r[2].norm_total, r[0].norm_last, r[1].norm_last,
              r[2].norm_last,
              100 * (r[0].res.accesses > 0
@@ -733,12 +717,12 @@ static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
              100 * r[2].res.remote_share);
         snprintf(detail[w], sizeof detail[w],
                  "%s: mixed %.3fx of %s (%.3f s vs %.3f s)",
-                 ph_simx_app_name(wl[w]), gap[w], pol[other].label,
+                 ph_exp_app_name(wl[w]), gap[w], pol[other].label,
                  r[2].res.total_ns / 1e9, r[other].res.total_ns / 1e9);
     }
     snprintf(what, sizeof what, "%s: mixed within 2%% of the better of 4K "
              "and 2M-nosplit on both workloads", m->p->name);
-    ph_simx_target *t = target(x, gap[0] > 0 && gap[0] <= 1.02 &&
+    ph_exp_target *t = target(x, gap[0] > 0 && gap[0] <= 1.02 &&
                                       gap[1] > 0 && gap[1] <= 1.02,
                                what);
     if (t)
@@ -749,8 +733,8 @@ static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
          "translations, a miss costs %.0f ns (%s preset; doc/sim-model.md): "
          "a gather over W pages with E entries misses on max(0, 1 - E/W) "
          "of its page switches",
-         PH_SIMX_E6_THREAD_BYTES >> 20, PH_SIMX_E6_THREAD_BYTES / 4096,
-         PH_SIMX_E6_THREAD_BYTES / ((size_t)2 << 20), m->p->tlb_entries_4k,
+         PH_EXP_E6_THREAD_BYTES >> 20, PH_EXP_E6_THREAD_BYTES / 4096,
+         PH_EXP_E6_THREAD_BYTES / ((size_t)2 << 20), m->p->tlb_entries_4k,
          m->p->tlb_entries_2m, m->p->tlb_walk_ns, m->p->name);
     note(x, "single-node placement (every page on the partition's last "
          "node), pagehome iterative, exact counts; 2M-nosplit is the only "
@@ -760,14 +744,92 @@ static int run_e6(ph_simx_exp *x, const machine *m, const ph_simx_opts *o)
     return 0;
 }
 
-/* The machines of an experiment, opened and checked against the options
- * (EINVAL: a usage error). */
-static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
+/* ---- the table of experiments -------------------------------------------- */
+
+/* Runs an experiment on one machine with the thread counts it is given
+ * (the table's defaults, or --threads), already checked against the
+ * machine; a runner with one thread count uses threads[0]. */
+typedef int (*exp_runner)(ph_exp_table *x, const machine *m, const ph_exp_opts *o,
+                          const int *threads, int nthreads);
+
+typedef struct experiment {
+    const char *name;
+    const char *title;       /* the table's heading */
+    const char *baseline;    /* what its times are normalised to */
+    const char *machines[2]; /* the presets it runs on, in turn, unless --machine */
+    int threads[2];          /* its thread counts unless --threads (0: none) */
+    int programs;            /* programs sharing a machine (their threads add up) */
+    exp_runner run;
+} experiment;
+
+static const experiment experiments[] = {
+    {"e1", "e1: placements x engines, BT/SP/CG-like (003 Fig. 2, Table 1)",
+     "first-touch, off (same program and threads)", {"origin2000-16", NULL}, {16, 32}, 1,
+     run_e1},
+    {"e2",
+     "e2: sampling vs iterative, long (BT-like) and short (CG-like) runs (WOMPAT 2000 "
+     "Fig. 4)",
+     "first-touch, off (same program)", {"origin2000-16", NULL}, {16, 0}, 1, run_e2},
+    {"e3",
+     "e3: record/replay of the BT-like z phase, n = 20 most critical pages (WOMPAT 2000 "
+     "Fig. 5, 6)",
+     "first-touch, off (same phase length)", {"origin2000-16", NULL}, {16, 0}, 1, run_e3},
+    {"e4",
+     "e4: two programs sharing the machine, threads migrated: predictive vs competitive "
+     "only (003 Fig. 4)",
+     "the same program, off", {"origin2000-16", NULL}, {16, 0}, 2, run_e4},
+    {"e5", "e5: e1 on today's machines",
+     "first-touch, off (same machine, program and threads)", {"epyc-2s-8n", "cxl-2tier"},
+     {16, 32}, 1, run_e1},
+    {"e6",
+     "e6: large pages: 4 KiB, 2 MiB without splitting, and mixed (split when shared), "
+     "with a TLB model (seed 001)",
+     "the best of the three (same workload)", {"epyc-2s-8n", NULL}, {16, 0}, 1, run_e6},
+};
+
+#define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])
+
+static const experiment *find_experiment(const char *name)
+{
+    for (size_t i = 0; name && i < NEXPERIMENTS; i++)
+        if (strcmp(name, experiments[i].name) == 0)
+            return &experiments[i];
+    return NULL;
+}
+
+int ph_exp_is_experiment(const char *name)
+{
+    return find_experiment(name) != NULL;
+}
+
+/* The thread counts of a run of e: --threads, or the table's. */
+static int thread_counts(const experiment *e, const ph_exp_opts *o, int threads[2])
+{
+    if (o->threads > 0) {
+        threads[0] = o->threads;
+        return 1;
+    }
+    threads[0] = e->threads[0];
+    threads[1] = e->threads[1];
+    return threads[1] > 0 ? 2 : 1;
+}
+
+/* The experiment of a name and its machines, opened and checked against
+ * the options (EINVAL: a usage error). */
+static int machines(const char *name, const ph_exp_opts *o, const experiment **ep,
+                    machine ms[2])
 {
     ms[0] = ms[1] = (machine){NULL, NULL};
-    if (!ph_simx_is_experiment(name))
-        return ph_fail(EINVAL, "sim: no experiment '%s' (e1, e2, e3, e4, "
-                       "e5, e6)", name ? name : "");
+    const experiment *e = find_experiment(name);
+    if (!e) {
+        char known[64] = "";
+        for (size_t i = 0; i < NEXPERIMENTS; i++) {
+            size_t l = strlen(known);
+            snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "",
+                     experiments[i].name);
+        }
+        return ph_fail(EINVAL, "sim: no experiment '%s' (%s)", name ? name : "", known);
+    }
     if (o->iterations < 0 || o->iterations > 100000 ||
         (o->iterations > 0 && o->iterations < 2))
         return ph_fail(EINVAL, "sim: --iterations %d: must be 2..100000",
@@ -775,20 +837,17 @@ static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
     if (o->threads < 0)
         return ph_fail(EINVAL, "sim: --threads %d: must be positive",
                        o->threads);
-    const char *list[2] = {o->machine ? o->machine : "origin2000-16", NULL};
-    if (strcmp(name, "e5") == 0 && !o->machine) {
-        list[0] = "epyc-2s-8n";
-        list[1] = "cxl-2tier";
+    const char *list[2] = {e->machines[0], e->machines[1]};
+    if (o->machine) {
+        list[0] = o->machine;
+        list[1] = NULL;
     }
-    if (strcmp(name, "e6") == 0 && !o->machine)
-        list[0] = "epyc-2s-8n";
     int rc = 0;
     for (int i = 0; i < 2 && list[i] && rc == 0; i++)
         rc = open_machine(&ms[i], list[i]);
     if (rc == 0 && o->threads > 0)
         for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
-            rc = check_threads(&ms[i], o->threads,
-                               strcmp(name, "e4") == 0 ? 2 : 1);
+            rc = check_threads(&ms[i], o->threads, e->programs);
     if (rc != 0) {
         int err = errno;
         ph_topo_free(ms[0].t);
@@ -796,101 +855,67 @@ static int machines(const char *name, const ph_simx_opts *o, machine ms[2])
         ms[0] = ms[1] = (machine){NULL, NULL};
         errno = err;
     }
+    *ep = e;
     return rc;
 }
 
-int ph_simx_check(const char *name, const ph_simx_opts *o)
+int ph_exp_check(const char *name, const ph_exp_opts *o)
 {
-    ph_simx_opts none = {NULL, 0, 0};
+    ph_exp_opts none = {NULL, 0, 0};
+    const experiment *e;
     machine ms[2];
-    if (machines(name, o ? o : &none, ms) != 0)
+    if (machines(name, o ? o : &none, &e, ms) != 0)
         return -1;
     ph_topo_free(ms[0].t);
     ph_topo_free(ms[1].t);
     return 0;
 }
 
-int ph_simx_experiment(const char *name, const ph_simx_opts *o,
-                       ph_simx_exp *x)
+/* Runs e on machine m: its thread counts checked, the machine named. */
+static int run_on(ph_exp_table *x, const experiment *e, const machine *m,
+                  const ph_exp_opts *o)
+{
+    int threads[2], nt = thread_counts(e, o, threads);
+    for (int k = 0; k < nt; k++)
+        if (check_threads(m, threads[k], e->programs) != 0)
+            return -1;
+    add_machine(x, m->p->name);
+    return e->run(x, m, o, threads, nt);
+}
+
+int ph_exp_run(const char *name, const ph_exp_opts *o,
+               ph_exp_table *x)
 {
     memset(x, 0, sizeof *x);
-    ph_simx_opts none = {NULL, 0, 0};
+    ph_exp_opts none = {NULL, 0, 0};
     if (!o)
         o = &none;
+    const experiment *e;
     machine ms[2];
-    int rc = machines(name, o, ms);
-    if (rc != 0)
+    if (machines(name, o, &e, ms) != 0)
         return -1;
-    snprintf(x->name, sizeof x->name, "%s", name);
-    if (rc == 0) {
-        switch (name[1]) {
-        case '1':
-            snprintf(x->title, sizeof x->title,
-                     "e1: placements x engines, BT/SP/CG-like (003 Fig. 2, "
-                     "Table 1)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same program and threads)");
-            rc = run_e1(x, &ms[0], o);
-            break;
-        case '2':
-            snprintf(x->title, sizeof x->title,
-                     "e2: sampling vs iterative, long (BT-like) and short "
-                     "(CG-like) runs (WOMPAT 2000 Fig. 4)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same program)");
-            rc = run_e2(x, &ms[0], o);
-            break;
-        case '3':
-            snprintf(x->title, sizeof x->title,
-                     "e3: record/replay of the BT-like z phase, n = 20 most "
-                     "critical pages (WOMPAT 2000 Fig. 5, 6)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same phase length)");
-            rc = run_e3(x, &ms[0], o);
-            break;
-        case '4':
-            snprintf(x->title, sizeof x->title,
-                     "e4: two programs sharing the machine, threads "
-                     "migrated: predictive vs competitive only (003 Fig. 4)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "the same program, off");
-            rc = run_e4(x, &ms[0], o);
-            break;
-        case '6':
-            snprintf(x->title, sizeof x->title,
-                     "e6: large pages: 4 KiB, 2 MiB without splitting, and "
-                     "mixed (split when shared), with a TLB model (seed "
-                     "001)");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "the best of the three (same workload)");
-            rc = run_e6(x, &ms[0], o);
-            break;
-        default:
-            snprintf(x->title, sizeof x->title,
-                     "e5: e1 on today's machines");
-            snprintf(x->baseline, sizeof x->baseline,
-                     "first-touch, off (same machine, program and threads)");
-            for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
-                rc = run_e1(x, &ms[i], o);
-            break;
-        }
-    }
+    snprintf(x->name, sizeof x->name, "%s", e->name);
+    snprintf(x->title, sizeof x->title, "%s", e->title);
+    snprintf(x->baseline, sizeof x->baseline, "%s", e->baseline);
+    int rc = 0;
+    for (int i = 0; i < 2 && ms[i].t && rc == 0; i++)
+        rc = run_on(x, e, &ms[i], o);
     int err = errno;
     for (size_t i = 0; i < x->nrows; i++)
         x->rows[i].cell.topo = NULL; /* freed below */
     for (int i = 0; i < 2; i++)
         ph_topo_free(ms[i].t);
     if (rc != 0) {
-        ph_simx_exp_free(x);
+        ph_exp_table_free(x);
         errno = err;
     }
     return rc;
 }
 
-void ph_simx_exp_free(ph_simx_exp *x)
+void ph_exp_table_free(ph_exp_table *x)
 {
     for (size_t i = 0; i < x->nrows; i++)
-        ph_simx_result_free(&x->rows[i].res);
+        ph_exp_result_free(&x->rows[i].res);
     free(x->rows);
     x->rows = NULL;
     x->nrows = x->cap = 0;

@@ -60,11 +60,11 @@
  * with the TLB term (e6) add each thread's page walks to its phase time
  * (model.h); the others are timed as before.
  */
-#include "simx/run.h"
+#include "experiment/run.h"
 
-#include "simx/irix.h"
-#include "simx/model.h"
-#include "simx/workload.h"
+#include "experiment/irix.h"
+#include "experiment/model.h"
+#include "experiment/workload.h"
 
 #include "base/error.h"
 #include "engine/engine.h"
@@ -78,36 +78,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ph_simx_engine_name(int engine)
+const char *ph_exp_engine_name(int engine)
 {
     static const char *names[] = {"off",          "IRIX-like",
                                   "iterative",    "iterative-sampled",
                                   "sampling",     "replay",
                                   "hybrid"};
-    return engine >= 0 && engine <= PH_SIMX_ENG_HYBRID ? names[engine] : "?";
+    return engine >= 0 && engine <= PH_EXP_ENG_HYBRID ? names[engine] : "?";
 }
 
-const char *ph_simx_placement_name(int placement)
+const char *ph_exp_placement_name(int placement)
 {
     static const char *names[] = {"first-touch", "round-robin",
                                   "single-node"};
-    return placement >= 0 && placement <= PH_SIMX_SINGLE_NODE
+    return placement >= 0 && placement <= PH_EXP_SINGLE_NODE
                ? names[placement]
                : "?";
 }
 
 typedef struct sim_run {
-    const ph_simx_cell *c;
+    const ph_exp_cell *c;
     const ph_topology *topo;
     int n, T;
-    ph_simx_app app;
-    ph_simx_costs costs;
+    ph_exp_app app;
+    ph_exp_costs costs;
     int *before, *after, *nodes;   /* thread -> node index */
     int partition[PH_MAX_NODES], npart;
     /* the machine */
     ph_os *sim;
     ph_mover *mover;
-    char *mem[PH_SIMX_MAX_ARRAYS];
+    char *mem[PH_EXP_MAX_ARRAYS];
     void **addr;                  /* every page's address */
     int *status;
     int *home;                    /* where the machine has each page */
@@ -124,8 +124,8 @@ typedef struct sim_run {
     /* page sizes and the TLB term */
     uint8_t *huge;                /* per page: its unit is one 2 MiB page */
     uint8_t *huge_fresh;
-    ph_simx_tlb tlb;
-    ph_simx_tlb_thread *tlbw;     /* per thread (work) */
+    ph_exp_tlb tlb;
+    ph_exp_tlb_thread *tlbw;     /* per thread (work) */
     double *phase_miss;           /* per phase: TLB misses (cache) */
     double *phase_acc;            /* per phase: accesses */
     /* the engine and what its source reports */
@@ -137,15 +137,15 @@ typedef struct sim_run {
     double period_ns;             /* sample_period_ms, in ns */
     double busy_until;
     /* the IRIX-like engine */
-    ph_simx_irix_params ip;
+    ph_exp_irix_params ip;
     uint32_t *cnt;                /* npages * n */
-    ph_simx_irix_page *ist;
+    ph_exp_irix_page *ist;
     size_t cursor;
     int rr[PH_MAX_NODES];         /* round robin of handler threads */
     /* accounting of the current iteration */
     uint64_t it_moves;
     double it_crit;
-    ph_simx_result *r;
+    ph_exp_result *r;
 } sim_run;
 
 /* ---- the access source's view ----------------------------------------- */
@@ -175,14 +175,14 @@ static void clear_acc(sim_run *s)
 }
 
 /* A phase's accesses, times `frac`, join what the source will report. */
-static void accumulate(sim_run *s, const ph_simx_phase *ph, double frac)
+static void accumulate(sim_run *s, const ph_exp_phase *ph, double frac)
 {
     if (!s->acc || !(frac > 0))
         return;
     if (s->drained)
         clear_acc(s);
     for (size_t k = 0; k < ph->nacc; k++) {
-        const ph_simx_access *a = &ph->acc[k];
+        const ph_exp_access *a = &ph->acc[k];
         s->acc[(size_t)a->page * (size_t)s->n +
                (size_t)s->nodes[a->thread]] += a->count * frac;
     }
@@ -210,7 +210,7 @@ static int query_homes(sim_run *s, int *out)
 static int refresh_huge(sim_run *s)
 {
     for (int a = 0; a < s->app.narrays; a++) {
-        const ph_simx_array *ar = &s->app.arrays[a];
+        const ph_exp_array *ar = &s->app.arrays[a];
         if (s->sim->ops->huge_state(s->sim, s->mem[a], ar->npages,
                                     s->huge_fresh + ar->first) != 0)
             return -1;
@@ -258,7 +258,7 @@ static int after_call(sim_run *s, int overlapped, double now)
     s->r->migrate_ns += cost;
     double start = 0;
     if (overlapped)
-        start = ph_simx_manager_start(now, &s->busy_until, cost);
+        start = ph_exp_manager_start(now, &s->busy_until, cost);
     else {
         s->it_crit += cost;
         s->r->critical_ns += cost;
@@ -270,7 +270,7 @@ static int after_call(sim_run *s, int overlapped, double now)
         s->home[p] = fresh[p];
         k++;
         if (overlapped) {
-            s->arrive[p] = ph_simx_arrival_ns(start, cost, k, m);
+            s->arrive[p] = ph_exp_arrival_ns(start, cost, k, m);
             if (!s->pending[p]) {
                 s->pending[p] = 1;
                 s->npending++;
@@ -308,18 +308,18 @@ static double phase_time(sim_run *s, int ph, uint64_t *remote)
 {
     double *tn = s->thread_ns + (size_t)ph * (size_t)s->T;
     if (!s->valid[ph]) {
-        const ph_simx_phase *p = &s->app.phases[ph];
-        s->remote[ph] = ph_simx_phase_ns(&s->costs, p->acc, p->nacc,
-                                         s->nodes, s->T, s->eff, tn);
+        const ph_exp_phase *p = &s->app.phases[ph];
+        s->remote[ph] = ph_exp_phase_ns(&s->costs, p->acc, p->nacc,
+                                        s->nodes, s->T, s->eff, tn);
         s->phase_miss[ph] = 0;
         if (s->c->tlb && p->sw)
-            s->phase_miss[ph] = ph_simx_phase_tlb(&s->tlb, p->acc, p->sw,
-                                                  p->nacc, s->T, s->huge,
-                                                  s->tlbw, tn);
+            s->phase_miss[ph] = ph_exp_phase_tlb(&s->tlb, p->acc, p->sw,
+                                                 p->nacc, s->T, s->huge,
+                                                 s->tlbw, tn);
         s->valid[ph] = 1;
     }
     *remote = s->remote[ph];
-    return ph_simx_barrier_ns(tn, s->extra, s->T);
+    return ph_exp_barrier_ns(tn, s->extra, s->T);
 }
 
 /* ---- set-up ----------------------------------------------------------- */
@@ -337,9 +337,9 @@ static int placement_home(const sim_run *s, size_t p)
     if (s->c->huge) /* a 2 MiB page has one home: its first page's */
         p -= (p - s->app.arrays[array_of(s, p)].first) % 512;
     switch (s->c->placement) {
-    case PH_SIMX_ROUND_ROBIN:
+    case PH_EXP_ROUND_ROBIN:
         return s->partition[p % (size_t)s->npart];
-    case PH_SIMX_SINGLE_NODE:
+    case PH_EXP_SINGLE_NODE:
         return s->partition[s->npart - 1];
     default:
         return s->before[s->app.first_toucher[p]];
@@ -349,7 +349,7 @@ static int placement_home(const sim_run *s, size_t p)
 static int place(sim_run *s)
 {
     for (int a = 0; a < s->app.narrays; a++) {
-        const ph_simx_array *ar = &s->app.arrays[a];
+        const ph_exp_array *ar = &s->app.arrays[a];
         size_t from = 0;
         while (from < ar->npages) {
             int h = placement_home(s, ar->first + from);
@@ -408,7 +408,7 @@ static int gain(sim_run *s)
     }
     for (int ph = 0; ph < s->app.nphases; ph++)
         for (size_t k = 0; k < s->app.phases[ph].nacc; k++) {
-            const ph_simx_access *a = &s->app.phases[ph].acc[k];
+            const ph_exp_access *a = &s->app.phases[ph].acc[k];
             acc[a->page * n + (size_t)s->before[a->thread]] += a->count;
         }
     double ml = s->c->preset->migrate_ns_4k +
@@ -441,7 +441,7 @@ static int gain(sim_run *s)
             s->r->max_gain_ns = top;
     }
     if (s->app.zphase >= 0) { /* the z phase's own counts */
-        const ph_simx_phase *z = &s->app.phases[s->app.zphase];
+        const ph_exp_phase *z = &s->app.phases[s->app.zphase];
         memset(acc, 0, np * n * sizeof *acc);
         for (size_t k = 0; k < z->nacc; k++)
             acc[z->acc[k].page * n + (size_t)s->before[z->acc[k].thread]] +=
@@ -472,7 +472,7 @@ static int gain(sim_run *s)
 
 static int open_engine(sim_run *s)
 {
-    const ph_simx_cell *c = s->c;
+    const ph_exp_cell *c = s->c;
     ph_engine_cfg cfg;
     ph_engine_cfg_from_options(&cfg);
     s->overlapped = !cfg.sync; /* the engine's work overlaps the program's */
@@ -481,8 +481,8 @@ static int open_engine(sim_run *s)
     cfg.sample_budget = 0;
     size_t budget = 0;
     double noise = 0;
-    int sampled = c->engine == PH_SIMX_ENG_ITER_SAMPLED ||
-                  c->engine == PH_SIMX_ENG_SAMPLING;
+    int sampled = c->engine == PH_EXP_ENG_ITER_SAMPLED ||
+                  c->engine == PH_EXP_ENG_SAMPLING;
     if (sampled) {
         cfg.full_snapshot = cfg.sample_pages == 0;
         budget = cfg.sample_pages;
@@ -491,9 +491,9 @@ static int open_engine(sim_run *s)
         cfg.full_snapshot = 1;
         cfg.sample_weight = 1;
     }
-    cfg.mech = c->engine == PH_SIMX_ENG_SAMPLING ? PH_MECH_SAMPLING
-               : c->engine == PH_SIMX_ENG_REPLAY ? PH_MECH_REPLAY
-               : c->engine == PH_SIMX_ENG_HYBRID ? PH_MECH_HYBRID
+    cfg.mech = c->engine == PH_EXP_ENG_SAMPLING ? PH_MECH_SAMPLING
+               : c->engine == PH_EXP_ENG_REPLAY ? PH_MECH_REPLAY
+               : c->engine == PH_EXP_ENG_HYBRID ? PH_MECH_HYBRID
                                                  : PH_MECH_ITERATIVE;
     if (c->critical_pages >= 0)
         cfg.critical_pages = (size_t)c->critical_pages;
@@ -526,12 +526,12 @@ static int open_engine(sim_run *s)
 
 static int setup(sim_run *s)
 {
-    const ph_simx_cell *c = s->c;
+    const ph_exp_cell *c = s->c;
     s->topo = c->topo;
     s->n = c->topo->nnodes;
     s->T = c->nthreads;
-    if (ph_simx_app_build(&s->app, c->app, c->nthreads, c->preset->line_bytes,
-                          c->repeat ? c->repeat : 1) != 0)
+    if (ph_exp_app_build(&s->app, c->app, c->nthreads, c->preset->line_bytes,
+                         c->repeat ? c->repeat : 1) != 0)
         return -1;
     size_t np = s->app.npages, T = (size_t)s->T, P = (size_t)s->app.nphases;
     s->before = malloc(T * sizeof *s->before);
@@ -565,11 +565,11 @@ static int setup(sim_run *s)
             return ph_fail(EINVAL, "sim: %s's array %s is not whole 2 MiB "
                            "units: no 2 MiB pages or TLB term for it",
                            s->app.name, s->app.arrays[a].name);
-    s->tlb = (ph_simx_tlb){c->preset->tlb_entries_4k,
-                           c->preset->tlb_entries_2m,
-                           c->preset->tlb_walk_ns};
-    if (ph_simx_bind_threads(c->preset, s->topo, s->T, c->first_cpu,
-                             s->before) != 0)
+    s->tlb = (ph_exp_tlb){c->preset->tlb_entries_4k,
+                          c->preset->tlb_entries_2m,
+                          c->preset->tlb_walk_ns};
+    if (ph_exp_bind_threads(c->preset, s->topo, s->T, c->first_cpu,
+                            s->before) != 0)
         return -1;
     for (int t = 0; t < s->T; t++) {
         s->after[t] = c->nodes_after ? c->nodes_after[t] : s->before[t];
@@ -579,7 +579,7 @@ static int setup(sim_run *s)
     }
     memcpy(s->nodes, s->before, T * sizeof *s->nodes);
     partition(s);
-    s->costs = (ph_simx_costs){s->n, s->topo->latency_ns,
+    s->costs = (ph_exp_costs){s->n, s->topo->latency_ns,
                                c->preset->contention_ns};
     ph_machine_cfg mc; /* the simulator's binding rule and the mover's settings */
     ph_machine_cfg_from_options(&mc);
@@ -590,7 +590,7 @@ static int setup(sim_run *s)
     if (!s->mover)
         return -1;
     for (int a = 0; a < s->app.narrays; a++) {
-        const ph_simx_array *ar = &s->app.arrays[a];
+        const ph_exp_array *ar = &s->app.arrays[a];
         s->mem[a] = c->huge ? s->sim->ops->map(s->sim, ar->npages * 4096,
                                                PH_PAGE_2M, PH_MAP_HUGE_THP)
                             : s->sim->ops->map(s->sim, ar->npages * 4096,
@@ -602,15 +602,15 @@ static int setup(sim_run *s)
     }
     if (place(s) != 0 || gain(s) != 0 || refresh_huge(s) != 0)
         return -1;
-    if (c->engine == PH_SIMX_ENG_IRIX) {
-        ph_simx_irix_defaults(&s->ip);
+    if (c->engine == PH_EXP_ENG_IRIX) {
+        ph_exp_irix_defaults(&s->ip);
         s->cnt = calloc(np * (size_t)s->n, sizeof *s->cnt);
         s->ist = calloc(np, sizeof *s->ist);
         if (!s->cnt || !s->ist)
             return ph_fail(ENOMEM, "sim: out of memory");
         for (size_t p = 0; p < np; p++)
             s->ist[p].damp_node = -1;
-    } else if (c->engine != PH_SIMX_ENG_OFF) {
+    } else if (c->engine != PH_EXP_ENG_OFF) {
         if (open_engine(s) != 0)
             return -1;
     }
@@ -629,7 +629,7 @@ static void teardown(sim_run *s)
         ph_mover_free(s->mover);
     if (s->sim)
         ph_os_close(s->sim);
-    ph_simx_app_free(&s->app);
+    ph_exp_app_free(&s->app);
     free(s->before);
     free(s->after);
     free(s->nodes);
@@ -681,11 +681,11 @@ static int handler_thread(sim_run *s, int h)
 /* Counters grow by the phase's accesses; every page it touched is
  * checked; migrations are done in the handler (extra time of the
  * handling thread).  Returns 0 or -1. */
-static int irix_phase(sim_run *s, const ph_simx_phase *ph, size_t *moved)
+static int irix_phase(sim_run *s, const ph_exp_phase *ph, size_t *moved)
 {
     int n = s->n;
     for (size_t k = 0; k < ph->nacc; k++) {
-        const ph_simx_access *a = &ph->acc[k];
+        const ph_exp_access *a = &ph->acc[k];
         uint32_t *c = &s->cnt[(size_t)a->page * (size_t)n +
                               (size_t)s->nodes[a->thread]];
         *c = *c > UINT32_MAX - a->count ? UINT32_MAX : *c + a->count;
@@ -696,8 +696,8 @@ static int irix_phase(sim_run *s, const ph_simx_phase *ph, size_t *moved)
         if (k > 0 && ph->acc[k - 1].page == p)
             continue;
         int target;
-        int out = ph_simx_irix_check(&s->ip, &s->cnt[(size_t)p * (size_t)n],
-                                     n, s->home[p], &s->ist[p], &target);
+        int out = ph_exp_irix_check(&s->ip, &s->cnt[(size_t)p * (size_t)n],
+                                    n, s->home[p], &s->ist[p], &target);
         if (out == PH_IRIX_NONE)
             continue;
         s->r->eligible++;
@@ -732,8 +732,8 @@ static void irix_periodic(sim_run *s, double from_ns, double to_ns)
     long visits = (long)floor(to_ns / per) - (long)floor(from_ns / per);
     size_t np = s->app.npages;
     for (long v = 0; v < visits && np; v++) {
-        ph_simx_irix_periodic(&s->cnt[s->cursor * (size_t)s->n], s->n,
-                              &s->ist[s->cursor]);
+        ph_exp_irix_periodic(&s->cnt[s->cursor * (size_t)s->n], s->n,
+                             &s->ist[s->cursor]);
         s->cursor = (s->cursor + 1) % np;
     }
 }
@@ -753,8 +753,8 @@ static int notes(sim_run *s, double now)
 static int uses_phases(const sim_run *s)
 {
     return s->e && s->app.zphase >= 0 &&
-           (s->c->engine == PH_SIMX_ENG_REPLAY ||
-            s->c->engine == PH_SIMX_ENG_HYBRID);
+           (s->c->engine == PH_EXP_ENG_REPLAY ||
+            s->c->engine == PH_EXP_ENG_HYBRID);
 }
 
 /* One phase of iteration it from *now; returns its time (with its
@@ -762,7 +762,7 @@ static int uses_phases(const sim_run *s)
 static int run_phase(sim_run *s, int ph, double *now, double *took,
                      uint64_t *remote, double *period_next)
 {
-    const ph_simx_phase *p = &s->app.phases[ph];
+    const ph_exp_phase *p = &s->app.phases[ph];
     double t0 = *now;
     arrivals(s, *now);
     if (notes(s, *now) != 0)
@@ -776,7 +776,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     }
     uint64_t rem;
     double d;
-    if (s->c->engine == PH_SIMX_ENG_IRIX) {
+    if (s->c->engine == PH_EXP_ENG_IRIX) {
         memset(s->extra, 0, (size_t)s->T * sizeof *s->extra);
         size_t moved;
         if (irix_phase(s, p, &moved) != 0)
@@ -795,7 +795,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     }
     /* the sampling mechanism's wakes inside this phase */
     double done = 0;
-    if (s->e && s->c->engine == PH_SIMX_ENG_SAMPLING && d > 0) {
+    if (s->e && s->c->engine == PH_EXP_ENG_SAMPLING && d > 0) {
         while (*period_next <= *now + d) {
             double f = (*period_next - *now) / d;
             accumulate(s, p, f - done);
@@ -827,7 +827,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
 
 static int loop(sim_run *s, int iterations)
 {
-    ph_simx_result *r = s->r;
+    ph_exp_result *r = s->r;
     double now = 0, period_next = s->period_ns;
     for (int it = 0; it < iterations; it++) {
         const int *want = (s->c->migrate_at >= 0 && it >= s->c->migrate_at)
@@ -868,7 +868,7 @@ static int loop(sim_run *s, int iterations)
 
 static void summarise(sim_run *s)
 {
-    ph_simx_result *r = s->r;
+    ph_exp_result *r = s->r;
     int I = r->iterations;
     for (int it = 0; it < I; it++) {
         r->total_ns += r->iter_ns[it];
@@ -905,7 +905,7 @@ static void summarise(sim_run *s)
     }
 }
 
-int ph_simx_run(const ph_simx_cell *c, ph_simx_result *r)
+int ph_exp_run_cell(const ph_exp_cell *c, ph_exp_result *r)
 {
     memset(r, 0, sizeof *r);
     r->phase_pages = -1;
@@ -939,13 +939,13 @@ int ph_simx_run(const ph_simx_cell *c, ph_simx_result *r)
     int err = errno;
     teardown(&s);
     if (rc != 0) {
-        ph_simx_result_free(r);
+        ph_exp_result_free(r);
         errno = err;
     }
     return rc;
 }
 
-void ph_simx_result_free(ph_simx_result *r)
+void ph_exp_result_free(ph_exp_result *r)
 {
     free(r->iter_ns);
     free(r->iter_remote);

@@ -39,84 +39,84 @@
  * 2 MiB units by index: unit u = pages [512 u, 512 u + 512) (every array
  * of a program that uses the TLB term is a multiple of 512 pages).
  */
-#ifndef PH_SIMX_MODEL_H
-#define PH_SIMX_MODEL_H
+#ifndef PH_EXPERIMENT_MODEL_H
+#define PH_EXPERIMENT_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* One thread's accesses to one page in one occurrence of a phase. */
-typedef struct ph_simx_access {
+typedef struct ph_exp_access {
     uint32_t page;     /* index over all the program's pages */
     uint32_t thread;
     uint32_t count;    /* accesses: cache lines moved from memory */
-} ph_simx_access;
+} ph_exp_access;
 
-typedef struct ph_simx_costs {
+typedef struct ph_exp_costs {
     int nnodes;
     const double *lat_ns;  /* [from_node * nnodes + home_node] */
     double contention_ns;  /* per competing node */
-} ph_simx_costs;
+} ph_exp_costs;
 
 /* Memory time of every thread in one phase: thread_ns[0..nthreads) is
  * overwritten.  acc[] must be sorted by page (entries of one page
  * together).  home[] and thread_node[] hold node indexes.  Returns the
  * accesses made from a node other than the page's home. */
-uint64_t ph_simx_phase_ns(const ph_simx_costs *m, const ph_simx_access *acc,
-                          size_t nacc, const int *thread_node, int nthreads,
-                          const int *home, double *thread_ns);
+uint64_t ph_exp_phase_ns(const ph_exp_costs *m, const ph_exp_access *acc,
+                         size_t nacc, const int *thread_node, int nthreads,
+                         const int *home, double *thread_ns);
 
 /* The phase's time: max over threads of thread_ns[t] + extra_ns[t]
  * (extra_ns may be NULL). */
-double ph_simx_barrier_ns(const double *thread_ns, const double *extra_ns,
-                          int nthreads);
+double ph_exp_barrier_ns(const double *thread_ns, const double *extra_ns,
+                         int nthreads);
 
-/* The page-switching accesses among one ph_simx_access's count (same
+/* The page-switching accesses among one ph_exp_access's count (same
  * index): entering the page from another 4 KiB page, entering its 2 MiB
  * unit from outside it (sw_2m <= sw_4k <= count). */
-typedef struct ph_simx_switches {
+typedef struct ph_exp_switches {
     float sw_4k, sw_2m;
-} ph_simx_switches;
+} ph_exp_switches;
 
-typedef struct ph_simx_tlb {
+typedef struct ph_exp_tlb {
     double entries_4k;     /* 4 KiB translations a thread's TLB holds */
     double entries_2m;     /* 2 MiB translations */
     double walk_ns;        /* one miss: a page walk */
-} ph_simx_tlb;
+} ph_exp_tlb;
 
-/* One thread's TLB view of a phase (filled by ph_simx_phase_tlb). */
-typedef struct ph_simx_tlb_thread {
+/* One thread's TLB view of a phase (filled by ph_exp_phase_tlb). */
+typedef struct ph_exp_tlb_thread {
     double pages_4k;       /* W4: distinct 4 KiB pages in 4 KiB-mapped units */
     double units_2m;       /* W2: distinct 2 MiB-mapped units */
     double switch_4k;      /* S4: page-switching accesses into the former */
     double switch_2m;      /* S2: unit-switching accesses into the latter */
     double misses;         /* S4 m(W4, E4) + S2 m(W2, E2) */
     uint32_t last_unit;    /* (work) */
-} ph_simx_tlb_thread;
+} ph_exp_tlb_thread;
 
 /* The reach model's miss share: max(0, 1 - entries / pages); 0 when
  * pages <= 0. */
-double ph_simx_tlb_miss_share(double pages, double entries);
+double ph_exp_tlb_miss_share(double pages, double entries);
 
 /* TLB misses of every thread in one phase: th[0..nthreads) is
  * overwritten; when thread_ns is not NULL, thread_ns[t] grows by
  * th[t].misses * walk_ns.  acc[] sorted by page as for
- * ph_simx_phase_ns, one entry per page and thread, sw[] its switches (same index), huge[p] != 0 when
+ * ph_exp_phase_ns, one entry per page and thread, sw[] its switches (same index), huge[p] != 0 when
  * page p's 2 MiB unit is mapped by one 2 MiB page.  Returns the misses of
  * all threads. */
-double ph_simx_phase_tlb(const ph_simx_tlb *tlb, const ph_simx_access *acc,
-                         const ph_simx_switches *sw, size_t nacc,
-                         int nthreads, const uint8_t *huge,
-                         ph_simx_tlb_thread *th, double *thread_ns);
+double ph_exp_phase_tlb(const ph_exp_tlb *tlb, const ph_exp_access *acc,
+                        const ph_exp_switches *sw, size_t nacc,
+                        int nthreads, const uint8_t *huge,
+                        ph_exp_tlb_thread *th, double *thread_ns);
 
 /* Overlapped migration: the invocation posted at now_ns costing cost_ns
  * starts at the returned time; *busy_until_ns becomes its end. */
-double ph_simx_manager_start(double now_ns, double *busy_until_ns,
-                             double cost_ns);
+double ph_exp_manager_start(double now_ns, double *busy_until_ns,
+                            double cost_ns);
 
 /* Arrival time of the k-th (1-based) of m pages of an invocation that
  * started at start_ns and costs cost_ns. */
-double ph_simx_arrival_ns(double start_ns, double cost_ns, size_t k,
-                          size_t m);
+double ph_exp_arrival_ns(double start_ns, double cost_ns, size_t k,
+                         size_t m);
 
 #endif

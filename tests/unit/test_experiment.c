@@ -1,5 +1,5 @@
 /*
- * test_simx.c -- `pagehome sim`'s parts (src/simx/): the cost model on
+ * test_experiment.c -- `pagehome sim`'s parts (src/experiment/): the cost model on
  * tiny cases whose times the test works out from the formula of
  * doc/sim-model.md with its own numbers, the presets as machines, the
  * workload builder's totals, the IRIX-like engine's threshold,
@@ -14,12 +14,12 @@
 #include "pagehome.h"
 
 #include "base/error.h"
-#include "simx/experiments.h"
-#include "simx/irix.h"
-#include "simx/model.h"
-#include "simx/presets.h"
-#include "simx/run.h"
-#include "simx/workload.h"
+#include "experiment/experiments.h"
+#include "experiment/irix.h"
+#include "experiment/model.h"
+#include "experiment/presets.h"
+#include "experiment/run.h"
+#include "experiment/workload.h"
 #include "topo/topo.h"
 
 #include <math.h>
@@ -38,19 +38,19 @@ static void test_model_tiny(void)
 {
     const double L = 70, R01 = 190, R10 = 230, C = 13;
     const double lat[4] = {L, R01, R10, L}; /* [from * 2 + home] */
-    ph_simx_costs m = {2, lat, C};
+    ph_exp_costs m = {2, lat, C};
     int node[3] = {0, 0, 1};
     int home[4] = {0, 0, 1, 1};
     /* sorted by page */
-    ph_simx_access acc[] = {
+    ph_exp_access acc[] = {
         {0, 0, 10}, {0, 2, 30},  /* node 1 (30) > home node 0 (10): c = 1 */
         {1, 0, 4},  {1, 1, 5},   /* only the home: local */
         {2, 0, 7},  {2, 2, 7},   /* node 0 (7) not > home node 1 (7): c = 0 */
         {3, 0, 2},  {3, 1, 2},  {3, 2, 1}, /* node 0 (4) > home (1): c = 1 */
     };
     double tn[3];
-    uint64_t remote = ph_simx_phase_ns(&m, acc, sizeof acc / sizeof acc[0],
-                                       node, 3, home, tn);
+    uint64_t remote = ph_exp_phase_ns(&m, acc, sizeof acc / sizeof acc[0],
+                                      node, 3, home, tn);
     double t0 = 10 * L + 4 * L + 7 * R01 + 2 * (R01 + C * 1);
     double t1 = 5 * L + 2 * (R01 + C * 1);
     double t2 = 30 * (R10 + C * 1) + 7 * L + 1 * L;
@@ -61,12 +61,12 @@ static void test_model_tiny(void)
     double extra[3] = {0, 1e4, 0};
     double want = t2 > t1 + 1e4 ? t2 : t1 + 1e4;
     want = want > t0 ? want : t0;
-    CHECK(NEAR(ph_simx_barrier_ns(tn, extra, 3), want));
-    CHECK(NEAR(ph_simx_barrier_ns(tn, NULL, 3), t2 > t0 ? t2 : t0));
+    CHECK(NEAR(ph_exp_barrier_ns(tn, extra, 3), want));
+    CHECK(NEAR(ph_exp_barrier_ns(tn, NULL, 3), t2 > t0 ? t2 : t0));
 
     /* every page moves to node 1: the same accesses, other latencies */
     int home1[4] = {1, 1, 1, 1};
-    ph_simx_phase_ns(&m, acc, sizeof acc / sizeof acc[0], node, 3, home1, tn);
+    ph_exp_phase_ns(&m, acc, sizeof acc / sizeof acc[0], node, 3, home1, tn);
     /* page 0: node 0 (10) not > node 1 (30): c = 0; page 1: node 0 (9) >
      * home node 1 (0): c = 1; page 3: node 0 (4) > 1: c = 1 */
     double u0 = 10 * R01 + 4 * (R01 + C) + 7 * R01 + 2 * (R01 + C);
@@ -78,7 +78,7 @@ static void test_model_tiny(void)
 
     /* a page nobody placed costs nothing */
     int none[4] = {-1, 0, 1, 1};
-    ph_simx_phase_ns(&m, acc, 2, node, 3, none, tn);
+    ph_exp_phase_ns(&m, acc, 2, node, 3, none, tn);
     CHECK(tn[0] == 0 && tn[1] == 0 && tn[2] == 0);
 }
 
@@ -86,34 +86,34 @@ static void test_manager(void)
 {
     double busy = 0;
     /* an invocation at 100 costing 40: starts at once */
-    double s1 = ph_simx_manager_start(100, &busy, 40);
+    double s1 = ph_exp_manager_start(100, &busy, 40);
     CHECK(NEAR(s1, 100));
     CHECK(NEAR(busy, 140));
     /* the next one, posted at 120, waits for the manager */
-    double s2 = ph_simx_manager_start(120, &busy, 30);
+    double s2 = ph_exp_manager_start(120, &busy, 30);
     CHECK(NEAR(s2, 140));
     CHECK(NEAR(busy, 170));
     /* 3 pages of a 30 ns invocation from 140 arrive at 150, 160, 170 */
-    CHECK(NEAR(ph_simx_arrival_ns(s2, 30, 1, 3), 150));
-    CHECK(NEAR(ph_simx_arrival_ns(s2, 30, 3, 3), 170));
+    CHECK(NEAR(ph_exp_arrival_ns(s2, 30, 1, 3), 150));
+    CHECK(NEAR(ph_exp_arrival_ns(s2, 30, 3, 3), 170));
 }
 
 /* ---- presets ------------------------------------------------------------ */
 
 static void test_presets(void)
 {
-    const ph_simx_preset *o = ph_simx_preset_find("origin2000-16");
-    const ph_simx_preset *e = ph_simx_preset_find("epyc-2s-8n");
-    const ph_simx_preset *c = ph_simx_preset_find("cxl-2tier");
+    const ph_exp_preset *o = ph_exp_preset_find("origin2000-16");
+    const ph_exp_preset *e = ph_exp_preset_find("epyc-2s-8n");
+    const ph_exp_preset *c = ph_exp_preset_find("cxl-2tier");
     CHECK(o && e && c);
-    CHECK(ph_simx_preset_find("vax") == NULL);
+    CHECK(ph_exp_preset_find("vax") == NULL);
     if (!o || !e || !c)
         return;
-    ph_topology *t = ph_simx_preset_topology(o);
+    ph_topology *t = ph_exp_preset_topology(o);
     CHECK(t != NULL);
     if (t) {
         CHECK_EQ(t->nnodes, 16);
-        CHECK_EQ(ph_simx_cpus(t), 32);
+        CHECK_EQ(ph_exp_cpus(t), 32);
         /* 300 + 100 * hops: node 0 to 1 (1 hop), 3 (2), 7 (3), 15 (4) */
         CHECK(NEAR(ph_topo_lat(t, 0, 0), 300));
         CHECK(NEAR(ph_topo_lat(t, 0, 1), 400));
@@ -124,14 +124,14 @@ static void test_presets(void)
         CHECK(NEAR(t->migrate_ns_4k[9 * 16 + 9], 0));
         CHECK(NEAR(t->migrate_ns_call, 0));
         int nodes[32];
-        CHECK_EQ(ph_simx_bind_threads(o, t, 16, 0, nodes), 0);
+        CHECK_EQ(ph_exp_bind_threads(o, t, 16, 0, nodes), 0);
         CHECK(nodes[0] == 0 && nodes[1] == 0 && nodes[15] == 7);
-        CHECK_EQ(ph_simx_bind_threads(o, t, 16, 16, nodes), 0);
+        CHECK_EQ(ph_exp_bind_threads(o, t, 16, 16, nodes), 0);
         CHECK(nodes[0] == 8 && nodes[15] == 15);
-        CHECK_EQ(ph_simx_bind_threads(o, t, 33, 0, nodes), -1);
+        CHECK_EQ(ph_exp_bind_threads(o, t, 33, 0, nodes), -1);
         ph_topo_free(t);
     }
-    t = ph_simx_preset_topology(e);
+    t = ph_exp_preset_topology(e);
     CHECK(t != NULL);
     if (t) {
         CHECK_EQ(t->nnodes, 8);
@@ -142,32 +142,32 @@ static void test_presets(void)
         CHECK(NEAR(t->migrate_ns_2m[1], 190000));
         CHECK(NEAR(t->migrate_ns_call, 20000));
         int nodes[64];
-        CHECK_EQ(ph_simx_bind_threads(e, t, 16, 0, nodes), 0); /* spread */
+        CHECK_EQ(ph_exp_bind_threads(e, t, 16, 0, nodes), 0); /* spread */
         CHECK(nodes[0] == 0 && nodes[1] == 0 && nodes[2] == 1 &&
               nodes[15] == 7);
         ph_topo_free(t);
     }
-    t = ph_simx_preset_topology(c);
+    t = ph_exp_preset_topology(c);
     CHECK(t != NULL);
     if (t) {
         CHECK_EQ(t->nnodes, 2);
         CHECK_EQ(t->nodes[1].ncpus, 0);
-        CHECK_EQ(ph_simx_cpus(t), 32);
+        CHECK_EQ(ph_exp_cpus(t), 32);
         CHECK(NEAR(ph_topo_lat(t, 0, 1) / ph_topo_lat(t, 0, 0), 2.2));
         ph_topo_free(t);
     }
     char spec[2048];
-    CHECK(ph_simx_preset_spec(o, spec, sizeof spec) != NULL);
+    CHECK(ph_exp_preset_spec(o, spec, sizeof spec) != NULL);
     CHECK(strstr(spec, "dist=30:40:40:50") != NULL);
-    CHECK(ph_simx_preset_spec(o, spec, 64) == NULL); /* does not fit */
+    CHECK(ph_exp_preset_spec(o, spec, 64) == NULL); /* does not fit */
 }
 
 /* ---- workloads ---------------------------------------------------------- */
 
-static uint64_t array_phase_total(const ph_simx_app *a, int ph, int ar)
+static uint64_t array_phase_total(const ph_exp_app *a, int ph, int ar)
 {
     uint64_t s = 0;
-    const ph_simx_phase *p = &a->phases[ph];
+    const ph_exp_phase *p = &a->phases[ph];
     for (size_t k = 0; k < p->nacc; k++)
         if (p->acc[k].page >= a->arrays[ar].first &&
             p->acc[k].page < a->arrays[ar].first + a->arrays[ar].npages)
@@ -177,10 +177,10 @@ static uint64_t array_phase_total(const ph_simx_app *a, int ph, int ar)
 
 static void test_workloads(void)
 {
-    ph_simx_app a;
+    ph_exp_app a;
     /* BT (bt.c, class A): u, f, rhs of 2560 pages; 62 interior planes
      * over 16 threads: 4 planes each for the first 14, 3 for the last 2 */
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_BT, 16, 128, 1), 0);
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_BT, 16, 128, 1), 0);
     CHECK_EQ(a.npages, 3 * 2560);
     CHECK_EQ(a.narrays, 3);
     CHECK_EQ(a.nphases, 5);
@@ -214,102 +214,102 @@ static void test_workloads(void)
         same += a.phases[1].acc[k].thread ==
                 a.first_toucher[a.phases[1].acc[k].page];
     CHECK_EQ(same, a.phases[1].nacc);
-    ph_simx_app_free(&a);
+    ph_exp_app_free(&a);
     /* SP: the 13-point stencil reads two planes on either side */
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_SP, 16, 128, 1), 0);
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_SP, 16, 128, 1), 0);
     CHECK_EQ(a.iterations, 200);
     int readers6 = 0;
     for (size_t k = 0; k < a.phases[0].nacc; k++)
         readers6 += a.phases[0].acc[k].page == 6 * 40; /* u plane 6 */
     CHECK_EQ(readers6, 2); /* thread 1 and thread 0 (k = 4 + 2) */
-    ph_simx_app_free(&a);
+    ph_exp_app_free(&a);
     /* 4x phases: the sweeps do four times the work, compute_rhs does not */
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_BT, 16, 128, 4), 0);
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_BT, 16, 128, 4), 0);
     CHECK(fabs((double)array_phase_total(&a, 1, 2) - 4 * want) <=
           (double)a.phases[1].nacc);
     uint64_t f_rhs = array_phase_total(&a, 0, 1);
     CHECK(fabs((double)f_rhs - 1.0 * 32 * 2560 * 62 / 64 * 62 / 64) <=
           (double)a.phases[0].nacc);
-    ph_simx_app_free(&a);
+    ph_exp_app_free(&a);
     /* CG: 53 phases; in each matvec every thread reads all of p */
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_CG, 8, 64, 1), 0);
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_CG, 8, 64, 1), 0);
     CHECK_EQ(a.nphases, 53);
     CHECK_STR(a.arrays[6].name, "p");
     CHECK_EQ(a.arrays[2].npages, (14000UL * 97 * 8 + 4095) / 4096);
     uint64_t p_reads = array_phase_total(&a, 1, 6);
     CHECK(fabs((double)p_reads - 8.0 * 64 * 14000 * 8 / 4096) <= 8.0 * 28);
     CHECK(a.phases[20].alias && a.phases[20].acc == a.phases[2].acc);
-    ph_simx_app_free(&a);
-    CHECK_EQ(ph_simx_app_find("cg"), PH_SIMX_CG);
-    CHECK_EQ(ph_simx_app_find("LU"), -1);
+    ph_exp_app_free(&a);
+    CHECK_EQ(ph_exp_app_find("cg"), PH_EXP_CG);
+    CHECK_EQ(ph_exp_app_find("LU"), -1);
 }
 
 /* ---- the IRIX-like engine ------------------------------------------------ */
 
 static void test_irix(void)
 {
-    ph_simx_irix_params p = {.threshold = 100, .dampening = 2,
-                             .freeze_after = 2, .period_ns = 1e6};
-    ph_simx_irix_page a = {0, -1, 0, 0}, b = {0, -1, 0, 0};
+    ph_exp_irix_params p = {.threshold = 100, .dampening = 2,
+                            .freeze_after = 2, .period_ns = 1e6};
+    ph_exp_irix_page a = {0, -1, 0, 0}, b = {0, -1, 0, 0};
     uint32_t ca[2] = {0, 0}, cb[2] = {0, 0};
     int target;
     /* page b: remote exceeds local by exactly the threshold: no interrupt,
      * and its counters keep growing */
     cb[0] = 50;
     cb[1] = 150;
-    CHECK_EQ(ph_simx_irix_check(&p, cb, 2, 0, &b, &target), PH_IRIX_NONE);
+    CHECK_EQ(ph_exp_irix_check(&p, cb, 2, 0, &b, &target), PH_IRIX_NONE);
     CHECK_EQ(target, -1);
     CHECK_EQ(cb[1], 150);
     /* page a on node 0: node 1 exceeds by 130: an interrupt, dampened */
     ca[0] = 20;
     ca[1] = 150;
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 0, &a, &target),
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 0, &a, &target),
              PH_IRIX_DAMPENED);
     CHECK_EQ(target, 1);
     CHECK(ca[0] == 0 && ca[1] == 0); /* re-armed */
     /* the second consecutive interrupt toward node 1 migrates it */
     ca[1] = 101;
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_MIGRATE);
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_MIGRATE);
     CHECK_EQ(target, 1);
     CHECK_EQ(a.migrations, 1);
     CHECK(!a.frozen);
     /* now on node 1; node 0 wants it back twice: migrates and freezes */
     ca[0] = 300;
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 1, &a, &target),
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 1, &a, &target),
              PH_IRIX_DAMPENED);
     ca[0] = 300;
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 1, &a, &target), PH_IRIX_MIGRATE);
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 1, &a, &target), PH_IRIX_MIGRATE);
     CHECK_EQ(target, 0);
     CHECK(a.frozen);
     /* frozen: interrupts are refused */
     ca[1] = 500;
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_FROZEN);
-    CHECK_EQ(ph_simx_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_NONE);
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_FROZEN);
+    CHECK_EQ(ph_exp_irix_check(&p, ca, 2, 0, &a, &target), PH_IRIX_NONE);
     /* the periodic operation melts it and halves the counters */
     ca[0] = 7;
     ca[1] = 9;
-    ph_simx_irix_periodic(ca, 2, &a);
+    ph_exp_irix_periodic(ca, 2, &a);
     CHECK(!a.frozen && a.migrations == 0);
     CHECK(ca[0] == 3 && ca[1] == 4);
     /* page b: one more access tips it over */
     cb[1] = 151;
-    CHECK_EQ(ph_simx_irix_check(&p, cb, 2, 0, &b, &target),
+    CHECK_EQ(ph_exp_irix_check(&p, cb, 2, 0, &b, &target),
              PH_IRIX_DAMPENED);
-    ph_simx_irix_params d;
-    ph_simx_irix_defaults(&d);
+    ph_exp_irix_params d;
+    ph_exp_irix_defaults(&d);
     CHECK(d.threshold == 1024 && d.dampening == 2 && d.period_ns == 10e6);
 }
 
 /* ---- one fast e1 cell ---------------------------------------------------- */
 
-static int run_cell(const ph_simx_preset *p, const ph_topology *t,
-                    int placement, int engine, ph_simx_result *r)
+static int run_cell(const ph_exp_preset *p, const ph_topology *t,
+                    int placement, int engine, ph_exp_result *r)
 {
-    ph_simx_cell c;
+    ph_exp_cell c;
     memset(&c, 0, sizeof c);
     c.preset = p;
     c.topo = t;
-    c.app = PH_SIMX_BT;
+    c.app = PH_EXP_BT;
     c.nthreads = 16;
     c.iterations = 8;
     c.placement = placement;
@@ -318,7 +318,7 @@ static int run_cell(const ph_simx_preset *p, const ph_topology *t,
     c.critical_pages = -1;
     c.notes = 1;
     c.migrate_at = -1;
-    int rc = ph_simx_run(&c, r);
+    int rc = ph_exp_run_cell(&c, r);
     if (rc != 0)
         fprintf(stderr, "run: %s\n", ph_error_message());
     return rc;
@@ -326,19 +326,19 @@ static int run_cell(const ph_simx_preset *p, const ph_topology *t,
 
 /* Pages of the BT-like program (16 threads) whose accesses in one
  * iteration come mostly from a node other than `home`. */
-static size_t must_move(const ph_simx_preset *p, const ph_topology *t,
+static size_t must_move(const ph_exp_preset *p, const ph_topology *t,
                         int home)
 {
-    ph_simx_app a;
+    ph_exp_app a;
     int nodes[16];
-    if (ph_simx_app_build(&a, PH_SIMX_BT, 16, p->line_bytes, 1) != 0 ||
-        ph_simx_bind_threads(p, t, 16, 0, nodes) != 0)
+    if (ph_exp_app_build(&a, PH_EXP_BT, 16, p->line_bytes, 1) != 0 ||
+        ph_exp_bind_threads(p, t, 16, 0, nodes) != 0)
         return 0;
     size_t n = (size_t)t->nnodes, moved = 0;
     double *acc = calloc(a.npages * n, sizeof *acc);
     for (int ph = 0; acc && ph < a.nphases; ph++)
         for (size_t k = 0; k < a.phases[ph].nacc; k++) {
-            const ph_simx_access *x = &a.phases[ph].acc[k];
+            const ph_exp_access *x = &a.phases[ph].acc[k];
             acc[x->page * n + (size_t)nodes[x->thread]] += x->count;
         }
     for (size_t pg = 0; acc && pg < a.npages; pg++) {
@@ -349,23 +349,23 @@ static size_t must_move(const ph_simx_preset *p, const ph_topology *t,
         moved += acc[pg * n + best] > 0 && (int)best != home;
     }
     free(acc);
-    ph_simx_app_free(&a);
+    ph_exp_app_free(&a);
     return moved;
 }
 
 static void test_e1_cell(void)
 {
-    const ph_simx_preset *p = ph_simx_preset_find("epyc-2s-8n");
-    ph_topology *t = ph_simx_preset_topology(p);
+    const ph_exp_preset *p = ph_exp_preset_find("epyc-2s-8n");
+    ph_topology *t = ph_exp_preset_topology(p);
     CHECK(t != NULL);
     if (!t)
         return;
-    ph_simx_result ft, sn, it, again;
-    CHECK_EQ(run_cell(p, t, PH_SIMX_FIRST_TOUCH, PH_SIMX_ENG_OFF, &ft), 0);
-    CHECK_EQ(run_cell(p, t, PH_SIMX_SINGLE_NODE, PH_SIMX_ENG_OFF, &sn), 0);
-    CHECK_EQ(run_cell(p, t, PH_SIMX_SINGLE_NODE, PH_SIMX_ENG_ITERATIVE, &it),
+    ph_exp_result ft, sn, it, again;
+    CHECK_EQ(run_cell(p, t, PH_EXP_FIRST_TOUCH, PH_EXP_ENG_OFF, &ft), 0);
+    CHECK_EQ(run_cell(p, t, PH_EXP_SINGLE_NODE, PH_EXP_ENG_OFF, &sn), 0);
+    CHECK_EQ(run_cell(p, t, PH_EXP_SINGLE_NODE, PH_EXP_ENG_ITERATIVE, &it),
              0);
-    CHECK_EQ(run_cell(p, t, PH_SIMX_SINGLE_NODE, PH_SIMX_ENG_ITERATIVE,
+    CHECK_EQ(run_cell(p, t, PH_EXP_SINGLE_NODE, PH_EXP_ENG_ITERATIVE,
                       &again), 0);
     /* single-node without migration is slower than first touch */
     CHECK(sn.total_ns > 1.5 * ft.total_ns);
@@ -387,32 +387,32 @@ static void test_e1_cell(void)
     CHECK(NEAR(it.iter_ns[0], sn.iter_ns[0]));
     /* deterministic */
     CHECK(again.total_ns == it.total_ns && again.migrated == it.migrated);
-    ph_simx_result_free(&ft);
-    ph_simx_result_free(&sn);
-    ph_simx_result_free(&it);
-    ph_simx_result_free(&again);
+    ph_exp_result_free(&ft);
+    ph_exp_result_free(&sn);
+    ph_exp_result_free(&it);
+    ph_exp_result_free(&again);
     ph_topo_free(t);
 }
 
 static void test_usage_errors(void)
 {
-    ph_simx_opts o = {NULL, 0, 0};
-    CHECK_EQ(ph_simx_check("e9", &o), -1);
+    ph_exp_opts o = {NULL, 0, 0};
+    CHECK_EQ(ph_exp_check("e9", &o), -1);
     CHECK_MSG("no experiment 'e9'");
     o.machine = "vax";
-    CHECK_EQ(ph_simx_check("e1", &o), -1);
+    CHECK_EQ(ph_exp_check("e1", &o), -1);
     CHECK_MSG("no machine preset 'vax'");
     o.machine = NULL;
     o.threads = 33;
-    CHECK_EQ(ph_simx_check("e1", &o), -1);
+    CHECK_EQ(ph_exp_check("e1", &o), -1);
     CHECK_MSG("32 CPUs");
     o.threads = 17;
-    CHECK_EQ(ph_simx_check("e4", &o), -1); /* two programs */
+    CHECK_EQ(ph_exp_check("e4", &o), -1); /* two programs */
     o.threads = 16;
-    CHECK_EQ(ph_simx_check("e4", &o), 0);
+    CHECK_EQ(ph_exp_check("e4", &o), 0);
     o.machine = "cxl-2tier";
     o.threads = 64;
-    CHECK_EQ(ph_simx_check("e1", &o), -1);
+    CHECK_EQ(ph_exp_check("e1", &o), -1);
 }
 
 /* ---- the TLB term (model.h) ---------------------------------------------- */
@@ -420,13 +420,13 @@ static void test_usage_errors(void)
 static void test_tlb_formula(void)
 {
     /* m(W, E) = max(0, 1 - E / W) */
-    CHECK(NEAR(ph_simx_tlb_miss_share(4096, 2048), 0.5));
-    CHECK(NEAR(ph_simx_tlb_miss_share(3, 2), 1.0 / 3));
-    CHECK(NEAR(ph_simx_tlb_miss_share(8192, 2048), 0.75));
-    CHECK(ph_simx_tlb_miss_share(2048, 2048) == 0); /* fits exactly */
-    CHECK(ph_simx_tlb_miss_share(100, 2048) == 0);  /* fits */
-    CHECK(ph_simx_tlb_miss_share(0, 64) == 0);      /* nothing touched */
-    CHECK(ph_simx_tlb_miss_share(8, 0) == 1);       /* no entries */
+    CHECK(NEAR(ph_exp_tlb_miss_share(4096, 2048), 0.5));
+    CHECK(NEAR(ph_exp_tlb_miss_share(3, 2), 1.0 / 3));
+    CHECK(NEAR(ph_exp_tlb_miss_share(8192, 2048), 0.75));
+    CHECK(ph_exp_tlb_miss_share(2048, 2048) == 0); /* fits exactly */
+    CHECK(ph_exp_tlb_miss_share(100, 2048) == 0);  /* fits */
+    CHECK(ph_exp_tlb_miss_share(0, 64) == 0);      /* nothing touched */
+    CHECK(ph_exp_tlb_miss_share(8, 0) == 1);       /* no entries */
 
     /* 3 units (1536 pages): units 0 and 2 are 2 MiB pages, unit 1 is
      * 4 KiB pages.  E4 = 10, E2 = 1, 30 ns a walk.
@@ -435,39 +435,39 @@ static void test_tlb_formula(void)
      *             (small: W4 = 20, sw_4k 3 each);
      *   thread 1: page 5 (huge, W2 = 1) and 600-603 (small, W4 = 4);
      *   thread 5: not a thread of the phase (ignored). */
-    ph_simx_access acc[64];
-    ph_simx_switches sw[64];
+    ph_exp_access acc[64];
+    ph_exp_switches sw[64];
     size_t n = 0;
     for (uint32_t p = 0; p < 10; p++) {
-        acc[n] = (ph_simx_access){p, 0, 64};
-        sw[n++] = (ph_simx_switches){7, 2};
+        acc[n] = (ph_exp_access){p, 0, 64};
+        sw[n++] = (ph_exp_switches){7, 2};
         if (p == 5) {
-            acc[n] = (ph_simx_access){p, 1, 64};
-            sw[n++] = (ph_simx_switches){7, 2};
-            acc[n] = (ph_simx_access){p, 5, 64};
-            sw[n++] = (ph_simx_switches){1000, 1000};
+            acc[n] = (ph_exp_access){p, 1, 64};
+            sw[n++] = (ph_exp_switches){7, 2};
+            acc[n] = (ph_exp_access){p, 5, 64};
+            sw[n++] = (ph_exp_switches){1000, 1000};
         }
     }
     for (uint32_t p = 512; p < 532; p++) {
-        acc[n] = (ph_simx_access){p, 0, 64};
-        sw[n++] = (ph_simx_switches){3, 1};
+        acc[n] = (ph_exp_access){p, 0, 64};
+        sw[n++] = (ph_exp_switches){3, 1};
     }
     for (uint32_t p = 600; p < 604; p++) {
-        acc[n] = (ph_simx_access){p, 1, 64};
-        sw[n++] = (ph_simx_switches){3, 1};
+        acc[n] = (ph_exp_access){p, 1, 64};
+        sw[n++] = (ph_exp_switches){3, 1};
     }
     for (uint32_t p = 1024; p < 1028; p++) {
-        acc[n] = (ph_simx_access){p, 0, 64};
-        sw[n++] = (ph_simx_switches){7, 2};
+        acc[n] = (ph_exp_access){p, 0, 64};
+        sw[n++] = (ph_exp_switches){7, 2};
     }
     static uint8_t huge[1536];
     memset(huge, 0, sizeof huge);
     memset(huge, 1, 512);
     memset(huge + 1024, 1, 512);
-    ph_simx_tlb tlb = {10, 1, 30};
-    ph_simx_tlb_thread th[2];
+    ph_exp_tlb tlb = {10, 1, 30};
+    ph_exp_tlb_thread th[2];
     double ns[2] = {1000, 0};
-    double all = ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, ns);
+    double all = ph_exp_phase_tlb(&tlb, acc, sw, n, 2, huge, th, ns);
     CHECK(NEAR(th[0].pages_4k, 20) && NEAR(th[0].units_2m, 2));
     CHECK(NEAR(th[0].switch_4k, 60) && NEAR(th[0].switch_2m, 28));
     /* 60 x (1 - 10/20) + 28 x (1 - 1/2) = 30 + 14 */
@@ -479,7 +479,7 @@ static void test_tlb_formula(void)
     /* split everything: thread 0 has 34 pages of 4 KiB and 158 switches
      * (20 x 3 + 14 x 7), thread 1 five pages (they fit) */
     memset(huge, 0, sizeof huge);
-    all = ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
+    all = ph_exp_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
     CHECK(NEAR(th[0].pages_4k, 34) && th[0].units_2m == 0);
     CHECK(NEAR(th[0].switch_4k, 158));
     CHECK(NEAR(th[0].misses, 158 * (1 - 10.0 / 34)));
@@ -487,7 +487,7 @@ static void test_tlb_formula(void)
     CHECK(NEAR(all, 158 * (1 - 10.0 / 34)));
     /* all huge: each thread within E2?  thread 0 touches units 0, 1, 2 */
     memset(huge, 1, sizeof huge);
-    ph_simx_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
+    ph_exp_phase_tlb(&tlb, acc, sw, n, 2, huge, th, NULL);
     CHECK(NEAR(th[0].units_2m, 3) && th[0].pages_4k == 0);
     CHECK(NEAR(th[0].misses, (14 * 2 + 20 * 1) * (1 - 1.0 / 3)));
     CHECK(NEAR(th[1].units_2m, 2)); /* units 0 and 1 */
@@ -497,16 +497,16 @@ static void test_tlb_formula(void)
 /* e6's programs: owners, counts and switch counts as workload.c says. */
 static void test_e6_workloads(void)
 {
-    CHECK_EQ(PH_SIMX_E6_THREAD_BYTES, (size_t)16 << 20);
-    ph_simx_app a;
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_PRIVATE, 4, 64, 1), 0);
+    CHECK_EQ(PH_EXP_E6_THREAD_BYTES, (size_t)16 << 20);
+    ph_exp_app a;
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_PRIVATE, 4, 64, 1), 0);
     CHECK_EQ(a.npages, 4 * 4096);
     CHECK_EQ(a.nphases, 2);
     CHECK_EQ(a.iterations, 20);
-    CHECK_EQ(ph_simx_app_find("Finely Shared"), PH_SIMX_SHARED);
-    CHECK_STR(ph_simx_app_name(PH_SIMX_PRIVATE), "private blocks");
+    CHECK_EQ(ph_exp_app_find("Finely Shared"), PH_EXP_SHARED);
+    CHECK_STR(ph_exp_app_name(PH_EXP_PRIVATE), "private blocks");
     if (a.nphases == 2) {
-        const ph_simx_phase *up = &a.phases[0], *ga = &a.phases[1];
+        const ph_exp_phase *up = &a.phases[0], *ga = &a.phases[1];
         CHECK(up->sw && ga->sw && up->nacc == a.npages);
         /* page 5000 belongs to thread 1 (pages 4096-8191) */
         CHECK_EQ(up->acc[5000].thread, 1u);
@@ -518,10 +518,10 @@ static void test_e6_workloads(void)
         CHECK(NEAR(ga->sw[5000].sw_4k, 64 * (1 - 1.0 / 4096)));
         CHECK(NEAR(ga->sw[5000].sw_2m, 64 * (1 - 512.0 / 4096)));
     }
-    ph_simx_app_free(&a);
-    CHECK_EQ(ph_simx_app_build(&a, PH_SIMX_SHARED, 4, 64, 1), 0);
+    ph_exp_app_free(&a);
+    CHECK_EQ(ph_exp_app_build(&a, PH_EXP_SHARED, 4, 64, 1), 0);
     if (a.nphases == 2) {
-        const ph_simx_phase *up = &a.phases[0], *ga = &a.phases[1];
+        const ph_exp_phase *up = &a.phases[0], *ga = &a.phases[1];
         /* unit 0: 4 KiB chunks, owners 0 1 2 3 0 ...; unit 1: 8 KiB
          * chunks, the chunk counter goes on from 512: owners 0 0 1 1 ... */
         CHECK(up->acc[0].thread == 0 && up->acc[1].thread == 1 &&
@@ -542,21 +542,21 @@ static void test_e6_workloads(void)
         CHECK_EQ(firsts, 4); /* one unit switch per thread and unit */
         CHECK(NEAR(ga->sw[600].sw_2m, 64 * (1 - 128.0 / 4096)));
     }
-    ph_simx_app_free(&a);
+    ph_exp_app_free(&a);
 }
 
 /* One e6-style cell: the private-blocks program with 4 threads. */
-static int run_e6_cell(const ph_simx_preset *p, const ph_topology *t,
-                       int engine, int huge, int tlb, ph_simx_result *r)
+static int run_e6_cell(const ph_exp_preset *p, const ph_topology *t,
+                       int engine, int huge, int tlb, ph_exp_result *r)
 {
-    ph_simx_cell c;
+    ph_exp_cell c;
     memset(&c, 0, sizeof c);
     c.preset = p;
     c.topo = t;
-    c.app = PH_SIMX_PRIVATE;
+    c.app = PH_EXP_PRIVATE;
     c.nthreads = 4;
     c.iterations = 2;
-    c.placement = PH_SIMX_FIRST_TOUCH;
+    c.placement = PH_EXP_FIRST_TOUCH;
     c.engine = engine;
     c.repeat = 1;
     c.critical_pages = -1;
@@ -564,7 +564,7 @@ static int run_e6_cell(const ph_simx_preset *p, const ph_topology *t,
     c.migrate_at = -1;
     c.huge = huge;
     c.tlb = tlb;
-    int rc = ph_simx_run(&c, r);
+    int rc = ph_exp_run_cell(&c, r);
     if (rc != 0)
         fprintf(stderr, "run: %s\n", ph_error_message());
     return rc;
@@ -573,17 +573,17 @@ static int run_e6_cell(const ph_simx_preset *p, const ph_topology *t,
 /* The TLB term in a run: each thread's walks join its phase time. */
 static void test_tlb_run(void)
 {
-    const ph_simx_preset *p = ph_simx_preset_find("epyc-2s-8n");
-    ph_topology *t = ph_simx_preset_topology(p);
+    const ph_exp_preset *p = ph_exp_preset_find("epyc-2s-8n");
+    ph_topology *t = ph_exp_preset_topology(p);
     CHECK(t != NULL);
     if (!t)
         return;
     CHECK(p->tlb_entries_4k == 2048 && p->tlb_entries_2m == 2048 &&
           p->tlb_walk_ns == 35);
-    ph_simx_result off, on, big;
-    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 0, 0, &off), 0);
-    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 0, 1, &on), 0);
-    CHECK_EQ(run_e6_cell(p, t, PH_SIMX_ENG_OFF, 1, 1, &big), 0);
+    ph_exp_result off, on, big;
+    CHECK_EQ(run_e6_cell(p, t, PH_EXP_ENG_OFF, 0, 0, &off), 0);
+    CHECK_EQ(run_e6_cell(p, t, PH_EXP_ENG_OFF, 0, 1, &on), 0);
+    CHECK_EQ(run_e6_cell(p, t, PH_EXP_ENG_OFF, 1, 1, &big), 0);
     /* per thread and iteration, W4 = 4096 pages > 2048 entries: half of
      * the switches miss.  update: 4096 switches; gather: 4096 x 64 x
      * (1 - 1/4096) = 262080.  (4096 + 262080) / 2 = 133088 misses */
@@ -599,23 +599,23 @@ static void test_tlb_run(void)
     CHECK_EQ(big.huge_units_end, 4 * 8);
     CHECK(NEAR(big.total_ns, off.total_ns));
     CHECK(on.remote_share == 0); /* first touch: every page at home */
-    ph_simx_result_free(&off);
-    ph_simx_result_free(&on);
-    ph_simx_result_free(&big);
+    ph_exp_result_free(&off);
+    ph_exp_result_free(&on);
+    ph_exp_result_free(&big);
     ph_topo_free(t);
 }
 
 /* e6 (short): what must hold whatever the exact numbers. */
 static void test_e6(void)
 {
-    ph_simx_opts o = {NULL, 0, 6};
-    ph_simx_exp x;
-    CHECK_EQ(ph_simx_experiment("e6", &o, &x), 0);
+    ph_exp_opts o = {NULL, 0, 6};
+    ph_exp_table x;
+    CHECK_EQ(ph_exp_run("e6", &o, &x), 0);
     CHECK_EQ(x.nrows, 6);
     if (x.nrows != 6)
         return;
-    const ph_simx_row *pk = &x.rows[0], *pn = &x.rows[1], *pm = &x.rows[2];
-    const ph_simx_row *sk = &x.rows[3], *sn = &x.rows[4], *sm = &x.rows[5];
+    const ph_exp_row *pk = &x.rows[0], *pn = &x.rows[1], *pm = &x.rows[2];
+    const ph_exp_row *sk = &x.rows[3], *sn = &x.rows[4], *sm = &x.rows[5];
     CHECK_STR(pk->group, "private blocks");
     CHECK_STR(sm->group, "finely shared");
     CHECK_STR(pk->label, "4K");
@@ -626,8 +626,8 @@ static void test_e6(void)
      * tunable; single-node, iterative, TLB term on */
     CHECK(!pk->cell.huge && pn->cell.huge && pn->cell.no_split &&
           pm->cell.huge && !pm->cell.no_split);
-    CHECK(pk->cell.placement == PH_SIMX_SINGLE_NODE &&
-          sm->cell.engine == PH_SIMX_ENG_ITERATIVE && sk->cell.tlb);
+    CHECK(pk->cell.placement == PH_EXP_SINGLE_NODE &&
+          sm->cell.engine == PH_EXP_ENG_ITERATIVE && sk->cell.tlb);
     /* private blocks: 2 MiB pages beat 4 KiB (TLB reach) */
     CHECK(pn->res.total_ns < pk->res.total_ns);
     CHECK(pk->res.tlb_misses > 0 && pn->res.tlb_misses == 0);
@@ -666,11 +666,11 @@ static void test_e6(void)
         CHECK_EQ(x.targets[0].met, gp <= 1.02 && gs <= 1.02);
         CHECK(strstr(x.targets[0].what, "mixed within 2%") != NULL);
     }
-    ph_simx_exp_free(&x);
+    ph_exp_table_free(&x);
     /* e6 is an experiment; a machine that cannot run 65 threads refuses */
-    CHECK(ph_simx_is_experiment("e6"));
-    ph_simx_opts bad = {NULL, 65, 0};
-    CHECK_EQ(ph_simx_check("e6", &bad), -1);
+    CHECK(ph_exp_is_experiment("e6"));
+    ph_exp_opts bad = {NULL, 65, 0};
+    CHECK_EQ(ph_exp_check("e6", &bad), -1);
     CHECK_MSG("64 CPUs");
 }
 
@@ -687,5 +687,5 @@ int main(void)
     test_e6_workloads();
     test_tlb_run();
     test_e6();
-    return check_summary("test_simx");
+    return check_summary("test_experiment");
 }

@@ -104,7 +104,7 @@
  * boundary planes going to the first and last thread; rows) holds its
  * first byte -- as cg.c does for its matrix.
  */
-#include "simx/workload.h"
+#include "experiment/workload.h"
 
 #include "base/error.h"
 
@@ -128,22 +128,22 @@
 static const char *const app_names[] = {"BT", "SP", "CG", "private blocks",
                                         "finely shared"};
 
-const char *ph_simx_app_name(int kind)
+const char *ph_exp_app_name(int kind)
 {
-    return kind >= 0 && kind <= PH_SIMX_LAST_APP ? app_names[kind] : "?";
+    return kind >= 0 && kind <= PH_EXP_LAST_APP ? app_names[kind] : "?";
 }
 
-int ph_simx_app_iterations(int kind)
+int ph_exp_app_iterations(int kind)
 {
-    return kind == PH_SIMX_BT   ? 180
-           : kind == PH_SIMX_SP ? 200
-           : kind == PH_SIMX_CG ? 15
+    return kind == PH_EXP_BT   ? 180
+           : kind == PH_EXP_SP ? 200
+           : kind == PH_EXP_CG ? 15
                                 : 20;
 }
 
-int ph_simx_app_find(const char *name)
+int ph_exp_app_find(const char *name)
 {
-    for (int k = 0; name && k <= PH_SIMX_LAST_APP; k++) {
+    for (int k = 0; name && k <= PH_EXP_LAST_APP; k++) {
         const char *a = app_names[k], *b = name;
         while (*a && *b &&
                toupper((unsigned char)*b) == toupper((unsigned char)*a)) {
@@ -159,7 +159,7 @@ int ph_simx_app_find(const char *name)
 /* ---- building ------------------------------------------------------- */
 
 typedef struct builder {
-    ph_simx_app *a;
+    ph_exp_app *a;
     double *dense;        /* npages * nthreads accesses of the phase */
     double lines;         /* accesses of a whole-page sweep */
 } builder;
@@ -177,12 +177,12 @@ static void split(long n, int T, int t, long *lo, long *hi)
     }
 }
 
-static int add_array(ph_simx_app *a, const char *name, size_t bytes)
+static int add_array(ph_exp_app *a, const char *name, size_t bytes)
 {
-    if (a->narrays == PH_SIMX_MAX_ARRAYS)
+    if (a->narrays == PH_EXP_MAX_ARRAYS)
         return -1;
     size_t pages = (bytes + 4095) / 4096;
-    a->arrays[a->narrays++] = (ph_simx_array){name, a->npages, pages};
+    a->arrays[a->narrays++] = (ph_exp_array){name, a->npages, pages};
     a->npages += pages;
     return 0;
 }
@@ -191,7 +191,7 @@ static int add_array(ph_simx_app *a, const char *name, size_t bytes)
 static void sweep(builder *b, int ar, double lo, double hi, int t,
                   double sweeps)
 {
-    const ph_simx_array *x = &b->a->arrays[ar];
+    const ph_exp_array *x = &b->a->arrays[ar];
     if (!(hi > lo) || !(sweeps > 0))
         return;
     size_t p0 = (size_t)(lo / PAGE), p1 = (size_t)ceil(hi / PAGE);
@@ -209,11 +209,11 @@ static void sweep(builder *b, int ar, double lo, double hi, int t,
 /* The current dense matrix becomes phase `name`. */
 static int finish_phase(builder *b, const char *name, int z)
 {
-    ph_simx_app *a = b->a;
+    ph_exp_app *a = b->a;
     size_t T = (size_t)a->nthreads, n = 0;
     for (size_t i = 0; i < a->npages * T; i++)
         n += b->dense[i] > 0;
-    ph_simx_phase *ph = &a->phases[a->nphases];
+    ph_exp_phase *ph = &a->phases[a->nphases];
     ph->acc = malloc((n ? n : 1) * sizeof *ph->acc);
     if (!ph->acc)
         return -1;
@@ -226,8 +226,8 @@ static int finish_phase(builder *b, const char *name, int z)
             if (!(v > 0))
                 continue;
             uint32_t c = v < 1.0 ? 1u : (uint32_t)llround(v);
-            ph->acc[ph->nacc++] = (ph_simx_access){(uint32_t)p,
-                                                   (uint32_t)t, c};
+            ph->acc[ph->nacc++] = (ph_exp_access){(uint32_t)p,
+                                                  (uint32_t)t, c};
         }
     if (z)
         a->zphase = a->nphases;
@@ -289,7 +289,7 @@ static void halo(builder *b, int ar, int t, int width, double sweeps)
 }
 
 /* The arrays of BT and SP. */
-static int arrays_adi(ph_simx_app *a)
+static int arrays_adi(ph_exp_app *a)
 {
     if (add_array(a, "u", GRID_BYTES) || add_array(a, "f", GRID_BYTES) ||
         add_array(a, "rhs", GRID_BYTES))
@@ -300,7 +300,7 @@ static int arrays_adi(ph_simx_app *a)
 /* The five regions of bt.c / sp.c; `width`: the stencil's halo planes. */
 static int phases_adi(builder *b, int width)
 {
-    ph_simx_app *a = b->a;
+    ph_exp_app *a = b->a;
     const double r = (double)a->repeat;
     int T = a->nthreads;
     for (int t = 0; t < T; t++) { /* compute_rhs: not repeated */
@@ -366,7 +366,7 @@ static void whole(builder *b, int ar, int t, double sweeps)
 }
 
 /* The arrays of CG, in the order of the enum above. */
-static int arrays_cg(ph_simx_app *a)
+static int arrays_cg(ph_exp_app *a)
 {
     const size_t vec = (size_t)CG_NA * 8;
     if (add_array(a, "rowptr", (size_t)(CG_NA + 1) * 8) ||
@@ -380,7 +380,7 @@ static int arrays_cg(ph_simx_app *a)
 
 static int phases_cg(builder *b)
 {
-    ph_simx_app *a = b->a;
+    ph_exp_app *a = b->a;
     const double per = (double)CG_NZ / (double)CG_NA; /* entries a row */
     const double rr = (double)a->repeat;
     int T = a->nthreads;
@@ -451,15 +451,15 @@ static int phases_cg(builder *b)
 
 /* ---- e6: private blocks and finely shared ------------------------------ */
 
-#define E6_PAGES (PH_SIMX_E6_THREAD_BYTES / 4096)
+#define E6_PAGES (PH_EXP_E6_THREAD_BYTES / 4096)
 #define UNIT_PAGES 512
 
 /* Owner of every page (first_toucher). */
-static void owners_e6(ph_simx_app *a)
+static void owners_e6(ph_exp_app *a)
 {
     size_t T = (size_t)a->nthreads, np = a->npages, chunk = 0;
     uint32_t *own = a->first_toucher;
-    if (a->kind == PH_SIMX_PRIVATE) {
+    if (a->kind == PH_EXP_PRIVATE) {
         for (size_t p = 0; p < np; p++)
             own[p] = (uint32_t)(p / E6_PAGES);
         return;
@@ -473,9 +473,9 @@ static void owners_e6(ph_simx_app *a)
 }
 
 /* Phase `name`: one entry per page (its owner's), with switch counts. */
-static ph_simx_phase *phase_e6(ph_simx_app *a, const char *name)
+static ph_exp_phase *phase_e6(ph_exp_app *a, const char *name)
 {
-    ph_simx_phase *ph = &a->phases[a->nphases];
+    ph_exp_phase *ph = &a->phases[a->nphases];
     ph->acc = malloc(a->npages * sizeof *ph->acc);
     ph->sw = malloc(a->npages * sizeof *ph->sw);
     if (!ph->acc || !ph->sw) {
@@ -491,7 +491,7 @@ static ph_simx_phase *phase_e6(ph_simx_app *a, const char *name)
     return ph;
 }
 
-static int phases_e6(ph_simx_app *a)
+static int phases_e6(ph_exp_app *a)
 {
     size_t T = (size_t)a->nthreads, np = a->npages;
     const uint32_t *own = a->first_toucher;
@@ -506,8 +506,8 @@ static int phases_e6(ph_simx_app *a)
     owners_e6(a);
     for (size_t p = 0; p < np; p++)
         w4[own[p]] += 1;
-    ph_simx_phase *up = phase_e6(a, "update");
-    ph_simx_phase *ga = up ? phase_e6(a, "gather") : NULL;
+    ph_exp_phase *up = phase_e6(a, "update");
+    ph_exp_phase *ga = up ? phase_e6(a, "gather") : NULL;
     if (!up || !ga) {
         free(w4);
         free(nu);
@@ -523,10 +523,10 @@ static int phases_e6(ph_simx_app *a)
             int first = 1; /* t's first page of this unit */
             for (size_t q = p0; q < p && first; q++)
                 first = own[q] != t;
-            up->acc[p] = (ph_simx_access){(uint32_t)p, t, lines};
-            up->sw[p] = (ph_simx_switches){1.0f, first ? 1.0f : 0.0f};
-            ga->acc[p] = (ph_simx_access){(uint32_t)p, t, lines};
-            ga->sw[p] = (ph_simx_switches){
+            up->acc[p] = (ph_exp_access){(uint32_t)p, t, lines};
+            up->sw[p] = (ph_exp_switches){1.0f, first ? 1.0f : 0.0f};
+            ga->acc[p] = (ph_exp_access){(uint32_t)p, t, lines};
+            ga->sw[p] = (ph_exp_switches){
                 (float)(lines * (1.0 - 1.0 / w4[t])),
                 (float)(lines * (1.0 - nu[t] / w4[t]))};
         }
@@ -538,12 +538,12 @@ static int phases_e6(ph_simx_app *a)
 
 /* ---- life ------------------------------------------------------------ */
 
-int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
-                      unsigned line_bytes, unsigned repeat)
+int ph_exp_app_build(ph_exp_app *a, int kind, int nthreads,
+                     unsigned line_bytes, unsigned repeat)
 {
     memset(a, 0, sizeof *a);
     a->zphase = -1;
-    if (kind < 0 || kind > PH_SIMX_LAST_APP || nthreads < 1 ||
+    if (kind < 0 || kind > PH_EXP_LAST_APP || nthreads < 1 ||
         nthreads > 4096 ||
         line_bytes < 8 || line_bytes > 4096 || repeat < 1)
         return ph_fail(EINVAL, "sim: bad program (kind %d, %d threads, "
@@ -554,20 +554,20 @@ int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
     a->nthreads = nthreads;
     a->line_bytes = line_bytes;
     a->repeat = repeat;
-    a->iterations = ph_simx_app_iterations(kind);
+    a->iterations = ph_exp_app_iterations(kind);
     builder b = {a, NULL, PAGE / line_bytes};
-    if (kind >= PH_SIMX_PRIVATE) {
+    if (kind >= PH_EXP_PRIVATE) {
         int rc = add_array(a, "data", (size_t)nthreads *
-                                          PH_SIMX_E6_THREAD_BYTES);
+                                          PH_EXP_E6_THREAD_BYTES);
         a->first_toucher = calloc(a->npages, sizeof *a->first_toucher);
         if (rc != 0 || !a->first_toucher || phases_e6(a) != 0) {
-            ph_simx_app_free(a);
+            ph_exp_app_free(a);
             return ph_fail(ENOMEM, "sim: out of memory building %s",
                            app_names[kind]);
         }
         return 0;
     }
-    int rc = kind == PH_SIMX_CG ? arrays_cg(a) : arrays_adi(a);
+    int rc = kind == PH_EXP_CG ? arrays_cg(a) : arrays_adi(a);
     if (rc == 0) {
         b.dense = calloc(a->npages * (size_t)nthreads, sizeof *b.dense);
         a->first_toucher = calloc(a->npages, sizeof *a->first_toucher);
@@ -575,21 +575,21 @@ int ph_simx_app_build(ph_simx_app *a, int kind, int nthreads,
             rc = -1;
     }
     if (rc == 0) {
-        if (kind == PH_SIMX_CG)
+        if (kind == PH_EXP_CG)
             rc = phases_cg(&b);
         else
-            rc = phases_adi(&b, kind == PH_SIMX_BT ? 1 : 2);
+            rc = phases_adi(&b, kind == PH_EXP_BT ? 1 : 2);
     }
     free(b.dense);
     if (rc != 0) {
-        ph_simx_app_free(a);
+        ph_exp_app_free(a);
         return ph_fail(ENOMEM, "sim: out of memory building %s",
                        app_names[kind]);
     }
     return 0;
 }
 
-void ph_simx_app_free(ph_simx_app *a)
+void ph_exp_app_free(ph_exp_app *a)
 {
     for (int i = 0; i < a->nphases; i++)
         if (!a->phases[i].alias) {

@@ -56,7 +56,7 @@
  * 300 + 100 * hops is not a multiple of 30.  Migration costs are the same
  * for every node pair (003 and the issue give one figure per machine).
  */
-#include "simx/presets.h"
+#include "experiment/presets.h"
 
 #include "base/error.h"
 
@@ -64,26 +64,26 @@
 #include <stdio.h>
 #include <string.h>
 
-static const ph_simx_preset presets[] = {
+static const ph_exp_preset presets[] = {
     {"origin2000-16",
      "SGI Origin2000: 16 nodes x 2 CPUs, hypercube, 300 + 100*hops ns, "
      "1.1 ms per page migration",
-     50.0, 1.1e6, 512 * 1.1e6, 0.0, 128, PH_SIMX_BIND_COMPACT,
+     50.0, 1.1e6, 512 * 1.1e6, 0.0, 128, PH_EXP_BIND_COMPACT,
      128, 64, 250},
     {"epyc-2s-8n",
      "2-socket EPYC, 4 nodes per socket, SLIT 10/12/32, 100 ns local, "
      "1.2 us per page + 20 us per call",
-     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_SPREAD,
+     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_EXP_BIND_SPREAD,
      2048, 2048, 35},
     {"cxl-2tier",
      "one DRAM node with all 32 CPUs + one CXL memory node at 2.2x latency",
-     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_SIMX_BIND_COMPACT,
+     50.0, 1.2e3, 1.9e5, 2.0e4, 64, PH_EXP_BIND_COMPACT,
      2048, 2048, 35},
 };
 
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
-const ph_simx_preset *ph_simx_preset_find(const char *name)
+const ph_exp_preset *ph_exp_preset_find(const char *name)
 {
     for (size_t i = 0; name && i < NPRESETS; i++)
         if (strcmp(presets[i].name, name) == 0)
@@ -91,7 +91,7 @@ const ph_simx_preset *ph_simx_preset_find(const char *name)
     return NULL;
 }
 
-const ph_simx_preset *ph_simx_preset_at(size_t i)
+const ph_exp_preset *ph_exp_preset_at(size_t i)
 {
     return i < NPRESETS ? &presets[i] : NULL;
 }
@@ -116,8 +116,8 @@ static int origin_spec(char *buf, size_t len)
     return 0;
 }
 
-const char *ph_simx_preset_spec(const ph_simx_preset *p, char *buf,
-                                size_t len)
+const char *ph_exp_preset_spec(const ph_exp_preset *p, char *buf,
+                               size_t len)
 {
     const char *fixed = NULL;
     if (!p || !buf || len == 0)
@@ -136,12 +136,12 @@ const char *ph_simx_preset_spec(const ph_simx_preset *p, char *buf,
     return buf;
 }
 
-ph_topology *ph_simx_preset_topology(const ph_simx_preset *p)
+ph_topology *ph_exp_preset_topology(const ph_exp_preset *p)
 {
     char spec[2048];
     if (!p)
         return ph_fail_null(EINVAL, "sim: no machine preset");
-    if (!ph_simx_preset_spec(p, spec, sizeof spec))
+    if (!ph_exp_preset_spec(p, spec, sizeof spec))
         return ph_fail_null(EINVAL, "sim: preset %s has no spec", p->name);
     ph_topology *t = ph_topo_from_spec(spec);
     if (!t)
@@ -157,7 +157,7 @@ ph_topology *ph_simx_preset_topology(const ph_simx_preset *p)
     return t;
 }
 
-int ph_simx_cpus(const ph_topology *t)
+int ph_exp_cpus(const ph_topology *t)
 {
     int c = 0;
     for (int i = 0; i < t->nnodes; i++)
@@ -165,15 +165,15 @@ int ph_simx_cpus(const ph_topology *t)
     return c;
 }
 
-int ph_simx_bind_threads(const ph_simx_preset *p, const ph_topology *t,
-                         int nthreads, int first_cpu, int *node_of_thread)
+int ph_exp_bind_threads(const ph_exp_preset *p, const ph_topology *t,
+                        int nthreads, int first_cpu, int *node_of_thread)
 {
-    int cpus = ph_simx_cpus(t);
+    int cpus = ph_exp_cpus(t);
     if (nthreads < 1 || first_cpu < 0 || first_cpu + nthreads > cpus)
         return ph_fail(EINVAL, "sim: %d threads from CPU %d do not fit on "
                        "the %d CPUs of %s", nthreads, first_cpu, cpus,
                        p->name);
-    if (p->binding == PH_SIMX_BIND_SPREAD && first_cpu == 0) {
+    if (p->binding == PH_EXP_BIND_SPREAD && first_cpu == 0) {
         int cnodes[PH_MAX_NODES], nc = 0, used[PH_MAX_NODES] = {0};
         for (int i = 0; i < t->nnodes; i++)
             if (t->nodes[i].ncpus > 0)

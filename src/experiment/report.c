@@ -9,9 +9,9 @@
  * everything, including the per-iteration series (time, remote accesses,
  * pages moved, critical-path migration, z-phase time) that plots need.
  */
-#include "simx/experiments.h"
+#include "experiment/experiments.h"
 
-#include "simx/workload.h"
+#include "experiment/workload.h"
 
 #include "base/error.h"
 #include "base/json.h"
@@ -125,7 +125,7 @@ static void heading(table *t, const char *fmt, const char *a)
     snprintf(c + 1, CELL - 1, fmt, a);
 }
 
-static void table_e1(const ph_simx_exp *x, table *t)
+static void table_e1(const ph_exp_table *x, table *t)
 {
     static const char *h[] = {"program", "thr", "placement", "engine",
                               "time s", "time/ft", "last-half/ft",
@@ -137,9 +137,9 @@ static void table_e1(const ph_simx_exp *x, table *t)
         t->head[c] = h[c];
         t->right[c] = right[c];
     }
-    const ph_simx_preset *cur = NULL;
+    const ph_exp_preset *cur = NULL;
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (r->cell.preset != cur) {
             cur = r->cell.preset;
             heading(t, "-- %s", cur->name);
@@ -158,9 +158,9 @@ static void table_e1(const ph_simx_exp *x, table *t)
         }
         share(s, sizeof s, r->res.first2, r->res.migrated);
         human(rem, sizeof rem, r->res.remote_per_iter);
-        set(t, 0, "%s", ph_simx_app_name(r->cell.app));
+        set(t, 0, "%s", ph_exp_app_name(r->cell.app));
         set(t, 1, "%d", r->cell.nthreads);
-        set(t, 2, "%s", ph_simx_placement_name(r->cell.placement));
+        set(t, 2, "%s", ph_exp_placement_name(r->cell.placement));
         set(t, 3, "%s", r->label);
         set(t, 4, "%.3f", r->res.total_ns / 1e9);
         set(t, 5, "%.3f", r->norm_total);
@@ -172,7 +172,7 @@ static void table_e1(const ph_simx_exp *x, table *t)
     }
 }
 
-static void table_e2(const ph_simx_exp *x, table *t)
+static void table_e2(const ph_exp_table *x, table *t)
 {
     static const char *h[] = {"program", "placement", "engine", "time s",
                               "time/ft", "last-half/ft", "migrated",
@@ -185,7 +185,7 @@ static void table_e2(const ph_simx_exp *x, table *t)
         t->right[c] = right[c];
     }
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (table_row(t) != 0)
             return;
         char s[16], rem[16], last[16];
@@ -194,9 +194,9 @@ static void table_e2(const ph_simx_exp *x, table *t)
         human(last, sizeof last,
               r->res.iterations ? r->res.iter_remote[r->res.iterations - 1]
                                 : 0);
-        set(t, 0, "%s %d it", ph_simx_app_name(r->cell.app),
+        set(t, 0, "%s %d it", ph_exp_app_name(r->cell.app),
             r->res.iterations);
-        set(t, 1, "%s", ph_simx_placement_name(r->cell.placement));
+        set(t, 1, "%s", ph_exp_placement_name(r->cell.placement));
         set(t, 2, "%s", r->label);
         set(t, 3, "%.3f", r->res.total_ns / 1e9);
         set(t, 4, "%.3f", r->norm_total);
@@ -209,7 +209,7 @@ static void table_e2(const ph_simx_exp *x, table *t)
     }
 }
 
-static void table_e3(const ph_simx_exp *x, table *t)
+static void table_e3(const ph_exp_table *x, table *t)
 {
     static const char *h[] = {"phases", "engine", "time s", "time/ft",
                               "last-half/ft", "z ms/iter", "recorded",
@@ -221,7 +221,7 @@ static void table_e3(const ph_simx_exp *x, table *t)
         t->right[c] = right[c];
     }
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (table_row(t) != 0)
             return;
         int I = r->res.iterations;
@@ -244,7 +244,7 @@ static void table_e3(const ph_simx_exp *x, table *t)
     }
 }
 
-static void table_e4(const ph_simx_exp *x, table *t)
+static void table_e4(const ph_exp_table *x, table *t)
 {
     static const char *h[] = {"engine", "time s", "time/off",
                               "last-half/off", "migrated", "after swap",
@@ -257,7 +257,7 @@ static void table_e4(const ph_simx_exp *x, table *t)
     }
     const char *cur = NULL;
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (!cur || strcmp(cur, r->group) != 0) {
             cur = r->group;
             heading(t, "-- %s", cur);
@@ -286,7 +286,7 @@ static void pct(char *buf, size_t len, double a, double b)
         snprintf(buf, len, "%.1f%%", 100.0 * a / b);
 }
 
-static void table_e6(const ph_simx_exp *x, table *t)
+static void table_e6(const ph_exp_table *x, table *t)
 {
     static const char *h[] = {"workload", "pages", "time s", "time/best",
                               "last-half/best", "TLB miss/access",
@@ -300,7 +300,7 @@ static void table_e6(const ph_simx_exp *x, table *t)
         t->right[c] = right[c];
     }
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
+        const ph_exp_row *r = &x->rows[i];
         if (table_row(t) != 0)
             return;
         char tlb[16], rem[16];
@@ -321,7 +321,7 @@ static void table_e6(const ph_simx_exp *x, table *t)
     }
 }
 
-int ph_simx_print(const ph_simx_exp *x, FILE *out)
+int ph_exp_print(const ph_exp_table *x, FILE *out)
 {
     table t;
     memset(&t, 0, sizeof t);
@@ -378,7 +378,7 @@ static void csv_text(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int ph_simx_write_csv(const ph_simx_exp *x, const char *path)
+int ph_exp_write_csv(const ph_exp_table *x, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -395,14 +395,14 @@ int ph_simx_write_csv(const ph_simx_exp *x, const char *path)
                "accesses,tlb_misses,tlb_ns,remote_share,moved_4k,"
                "huge_migrated,huge_split,huge_collapsed,huge_units_end\n");
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
-        const ph_simx_result *s = &r->res;
+        const ph_exp_row *r = &x->rows[i];
+        const ph_exp_result *s = &r->res;
         fprintf(f, "%s,%s,", x->name, r->cell.preset->name);
         csv_text(f, r->group);
-        fprintf(f, ",%s,%d,%d,%s,%s,", ph_simx_app_name(r->cell.app),
+        fprintf(f, ",%s,%d,%d,%s,%s,", ph_exp_app_name(r->cell.app),
                 r->cell.nthreads, s->iterations,
-                ph_simx_placement_name(r->cell.placement),
-                ph_simx_engine_name(r->cell.engine));
+                ph_exp_placement_name(r->cell.placement),
+                ph_exp_engine_name(r->cell.engine));
         csv_text(f, r->label);
         fprintf(f,
                 ",%u,%ld,%d,%d,%d,%.6g,%.6g,%.6f,%.6f,%zu,%llu,%llu,%llu,"
@@ -454,7 +454,7 @@ static void series_d(ph_jw *w, const char *key, const double *v, int n)
 #define KI(w, k, v) (ph_jw_key(w, k), ph_jw_int(w, (int64_t)(v)))
 #define KS(w, k, v) (ph_jw_key(w, k), ph_jw_string(w, v))
 
-int ph_simx_write_json(const ph_simx_exp *x, const char *path)
+int ph_exp_write_json(const ph_exp_table *x, const char *path)
 {
     ph_jw w;
     ph_jw_init(&w, 1);
@@ -466,16 +466,16 @@ int ph_simx_write_json(const ph_simx_exp *x, const char *path)
     ph_jw_key(&w, "runs");
     ph_jw_array(&w, 0);
     for (size_t i = 0; i < x->nrows; i++) {
-        const ph_simx_row *r = &x->rows[i];
-        const ph_simx_result *s = &r->res;
+        const ph_exp_row *r = &x->rows[i];
+        const ph_exp_result *s = &r->res;
         ph_jw_object(&w, 0);
         KS(&w, "machine", r->cell.preset->name);
         KS(&w, "group", r->group);
-        KS(&w, "program", ph_simx_app_name(r->cell.app));
+        KS(&w, "program", ph_exp_app_name(r->cell.app));
         KI(&w, "threads", r->cell.nthreads);
         KI(&w, "iterations", s->iterations);
-        KS(&w, "placement", ph_simx_placement_name(r->cell.placement));
-        KS(&w, "engine", ph_simx_engine_name(r->cell.engine));
+        KS(&w, "placement", ph_exp_placement_name(r->cell.placement));
+        KS(&w, "engine", ph_exp_engine_name(r->cell.engine));
         KS(&w, "label", r->label);
         KI(&w, "repeat", r->cell.repeat ? r->cell.repeat : 1);
         KI(&w, "critical_pages", r->cell.critical_pages);
@@ -561,12 +561,12 @@ int ph_simx_write_json(const ph_simx_exp *x, const char *path)
 
 /* ---- presets ------------------------------------------------------------ */
 
-int ph_simx_print_presets(FILE *out)
+int ph_exp_print_presets(FILE *out)
 {
-    for (size_t i = 0; ph_simx_preset_at(i); i++) {
-        const ph_simx_preset *p = ph_simx_preset_at(i);
+    for (size_t i = 0; ph_exp_preset_at(i); i++) {
+        const ph_exp_preset *p = ph_exp_preset_at(i);
         char spec[2048];
-        ph_topology *t = ph_simx_preset_topology(p);
+        ph_topology *t = ph_exp_preset_topology(p);
         if (!t)
             return -1;
         int n = t->nnodes;
@@ -583,17 +583,17 @@ int ph_simx_print_presets(FILE *out)
             }
         fprintf(out, "%s\n  %s\n", p->name, p->summary);
         fprintf(out, "  nodes %d, CPUs %d; load latency %.0f..%.0f ns; "
-                "contention %.0f ns per competing node\n", n, ph_simx_cpus(t),
+                "contention %.0f ns per competing node\n", n, ph_exp_cpus(t),
                 lo, hi, p->contention_ns);
         fprintf(out, "  migration: %.1f us per 4 KiB page, %.1f us per 2 MiB "
                 "page, %.1f us per call; %u-byte lines; %s binding\n",
                 p->migrate_ns_4k / 1e3, p->migrate_ns_2m / 1e3,
                 p->migrate_ns_call / 1e3, p->line_bytes,
-                p->binding == PH_SIMX_BIND_SPREAD ? "spread" : "compact");
+                p->binding == PH_EXP_BIND_SPREAD ? "spread" : "compact");
         fprintf(out, "  TLB per thread: %.0f x 4 KiB + %.0f x 2 MiB entries, "
                 "%.0f ns per miss (page walk; e6)\n", p->tlb_entries_4k,
                 p->tlb_entries_2m, p->tlb_walk_ns);
-        fprintf(out, "  spec: %s\n", ph_simx_preset_spec(p, spec,
+        fprintf(out, "  spec: %s\n", ph_exp_preset_spec(p, spec,
                                                           sizeof spec));
         ph_topo_free(t);
     }
