@@ -43,6 +43,10 @@
  *   --accesses  random loads per gather sample (default 32M = 33554432)
  *   --reps      timed samples per page kind (default 7; the median counts)
  */
+#include "base/clock.h"
+#include "base/rng.h"
+#include "base/sort.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -81,13 +85,6 @@ typedef struct buf {
     char *map;           /* whole mapping, for munmap */
     size_t map_bytes;
 } buf;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static size_t round_up(size_t v, size_t to)
 {
@@ -245,23 +242,9 @@ static void transpose(const cplx *a, cplx *b, size_t n)
     }
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static uint64_t median_ns(uint64_t *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    qsort(v, (size_t)n, sizeof *v, ph_cmp_u64);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -297,7 +280,7 @@ static int run_gather(size_t bytes, size_t accesses, int reps, result *r)
     uint32_t *idx = (uint32_t *)ib.addr;
     uint64_t seed = 42;
     for (size_t k = 0; k < accesses; k++)
-        idx[k] = (uint32_t)(splitmix64(&seed) % n);
+        idx[k] = (uint32_t)(ph_splitmix64_next(&seed) % n);
     buf b[NKINDS];
     memset(b, 0, sizeof b);
     for (int k = 0; k < NKINDS; k++) {
@@ -320,9 +303,9 @@ static int run_gather(size_t bytes, size_t accesses, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = ph_now_ns();
             sum[k] = gather((const double *)b[k].addr, idx, accesses);
-            t[k][rep] = now_ns() - t0;
+            t[k][rep] = ph_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {
@@ -374,12 +357,12 @@ static int run_transpose(size_t n, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = ph_now_ns();
             for (int p = 0; p < TRANSPOSE_PASSES / 2; p++) {
                 transpose((const cplx *)a[k].addr, (cplx *)b[k].addr, n);
                 transpose((const cplx *)b[k].addr, (cplx *)a[k].addr, n);
             }
-            t[k][rep] = now_ns() - t0;
+            t[k][rep] = ph_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "config/options.h"
+#include "os/hugetlb.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,6 +49,10 @@ static ph_context *ctx_create(void)
     c->topo = ph_topo_load(spec);
     if (!c->topo)
         goto fail;
+    /* The real machine's hugetlbfs pools (hwloc knows none): the snapshot
+     * `pagehome topo` shows, and the simulator's model over this shape. */
+    if (!c->topo->synthetic)
+        ph_hugetlb_topology_pools(c->topo, NULL);
     const char *machine = ph_opt_str(PH_OPT_MACHINE);
     int sim = strcmp(machine, "sim") == 0 ||
               (strcmp(machine, "auto") == 0 && c->topo->synthetic);
@@ -63,7 +68,7 @@ static ph_context *ctx_create(void)
     if (!c->mover)
         goto fail;
     if (ph_opt_bool(PH_OPT_VERBOSE)) {
-        ph_info("machine %s, %d node(s), topology from %s", c->os->ops->name,
+        ph_info("machine %s, %d node(s), topology from %s", ph_os_name(c->os),
                 c->topo->nnodes, c->topo->source);
         ph_options_print(stderr, 0);
     }

@@ -99,12 +99,12 @@ static void populate_untouched(ph_context *c, place_buf *b, size_t n)
         size_t j = i + 1;
         while (j < n && b->st[j] == -ENOENT && b->target[j] == b->target[i])
             j++;
-        if (os->ops->populate_on(os, b->pages[i], (j - i) * PH_PAGE_4K,
+        if (ph_os_populate_on(os, b->pages[i], (j - i) * PH_PAGE_4K,
                                  b->target[i]) != 0) {
             int e = errno ? errno : ENOMEM;
             for (size_t k = i; k < j; k++)
                 b->st[k] = -e;
-        } else if (os->ops->query(os, j - i, b->pages + i, b->st + i) != 0) {
+        } else if (ph_os_query(os, j - i, b->pages + i, b->st + i) != 0) {
             for (size_t k = i; k < j; k++)
                 b->st[k] = b->target[k];
         }
@@ -182,7 +182,7 @@ int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
     if (lazy)
         bound = ph_place_bind_lazy(c, &plan, start, npages);
     else
-        bound = c->os->ops->bind(c->os, (void *)start, npages * P,
+        bound = ph_os_bind(c->os, (void *)start, npages * P,
                                  PH_BIND_DEFAULT, NULL, 0);
     if (bound != 0) {
         ph_refail("ph_place");
@@ -207,7 +207,7 @@ int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
                 b.target[i + k] = t;
             }
         }
-        if (c->os->ops->query(c->os, n, b.pages, b.st) != 0) {
+        if (ph_os_query(c->os, n, b.pages, b.st) != 0) {
             if (off == 0) {
                 ph_refail("ph_place");
                 goto out;

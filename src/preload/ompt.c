@@ -57,7 +57,7 @@
 #include "preload/preload.h"
 
 #include "pagehome.h"
-#include "base/json.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "config/options.h"
 #include "sample/source.h"

@@ -6,6 +6,7 @@
  * ASan and TSan too).  Data is checksummed around every move: moves must
  * never change memory.
  */
+#include "base/rng.h"
 #include "check.h"
 
 #include "base/error.h"
@@ -83,7 +84,7 @@ static uint64_t checksum(const unsigned char *p, size_t len)
 /* A mapped region of n pages with distinct data, first touched on node 0. */
 static char *region(rig *r, size_t n, unsigned flags)
 {
-    char *a = r->os->ops->map(r->os, n * PG, PG, flags);
+    char *a = ph_os_map(r->os, n * PG, PG, flags);
     if (!a) {
         fprintf(stderr, "map failed: %s\n", ph_error_message());
         exit(1);
@@ -113,7 +114,7 @@ static int sums_up(const ph_move_stats *s)
 static int query_is(rig *r, size_t n, void **pages, const int *want)
 {
     int *st = malloc(n * sizeof *st);
-    int ok = r->os->ops->query(r->os, n, pages, st) == 0;
+    int ok = ph_os_query(r->os, n, pages, st) == 0;
     for (size_t i = 0; ok && i < n; i++)
         if (st[i] != want[i]) {
             fprintf(stderr, "  page %zu is on %d, expected %d\n", i, st[i], want[i]);
@@ -204,7 +205,7 @@ static void test_batching(void)
     ph_mover_totals(r.m, &tot);
     CHECK(tot.requested >= 3 * N);
     CHECK(sums_up(&tot));
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
     set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
 }
@@ -284,7 +285,7 @@ static void test_retries(void)
     CHECK(ok);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
     set_opt(PH_OPT_MOVE_RETRIES, "3");
     set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
@@ -353,7 +354,7 @@ static void test_enomem(void)
     CHECK_EQ(ph_sim_node_pages(r.sim, 3), 10);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
     set_opt(PH_OPT_NODE_FULL_BACKOFF_MS, "1000");
     set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
@@ -366,7 +367,7 @@ static void test_bind(void)
     printf("-- untouched pages: bound instead\n");
     rig r = rig_open();
     enum { N = 16 };
-    char *a = r.os->ops->map(r.os, N * PG, PG, PH_MAP_NO_THP);
+    char *a = ph_os_map(r.os, N * PG, PG, PH_MAP_NO_THP);
     void *pages[N];
     int nodes[N], st[N];
     pages_of(a, N, pages);
@@ -391,15 +392,15 @@ static void test_bind(void)
     CHECK(query_is(&r, N, pages, nodes));
 
     /* a failing bind: the pages count as not placed */
-    char *b = r.os->ops->map(r.os, N * PG, PG, PH_MAP_NO_THP);
+    char *b = ph_os_map(r.os, N * PG, PG, PH_MAP_NO_THP);
     pages_of(b, N, pages);
     plan(&r, 0, 0, -1, 0, ENOMEM);
     CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), N);
     CHECK_EQ(s.bound, 0);
     CHECK_EQ(s.failed_other, N);
     CHECK(sums_up(&s));
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, b, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, b, N * PG);
     rig_close(&r);
 }
 
@@ -411,7 +412,7 @@ static void test_refusal(void)
     rig r = rig_open();
     enum { N = 8 };
     char *a = region(&r, N, 0);
-    char *u = r.os->ops->map(r.os, N * PG, PG, 0);
+    char *u = ph_os_map(r.os, N * PG, PG, 0);
     void *pages[N];
     int nodes[N], st[N];
     pages_of(a, N, pages);
@@ -442,7 +443,7 @@ static void test_refusal(void)
     CHECK_EQ(f1.move_calls - f0.move_calls, 0);
     /* binding still works */
     int one = 1;
-    CHECK_EQ(r.os->ops->bind(r.os, u, N * PG, PH_BIND_PREFERRED, &one, 1), 0);
+    CHECK_EQ(ph_os_bind(r.os, u, N * PG, PH_BIND_PREFERRED, &one, 1), 0);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -458,8 +459,8 @@ static void test_refusal(void)
     char *first = strstr(buf, msg);
     CHECK(first && !strstr(first + 1, msg)); /* once */
 
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, u, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, u, N * PG);
     rig_close(&r);
 }
 
@@ -537,8 +538,8 @@ static void test_huge(void)
     CHECK_EQ(ph_mover_move(r.m, U, pages, nodes, st, &s), 0);
     CHECK_EQ(s.huge_units, 0);
     CHECK(query_is(&r, U, pages, nodes));
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, b, U * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, b, U * PG);
     rig_close(&r);
 }
 
@@ -553,15 +554,6 @@ typedef struct stress_arg {
     long bad;
 } stress_arg;
 
-/* splitmix64: consecutive outputs are independent enough that a page's
- * index says nothing about the node drawn next (xorshift's are linear). */
-static uint64_t next_rand(uint64_t *s)
-{
-    uint64_t x = (*s += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static void *stress_thread(void *p)
 {
@@ -573,14 +565,14 @@ static void *stress_thread(void *p)
     ph_os *os = arg->r->os;
     for (int it = 0; it < SITER; it++) {
         if (it % 10 == 0) {
-            os->ops->set_thread_node(os, (int)(next_rand(&seed) % 4));
-            if (os->ops->current_node(os) < 0)
+            ph_os_set_thread_node(os, (int)(ph_splitmix64_next(&seed) % 4));
+            if (ph_os_current_node(os) < 0)
                 arg->bad++;
         }
-        size_t n = 1 + next_rand(&seed) % 300;
+        size_t n = 1 + ph_splitmix64_next(&seed) % 300;
         for (size_t i = 0; i < n; i++) {
-            pages[i] = arg->a + (next_rand(&seed) % SN) * PG;
-            nodes[i] = (int)(next_rand(&seed) % 4);
+            pages[i] = arg->a + (ph_splitmix64_next(&seed) % SN) * PG;
+            nodes[i] = (int)(ph_splitmix64_next(&seed) % 4);
         }
         ph_move_stats s;
         long r = ph_mover_move(arg->r->m, n, pages, nodes, st, &s);
@@ -630,7 +622,7 @@ static void test_stress(void)
            (unsigned long long)tot.already, (unsigned long long)tot.outvoted,
            (unsigned long long)tot.failed_busy, (unsigned long long)tot.retried,
            (unsigned long long)tot.calls);
-    r.os->ops->unmap(r.os, a, SN * PG);
+    ph_os_unmap(r.os, a, SN * PG);
     rig_close(&r);
     set_opt(PH_OPT_MOVE_RETRIES, "3");
     set_opt(PH_OPT_MOVE_BATCH_PAGES, "512");
