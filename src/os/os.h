@@ -133,8 +133,10 @@ typedef struct ph_os_ops {
 
     /* Memory: map zeroed anonymous memory aligned to `align` (a power of
      * two >= 4096) with ph_map_flags; unmap what map returned (len as
-     * given to map).  Huge mappings are rounded up to 2 MiB.  An empty
-     * hugetlbfs pool fails with ENOMEM. */
+     * given to map).  Huge mappings are rounded up to 2 MiB (the front
+     * door rounds len up to the page size and align up to it before the
+     * implementation sees them).  An empty hugetlbfs pool fails with
+     * ENOMEM. */
     void *(*map)(ph_os *os, size_t len, size_t align, unsigned flags);
     int (*unmap)(ph_os *os, void *addr, size_t len);
     /* THP on/off for a range (MADV_HUGEPAGE / MADV_NOHUGEPAGE). */

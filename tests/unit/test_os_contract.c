@@ -300,6 +300,168 @@ static void suite(ph_os *os, const char *label)
     CHECK(st[0] == -EFAULT && st[3] == -EFAULT);
 }
 
+/* ---- the front door: one table of bad arguments, every implementation -- */
+
+/* One bad call per row: what it does, the errno and the words it must fail
+ * with.  `mem` is a mapped, touched 4-page region; n0 a node of the machine. */
+typedef struct bad_arg {
+    const char *what;
+    int err;
+    const char *msg;
+} bad_arg;
+
+static const bad_arg bad_args[] = {
+    {"query: pages NULL", EINVAL, "pages and status must not be NULL"},
+    {"query: status NULL", EINVAL, "pages and status must not be NULL"},
+    {"move: nodes NULL", EINVAL, "pages, nodes and status must not be NULL"},
+    {"move: status NULL", EINVAL, "pages, nodes and status must not be NULL"},
+    {"bind: preferred, nodes NULL", EINVAL, "preferred node -1"},
+    {"bind: preferred, no node", EINVAL, "preferred node -1"},
+    {"bind: preferred, node 1000", EINVAL, "preferred node 1000 is not a node"},
+    {"bind: interleave, no node", EINVAL, "interleave needs 1 to 64 nodes"},
+    {"bind: interleave, 65 nodes", EINVAL, "interleave needs 1 to 64 nodes"},
+    {"bind: interleave, node 1000", EINVAL, "interleave node 1000 is not a node"},
+    {"bind: interleave, a node twice", EINVAL, "ascending and distinct"},
+    {"bind: kind 7", EINVAL, "unknown kind 7"},
+    {"bind: bad node, length 0", EINVAL, "preferred node 1000"},
+    {"bind: range wraps", EINVAL, "wraps around the address space"},
+    {"populate: node -1", EINVAL, "node -1 is not a node of the machine"},
+    {"populate: node 1000, length 0", EINVAL, "node 1000 is not a node"},
+    {"populate: range wraps", EINVAL, "wraps around the address space"},
+    {"map: length 0", EINVAL, "length 0"},
+    {"map: alignment 3000", EINVAL, "alignment 3000 is not a power of two"},
+    {"map: alignment 2048", EINVAL, "alignment 2048 is not a power of two >= 4096"},
+    {"map: unknown flag", EINVAL, "unknown flags 0x80"},
+    {"map: THP and hugetlbfs", EINVAL, "THP and hugetlbfs both requested"},
+    {"map: THP and NO_THP", EINVAL, "huge pages and NO_THP both requested"},
+    {"map: SIZE_MAX bytes", ENOMEM, "is too large"},
+    {"unmap: NULL", EINVAL, "is not an address map returned"},
+    {"unmap: unaligned", EINVAL, "is not an address map returned"},
+    {"unmap: length 0", EINVAL, "length 0"},
+    {"advise_huge: range wraps", EINVAL, "wraps around the address space"},
+    {"huge_state: huge NULL", EINVAL, "huge must not be NULL"},
+    {"huge_state: pages wrap", EINVAL, "wrap around the address space"},
+    {"huge_split: unaligned", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_split: 4 KiB length", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_split: length 0", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_pool: 4 KiB pages", EINVAL, "page size 4096 is not 2 MiB or 1 GiB"},
+    {"huge_pool: node 1000", EINVAL, "node 1000 is not a node"},
+    {"huge_pool: out NULL", EINVAL, "out must not be NULL"},
+    {"set_thread_node: node 1000", EINVAL, "node 1000 is not a node"},
+    {"probe: out NULL", EINVAL, "out must not be NULL"},
+    {"query: no machine", EINVAL, "no machine"},
+};
+
+#define NBAD (sizeof bad_args / sizeof bad_args[0])
+
+static long bad_call(size_t k, ph_os *os, char *mem, int n0)
+{
+    void *pages[2] = {mem, mem + PG};
+    int st[2], nodes[2] = {n0, n0}, many[PH_MAX_NODES + 1];
+    int bad = 1000;
+    uint8_t hs[2];
+    ph_os_pool pool;
+    void *wrap = (void *)(UINTPTR_MAX - PG + 1);
+    for (int i = 0; i <= PH_MAX_NODES; i++)
+        many[i] = i;
+    switch (k) {
+    case 0: return ph_os_query(os, 2, NULL, st);
+    case 1: return ph_os_query(os, 2, pages, NULL);
+    case 2: return ph_os_move(os, 2, pages, NULL, st);
+    case 3: return ph_os_move(os, 2, pages, nodes, NULL);
+    case 4: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, NULL, 1);
+    case 5: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, nodes, 0);
+    case 6: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, &bad, 1);
+    case 7: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, nodes, 0);
+    case 8: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, many, PH_MAX_NODES + 1);
+    case 9: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, &bad, 1);
+    case 10: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, nodes, 2);
+    case 11: return ph_os_bind(os, mem, PG, (enum ph_bind_kind)7, nodes, 1);
+    case 12: return ph_os_bind(os, mem, 0, PH_BIND_PREFERRED, &bad, 1);
+    case 13: return ph_os_bind(os, wrap, 2 * PG, PH_BIND_DEFAULT, NULL, 0);
+    case 14: return ph_os_populate_on(os, mem, PG, -1);
+    case 15: return ph_os_populate_on(os, mem, 0, 1000);
+    case 16: return ph_os_populate_on(os, wrap, 2 * PG, n0);
+    case 17: return ph_os_map(os, 0, PG, 0) ? 0 : -1;
+    case 18: return ph_os_map(os, PG, 3000, 0) ? 0 : -1;
+    case 19: return ph_os_map(os, PG, 2048, 0) ? 0 : -1;
+    case 20: return ph_os_map(os, PG, PG, 0x80) ? 0 : -1;
+    case 21: return ph_os_map(os, PG, PG, PH_MAP_HUGE_THP | PH_MAP_HUGE_TLBFS) ? 0 : -1;
+    case 22: return ph_os_map(os, PG, PG, PH_MAP_HUGE_THP | PH_MAP_NO_THP) ? 0 : -1;
+    case 23: return ph_os_map(os, SIZE_MAX, PG, 0) ? 0 : -1;
+    case 24: return ph_os_unmap(os, NULL, PG);
+    case 25: return ph_os_unmap(os, mem + 1, PG);
+    case 26: return ph_os_unmap(os, mem, 0);
+    case 27: return ph_os_advise_huge(os, wrap, 2 * PG, 1);
+    case 28: return ph_os_huge_state(os, mem, 2, NULL);
+    case 29: return ph_os_huge_state(os, wrap, 2, hs);
+    case 30: return ph_os_huge_split(os, mem + PG, PH_PAGE_2M, 1);
+    case 31: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, PG, 1);
+    case 32: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, 0, 0);
+    case 33: return ph_os_huge_pool(os, n0, PG, &pool);
+    case 34: return ph_os_huge_pool(os, 1000, PH_PAGE_2M, &pool);
+    case 35: return ph_os_huge_pool(os, n0, PH_PAGE_2M, NULL);
+    case 36: return ph_os_set_thread_node(os, 1000);
+    case 37: return ph_os_probe_machine(os, NULL);
+    case 38: return ph_os_query(NULL, 2, pages, st);
+    }
+    return 0;
+}
+
+/* Every row fails with its errno and words, changes nothing the region
+ * holds, and (on the simulator) never reaches the implementation. */
+static void bad_arguments(ph_os *os, const char *label)
+{
+    printf("-- front door: %zu bad calls on %s\n", NBAD, label);
+    int n0 = os->topo->nodes[0].id;
+    char *mem = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK(mem != NULL);
+    if (!mem)
+        return;
+    memset(mem, 0x5c, 4 * PG);
+    uint64_t sum = checksum((unsigned char *)mem, 4 * PG);
+    void *pages[4];
+    int before[4], after[4];
+    pages_of(mem, 4, pages);
+    int can_query = ph_os_query(os, 4, pages, before) == 0; /* Linux: may be refused */
+    ph_os *sim = strcmp(ph_os_name(os), "sim") == 0         ? os
+                 : strcmp(ph_os_name(os), "faulty(sim)") == 0 ? ph_os_faulty_inner(os)
+                                                               : NULL;
+    ph_sim_counters c0, c1;
+    if (sim)
+        CHECK_EQ(ph_sim_counters_get(sim, &c0), 0);
+    for (size_t k = 0; k < NBAD; k++) {
+        errno = 0;
+        ph_fail(0, "%s", "");
+        long rc = bad_call(k, os, mem, n0);
+        int ok = rc == -1 && errno == bad_args[k].err &&
+                 strstr(ph_error_message(), bad_args[k].msg) != NULL;
+        if (!ok)
+            fprintf(stderr, "  %s: rc %ld errno %d (want %d), \"%s\"\n", bad_args[k].what, rc,
+                    errno, bad_args[k].err, ph_error_message());
+        CHECK(ok);
+    }
+    if (sim) {
+        CHECK_EQ(ph_sim_counters_get(sim, &c1), 0);
+        CHECK(c1.query_calls == c0.query_calls && c1.move_calls == c0.move_calls &&
+              c1.bind_calls == c0.bind_calls && c1.populate_calls == c0.populate_calls);
+    }
+    if (can_query) {
+        CHECK_EQ(ph_os_query(os, 4, pages, after), 0);
+        CHECK(memcmp(before, after, sizeof before) == 0);
+    }
+    CHECK(checksum((unsigned char *)mem, 4 * PG) == sum);
+
+    /* Zero counts and lengths succeed once the rest is valid. */
+    CHECK_EQ(ph_os_bind(os, mem, 0, PH_BIND_PREFERRED, &n0, 1), 0);
+    CHECK_EQ(ph_os_populate_on(os, mem, 0, n0), 0);
+    CHECK_EQ(ph_os_advise_huge(os, mem, 0, 1), 0);
+    CHECK_EQ(ph_os_huge_state(os, mem, 0, NULL), 0);
+    /* A range is widened to whole pages: an unaligned bind covers them. */
+    CHECK_EQ(ph_os_bind(os, mem + 100, PG, PH_BIND_DEFAULT, NULL, 0), 0);
+    CHECK_EQ(ph_os_unmap(os, mem, 4 * PG), 0);
+}
+
 /* ---- the simulator's own ----------------------------------------------------- */
 
 static void sim_only(ph_os *os)
@@ -537,6 +699,7 @@ int main(void)
         CHECK(sim != NULL);
         if (sim) {
             suite(sim, "sim");
+            bad_arguments(sim, "sim");
             sim_only(sim);
             ph_os_close(sim);
         }
@@ -546,6 +709,7 @@ int main(void)
         if (w) {
             CHECK_STR(ph_os_name(w), "faulty(sim)");
             suite(w, "faulty(sim), no faults planned");
+            bad_arguments(w, "faulty(sim)");
             ph_os_close(w);
         }
     }
@@ -561,8 +725,10 @@ int main(void)
             printf("-- linux probe: numa_balancing %d, THP %s, hugetlbfs 2M %d\n",
                    pr.numa_balancing, pr.thp_mode, pr.huge_2m_hugetlbfs);
             suite(lx, "linux");
+            bad_arguments(lx, "linux");
             linux_only(lx);
         } else if (lx) {
+            bad_arguments(lx, "linux");
             printf("-- linux: move_pages(2) not permitted here (errno %d): Linux part "
                    "skipped\n",
                    pr.move_errno);
