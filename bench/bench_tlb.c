@@ -46,6 +46,7 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "base/sort.h"
+#include "os/hugetlb.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -91,27 +92,13 @@ static size_t round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
-/* A number from a sysfs file, or -1. */
-static long read_long(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
-/* Free 2 MiB pages of the hugetlbfs pool not promised to anyone. */
+/* Free 2 MiB pages of the hugetlbfs pool not promised to anyone, or -1. */
 static long pool_2m_available_pages(void)
 {
-    long f = read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
-    long r = read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages");
-    if (f < 0)
+    ph_hugetlb_counts c;
+    if (ph_hugetlb_read(NULL, -1, 2048, &c, NULL, 0) != 0 || !c.present)
         return -1;
-    return f - (r > 0 ? r : 0);
+    return (long)c.free_pages - (long)c.reserved_pages;
 }
 
 /* Why hugetlbfs is skipped, for the "skipped" line. */
@@ -458,17 +445,11 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t n = (size_t)sqrt((double)(bytes / 2) / (double)sizeof(cplx));
-    char thp[128] = "?";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (!fgets(thp, sizeof thp, f))
-            thp[0] = '\0';
-        thp[strcspn(thp, "\n")] = '\0';
-        fclose(f);
-    }
+    char thp[32];
+    ph_hugetlb_thp_mode(NULL, thp, sizeof thp);
     printf("bench_tlb: single-threaded, median of %d repetitions, time only (no TLB "
            "counters)\n", reps);
-    printf("THP: %s; 2M pool: %ld free pages\n", thp, pool_2m_available_pages());
+    printf("THP: %s; 2M pool: %ld free pages\n", thp[0] ? thp : "?", pool_2m_available_pages());
     if (bytes < ((size_t)1 << 30))
         printf("note: SIZE below 1 GiB: the data may fit in the reach of the TLB; this "
                "run checks that the benchmark works, not the TLB\n");
