@@ -1,11 +1,14 @@
 /*
- * bench_common.c -- clocks, medians, command-line numbers, /proc and /sys
- * readers for the benchmark programs (see bench_common.h).
+ * bench_common.c -- the thread's CPU clock, medians, command-line numbers,
+ * the /proc/self/status reader for the benchmark programs (see
+ * bench_common.h).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #endif
 #include "bench_common.h"
+
+#include "base/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,40 +16,18 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t bench_now_ns(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
-
 uint64_t bench_thread_cpu_ns(void)
 {
-    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 double bench_median(double *v, int n)
 {
     if (n <= 0)
         return 0.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, ph_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -54,7 +35,7 @@ uint64_t bench_median_u64(uint64_t *v, int n)
 {
     if (n <= 0)
         return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    qsort(v, (size_t)n, sizeof *v, ph_cmp_u64);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -88,18 +69,6 @@ size_t bench_parse_bytes(const char *s)
     if (*end || v > SIZE_MAX / mult)
         return 0;
     return (size_t)(v * mult);
-}
-
-long bench_read_long(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
 }
 
 size_t bench_status_bytes(const char *name)

@@ -1,11 +1,12 @@
 /*
- * bench_common.h -- what the benchmark programs of bench/ share: clocks,
- * the median of repetitions, numbers from the command line, and small
- * readers of /proc and /sys files.  Plain C and libc only: bench_tlb and
- * bench_run_kernel are programs that do not link pagehome.
- *
- * (The clocks are here rather than in pagehome's base layer so that the
- * programs without pagehome have them too.)
+ * bench_common.h -- what the benchmark programs of bench/ share beyond
+ * pagehome's base layer: the thread's CPU clock, the median of
+ * repetitions, numbers from the command line, and a reader of
+ * /proc/self/status.  The wall clock is base/clock.h's ph_now_ns, the
+ * comparators base/sort.h's, the hugetlbfs pools os/hugetlb.h's.
+ * bench_common links base/ alone (pure helpers), so bench_run_kernel,
+ * which is measured plain and under `pagehome run`, takes nothing else of
+ * pagehome.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -15,9 +16,8 @@
 
 /* ---- clocks ---------------------------------------------------------------- */
 
-/* Wall-clock nanoseconds (CLOCK_MONOTONIC). */
-uint64_t bench_now_ns(void);
-/* CPU nanoseconds of the calling thread (CLOCK_THREAD_CPUTIME_ID). */
+/* (Wall-clock nanoseconds: ph_now_ns of base/clock.h.)
+ * CPU nanoseconds of the calling thread (CLOCK_THREAD_CPUTIME_ID). */
 uint64_t bench_thread_cpu_ns(void);
 
 /* ---- the median of repetitions ----------------------------------------------- */
@@ -36,10 +36,8 @@ int bench_parse_count(const char *s, size_t lo, size_t hi, size_t *out);
  * case); 0 when s is not a size. */
 size_t bench_parse_bytes(const char *s);
 
-/* ---- /proc and /sys --------------------------------------------------------- */
+/* ---- /proc ----------------------------------------------------------------- */
 
-/* The first number of a file (a sysfs value), or -1. */
-long bench_read_long(const char *path);
 /* A "Name:   N kB" field of /proc/self/status (VmHWM, RssAnon, VmPTE...)
  * in bytes; 0 if unknown. */
 size_t bench_status_bytes(const char *name);

@@ -90,6 +90,7 @@
 #include "bench_common.h"
 #include "sim/engine_rig.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "config/options.h"
 #include "engine/engine.h"
@@ -214,7 +215,7 @@ static void private_open(backing *b, ph_os *sim, size_t bytes)
     b->fd = -1;
     b->sim = sim;
     b->bytes = bytes;
-    b->base = sim->ops->map(sim, bytes, UNIT_BYTES, PH_MAP_NO_THP);
+    b->base = ph_os_map(sim, bytes, UNIT_BYTES, PH_MAP_NO_THP);
     if (!b->base)
         die("map");
 }
@@ -222,7 +223,7 @@ static void private_open(backing *b, ph_os *sim, size_t bytes)
 static void backing_close(backing *b)
 {
     if (b->sim)
-        b->sim->ops->unmap(b->sim, b->base, b->bytes);
+        ph_os_unmap(b->sim, b->base, b->bytes);
     else
         munmap(b->resv, b->resv_bytes);
     if (b->fd >= 0)
@@ -305,9 +306,9 @@ static double model_ns_per_page(const ph_topology *t, model *m, void *base, size
     for (int r = 0; r < 3; r++) {
         size_t got = 0;
         s->ops->arm(s, 1);
-        uint64_t t0 = bench_now_ns();
+        uint64_t t0 = ph_now_ns();
         s->ops->drain(s, count_samples, &got);
-        double ns = (double)(bench_now_ns() - t0) / (double)pages;
+        double ns = (double)(ph_now_ns() - t0) / (double)pages;
         s->ops->disarm(s);
         if (r == 0 || ns < best)
             best = ns;
@@ -350,10 +351,10 @@ typedef struct inv_ns {
 static inv_ns invoke_timed(ph_engine *e, size_t pages)
 {
     size_t first = ph_engine_log(e, 0, NULL, 0);
-    uint64_t c0 = bench_thread_cpu_ns(), t0 = bench_now_ns();
+    uint64_t c0 = bench_thread_cpu_ns(), t0 = ph_now_ns();
     if (ph_engine_iteration_end(e) != 0)
         die("ph_engine_iteration_end");
-    uint64_t wall = bench_now_ns() - t0, cpu = bench_thread_cpu_ns() - c0; /* ns */
+    uint64_t wall = ph_now_ns() - t0, cpu = bench_thread_cpu_ns() - c0; /* ns */
     ph_invocation inv;
     if (ph_engine_log(e, first, &inv, 1) != first + 1) {
         fprintf(stderr, "bench_engine: the invocation left no log record "
@@ -430,7 +431,7 @@ static void check_homes(bench *b, const char *when)
     size_t step = b->pages / N ? b->pages / N : 1, n = 0;
     for (size_t p = 0; p < b->pages && n < N; p += step)
         pg[n++] = b->arr.base + p * PG;
-    if (b->sim->ops->query(b->sim, n, pg, st) != 0)
+    if (ph_os_query(b->sim, n, pg, st) != 0)
         die("query");
     for (size_t k = 0; k < n; k++) {
         size_t p = (size_t)((char *)pg[k] - b->arr.base) / PG;
@@ -512,7 +513,7 @@ static void give_homes(bench *b)
                                                              : b->m.per_node_pages;
         if (k == b->topo->nnodes - 1)
             len = b->pages - start;
-        if (b->sim->ops->populate_on(b->sim, b->arr.base + start * PG, len * PG,
+        if (ph_os_populate_on(b->sim, b->arr.base + start * PG, len * PG,
                                      b->topo->nodes[k].id) != 0)
             die("populate_on");
     }
@@ -523,17 +524,17 @@ static void to_huge(bench *b)
 {
     ph_os *s = b->sim;
     uint8_t hs[2] = {0, 0};
-    if (s->ops->advise_huge(s, b->arr.base, b->pages * PG, 1) != 0)
+    if (ph_os_advise_huge(s, b->arr.base, b->pages * PG, 1) != 0)
         die("advise_huge");
-    s->ops->huge_state(s, b->arr.base, 1, &hs[0]);
-    s->ops->huge_state(s, b->arr.base + (b->pages - 1) * PG, 1, &hs[1]);
+    ph_os_huge_state(s, b->arr.base, 1, &hs[0]);
+    ph_os_huge_state(s, b->arr.base + (b->pages - 1) * PG, 1, &hs[1]);
     if (!hs[0] || !hs[1]) /* the alias: one 2 MiB range of the simulator each */
         for (size_t u = 0; u < b->pages / UNIT_PAGES; u++)
-            if (s->ops->advise_huge(s, b->arr.base + u * UNIT_BYTES, UNIT_BYTES, 1) != 0)
+            if (ph_os_advise_huge(s, b->arr.base + u * UNIT_BYTES, UNIT_BYTES, 1) != 0)
                 die("advise_huge");
     for (size_t u = 0; u < b->pages / UNIT_PAGES; u += 97) {
         uint8_t h = 0;
-        s->ops->huge_state(s, b->arr.base + u * UNIT_BYTES + 5 * PG, 1, &h);
+        ph_os_huge_state(s, b->arr.base + u * UNIT_BYTES + 5 * PG, 1, &h);
         if (!h) {
             fprintf(stderr, "bench_engine: the simulator does not record 2 MiB pages\n");
             exit(1);
@@ -563,7 +564,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
     b.m = (model){.kind = M_NONE, .nnodes = nodes, .npages = pages,
                   .per_node_pages = ((units + (size_t)nodes - 1) / (size_t)nodes) * UNIT_PAGES};
 
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ph_now_ns();
     if (use_private)
         private_open(&b.arr, b.sim, pages * PG);
     else
@@ -574,7 +575,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
            "homes given in %.1f s\n",
            pages, (double)(pages * PG) / (double)(1u << 30), nodes,
            use_private ? "private (faulted for real)" : "alias (64 MiB memfd)",
-           (double)(bench_now_ns() - t0) / 1e9);
+           (double)(ph_now_ns() - t0) / 1e9);
     printf("   median (wall) of %d invocations; cpu = the thread's CPU time; model = "
            "synthetic source alone,\n   -model = median minus it; drain/engine/move/other "
            "from the engine's log; first = first\n   invocation, refresh = every %dth (homes "
@@ -700,7 +701,7 @@ static void section_memory(size_t pages, int extra_nodes)
                 die("out of memory");
             for (size_t u = 0; u < nu; u++)
                 pg[u] = arr.base + u * UNIT_BYTES;
-            if (sim->ops->query(sim, nu, pg, st) != 0)
+            if (ph_os_query(sim, nu, pg, st) != 0)
                 die("query");
             free(pg);
             free(st);

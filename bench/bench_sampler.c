@@ -20,6 +20,7 @@
  */
 #include "bench_common.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "config/options.h"
 #include "os/os.h"
@@ -80,10 +81,10 @@ static double bare_ns_per_sample(unsigned char *buf, size_t pages)
     sigaction(SIGSEGV, &sa, &saved);
     bare_lo = (uintptr_t)buf;
     bare_hi = bare_lo + pages * PG;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ph_now_ns();
     mprotect(buf, pages * PG, PROT_NONE);
     touch_all(buf, pages);
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = ph_now_ns();
     sigaction(SIGSEGV, &saved, NULL);
     return (double)(t1 - t0) / (double)pages;
 }
@@ -99,11 +100,11 @@ static void count_samples(void *arg, const ph_sample *s, size_t n)
 static double pagehome_ns_per_sample(ph_source *src, unsigned char *buf, size_t pages)
 {
     size_t got = 0;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ph_now_ns();
     src->ops->arm(src, 1);
     touch_all(buf, pages);
     src->ops->drain(src, count_samples, &got);
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = ph_now_ns();
     src->ops->disarm(src);
     if (got != pages) {
         fprintf(stderr, "bench_sampler: %zu samples for %zu pages\n", got, pages);
@@ -162,7 +163,7 @@ int main(int argc, char **argv)
     bare_ns_per_sample(bare_buf, pages);
 
     printf("bench_sampler: %zu pages, %d rounds, machine %s\n", pages, rounds,
-           os->ops->name);
+           ph_os_name(os));
     printf("%5s %14s %14s %7s\n", "round", "pagehome_ns", "bare_ns", "ratio");
     double ratio[MAX_ROUNDS], ph_ns[MAX_ROUNDS], bare_ns[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {

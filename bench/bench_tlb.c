@@ -45,6 +45,10 @@
  */
 #include "bench_common.h"
 
+#include "base/clock.h"
+#include "base/rng.h"
+#include "os/hugetlb.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -88,14 +92,13 @@ static size_t round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
-/* Free 2 MiB pages of the hugetlbfs pool not promised to anyone. */
+/* Free 2 MiB pages of the hugetlbfs pool not promised to anyone, or -1. */
 static long pool_2m_available_pages(void)
 {
-    long f = bench_read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
-    long r = bench_read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages");
-    if (f < 0)
+    ph_hugetlb_counts c;
+    if (ph_hugetlb_read(NULL, -1, 2048, &c, NULL, 0) != 0 || !c.present)
         return -1;
-    return f - (r > 0 ? r : 0);
+    return (long)c.free_pages - (long)c.reserved_pages;
 }
 
 /* Why hugetlbfs is skipped, for the "skipped" line. */
@@ -226,14 +229,6 @@ static void transpose(const cplx *a, cplx *b, size_t n)
     }
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* What one kernel measured, per kind. */
 typedef struct result {
     int have[NKINDS];
@@ -266,7 +261,7 @@ static int run_gather(size_t bytes, size_t accesses, int reps, result *r)
     uint32_t *idx = (uint32_t *)ib.addr;
     uint64_t seed = 42;
     for (size_t k = 0; k < accesses; k++)
-        idx[k] = (uint32_t)(splitmix64(&seed) % n);
+        idx[k] = (uint32_t)(ph_splitmix64_next(&seed) % n);
     buf b[NKINDS];
     memset(b, 0, sizeof b);
     for (int k = 0; k < NKINDS; k++) {
@@ -289,9 +284,9 @@ static int run_gather(size_t bytes, size_t accesses, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = bench_now_ns();
+            uint64_t t0 = ph_now_ns();
             sum[k] = gather((const double *)b[k].addr, idx, accesses);
-            t[k][rep] = bench_now_ns() - t0;
+            t[k][rep] = ph_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {
@@ -343,12 +338,12 @@ static int run_transpose(size_t n, int reps, result *r)
             int k = (j + rep) % NKINDS;
             if (!r->have[k])
                 continue;
-            uint64_t t0 = bench_now_ns();
+            uint64_t t0 = ph_now_ns();
             for (int p = 0; p < TRANSPOSE_PASSES / 2; p++) {
                 transpose((const cplx *)a[k].addr, (cplx *)b[k].addr, n);
                 transpose((const cplx *)b[k].addr, (cplx *)a[k].addr, n);
             }
-            t[k][rep] = bench_now_ns() - t0;
+            t[k][rep] = ph_now_ns() - t0;
         }
     int rc = 0;
     for (int k = 0; k < NKINDS; k++) {
@@ -423,17 +418,11 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t n = (size_t)sqrt((double)(bytes / 2) / (double)sizeof(cplx));
-    char thp[128] = "?";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (!fgets(thp, sizeof thp, f))
-            thp[0] = '\0';
-        thp[strcspn(thp, "\n")] = '\0';
-        fclose(f);
-    }
+    char thp[32];
+    ph_hugetlb_thp_mode(NULL, thp, sizeof thp);
     printf("bench_tlb: single-threaded, median of %d repetitions, time only (no TLB "
            "counters)\n", reps);
-    printf("THP: %s; 2M pool: %ld free pages\n", thp, pool_2m_available_pages());
+    printf("THP: %s; 2M pool: %ld free pages\n", thp[0] ? thp : "?", pool_2m_available_pages());
     if (bytes < ((size_t)1 << 30))
         printf("note: SIZE below 1 GiB: the data may fit in the reach of the TLB; this "
                "run checks that the benchmark works, not the TLB\n");

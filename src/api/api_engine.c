@@ -128,8 +128,8 @@ PH_API int ph_thread_note(int thread_num, int nthreads)
         return -1;
     ph_sampler_thread_init();
     ph_machine *c = ph_machine_get();
-    int os_node = c->os->ops->current_node(c->os);
-    int idx = ph_os_node_index(c->topo, os_node);
+    int os_node = ph_os_current_node(c->os);
+    int idx = ph_topo_node_index(c->topo, os_node);
     if (idx < 0)
         return ph_fail(EIO, "ph_thread_note: cannot tell the node of the "
                        "calling thread");

@@ -45,7 +45,7 @@ static int node_index(const char *fn, const ph_topology_t *t, int node)
 {
     if (check_topo(fn, t) < 0)
         return -1;
-    int idx = ph_topo_index(t, node);
+    int idx = ph_topo_node_index(t, node);
     if (idx < 0)
         return ph_fail(EINVAL, "%s: %d is not a node of this machine (%d node%s)",
                        fn, node, t->nnodes, t->nnodes == 1 ? "" : "s");
@@ -157,7 +157,7 @@ PH_API double ph_topology_migrate_ns(const ph_topology_t *t, int from, int to,
 PH_API int ph_current_node(void)
 {
     ph_machine *c = ph_machine_get();
-    return c ? c->os->ops->current_node(c->os) : -1;
+    return c ? ph_os_current_node(c->os) : -1;
 }
 
 PH_API int ph_thread_set_node(int node)
@@ -165,7 +165,7 @@ PH_API int ph_thread_set_node(int node)
     ph_machine *c = ph_machine_get();
     if (!c)
         return -1;
-    if (node >= 0 && ph_topo_index(c->topo, node) < 0)
+    if (node >= 0 && ph_topo_node_index(c->topo, node) < 0)
         return ph_fail(EINVAL, "ph_thread_set_node: %d is not a node of this machine", node);
-    return c->os->ops->set_thread_node(c->os, node);
+    return ph_os_set_thread_node(c->os, node);
 }

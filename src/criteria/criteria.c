@@ -58,6 +58,8 @@
  */
 #include "criteria/criteria.h"
 
+#include "base/sort.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -318,130 +320,15 @@ static int before(const double *ratio, size_t a, size_t b)
     return ratio[a] > ratio[b] || (ratio[a] == ratio[b] && a < b);
 }
 
-#if SIZE_MAX >= UINT64_MAX
 /*
  * The path that selects every eligible page sorts (key, index) pairs kept
- * side by side: key[] in scratch, idx[] in order.  The key is the ratio's
- * bit pattern mapped so that unsigned order is numeric order (sign bit
- * flipped for positives, all bits flipped for negatives; -0.0 folded onto
- * +0.0 first), so the sort reads its two arrays sequentially instead of
- * chasing ratio[idx[j]] -- on 16 M pages that is the difference between
- * seconds and tens of seconds once a compiler turns the comparisons
- * branch-free.  It needs a size_t of 64 bits; elsewhere the heap path
- * does all the work.
+ * side by side (base/sort.h): key[] in scratch, idx[] in order.  The key
+ * is the ratio mapped so that unsigned order is numeric order, so the sort
+ * reads its two arrays sequentially instead of chasing ratio[idx[j]] -- on
+ * 16 M pages that is the difference between seconds and tens of seconds
+ * once a compiler turns the comparisons branch-free.  It needs a size_t of
+ * 64 bits (PH_SORT_PAIRS); elsewhere the heap path does all the work.
  */
-static size_t ratio_key(double r)
-{
-    uint64_t b;
-    if (r == 0.0)
-        r = 0.0;
-    memcpy(&b, &r, sizeof b);
-    b = (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
-    return (size_t)b;
-}
-
-/* Pair a goes before pair b: higher key, or equal key and lower index. */
-static int pair_before(const size_t *key, const size_t *idx, size_t a, size_t b)
-{
-    return key[a] > key[b] || (key[a] == key[b] && idx[a] < idx[b]);
-}
-
-static void pair_swap(size_t *key, size_t *idx, size_t a, size_t b)
-{
-    const size_t k = key[a], i = idx[a];
-    key[a] = key[b];
-    idx[a] = idx[b];
-    key[b] = k;
-    idx[b] = i;
-}
-
-/* Heap over pairs [base, base+size) with the last in before() order at
- * the root: sift the entry at i down. */
-static void pair_sift(size_t *key, size_t *idx, size_t base, size_t size, size_t i)
-{
-    for (;;) {
-        const size_t l = 2 * i + 1, r = l + 1;
-        size_t w = i;
-        if (l < size && pair_before(key, idx, base + w, base + l))
-            w = l;
-        if (r < size && pair_before(key, idx, base + w, base + r))
-            w = r;
-        if (w == i)
-            return;
-        pair_swap(key, idx, base + i, base + w);
-        i = w;
-    }
-}
-
-/* Heapsort of pairs [lo, hi] (inclusive), the introsort fallback. */
-static void pair_heapsort(size_t *key, size_t *idx, size_t lo, size_t hi)
-{
-    const size_t size = hi - lo + 1;
-    for (size_t i = size / 2; i-- > 0;)
-        pair_sift(key, idx, lo, size, i);
-    for (size_t s = size; s > 1; s--) {
-        pair_swap(key, idx, lo, lo + s - 1);
-        pair_sift(key, idx, lo, s - 1, 0);
-    }
-}
-
-/* Introsort of pairs [lo, hi] (inclusive) into before() order: Hoare
- * partitions around a median of three, recursion on the smaller side
- * (depth O(log m)), heapsort when depth runs out (O(m log m) worst case),
- * insertion sort for short ranges.  Pairs are all distinct (indexes are
- * unique), so the order is total and the result does not depend on
- * stability. */
-static void pair_introsort(size_t *key, size_t *idx, size_t lo, size_t hi,
-                           unsigned depth)
-{
-    while (hi - lo >= 16) {
-        if (depth == 0) {
-            pair_heapsort(key, idx, lo, hi);
-            return;
-        }
-        depth--;
-        const size_t mid = lo + (hi - lo) / 2;
-        if (pair_before(key, idx, mid, lo))
-            pair_swap(key, idx, mid, lo);
-        if (pair_before(key, idx, hi, lo))
-            pair_swap(key, idx, hi, lo);
-        if (pair_before(key, idx, hi, mid))
-            pair_swap(key, idx, hi, mid);
-        const size_t pk = key[mid], pi = idx[mid];
-        size_t i = lo - 1, j = hi + 1; /* lo - 1 may wrap; i++ undoes it */
-        for (;;) {
-            do
-                i++;
-            while (key[i] > pk || (key[i] == pk && idx[i] < pi));
-            do
-                j--;
-            while (key[j] < pk || (key[j] == pk && idx[j] > pi));
-            if (i >= j)
-                break;
-            pair_swap(key, idx, i, j);
-        }
-        /* [lo, j] and [j+1, hi], both non-empty */
-        if (j - lo < hi - j) {
-            pair_introsort(key, idx, lo, j, depth);
-            lo = j + 1;
-        } else {
-            pair_introsort(key, idx, j + 1, hi, depth);
-            hi = j;
-        }
-    }
-    for (size_t i = lo + 1; i <= hi; i++) {
-        const size_t k = key[i], v = idx[i];
-        size_t j = i;
-        while (j > lo && (key[j - 1] < k || (key[j - 1] == k && idx[j - 1] > v))) {
-            key[j] = key[j - 1];
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        key[j] = k;
-        idx[j] = v;
-    }
-}
-#endif
 
 /* Heap of k indexes whose root is the *last* in before() order (the worst
  * kept page): sift the entry at i down. */
@@ -499,19 +386,16 @@ size_t ph_crit_most_critical(const double *ratio, size_t count, double thr,
     if (m == 0)
         return 0;
 
-#if SIZE_MAX >= UINT64_MAX
+#ifdef PH_SORT_PAIRS
     if ((n == 0 || m <= n) && scratch) {
         size_t k = 0;
         for (size_t i = 0; i < count; i++) {
             if (ratio[i] > thr) {
-                scratch[k] = ratio_key(ratio[i]);
+                scratch[k] = ph_sort_key_double(ratio[i]);
                 order[k++] = i;
             }
         }
-        unsigned depth = 0;
-        for (size_t v = m; v > 1; v >>= 1)
-            depth += 2;
-        pair_introsort(scratch, order, 0, m - 1, depth);
+        ph_sort_pairs_desc(scratch, order, m);
         return m;
     }
 #endif

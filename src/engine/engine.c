@@ -21,6 +21,7 @@
  */
 #include "engine/engine_int.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/sorted.h"
@@ -31,13 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-uint64_t ph_engine_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void ph_engine_cfg_from_options(ph_engine_cfg *c)
 {
@@ -64,14 +58,6 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
     c->huge_collapse_after = (unsigned)ph_opt_int(PH_OPT_HUGE_COLLAPSE_AFTER);
     c->sample_period_ms = (unsigned)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS);
     c->sample_max_moves = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_MOVES);
-}
-
-int ph_engine_node_index(const ph_engine *e, int os_node)
-{
-    for (int i = 0; i < e->nnodes; i++)
-        if (e->topo->nodes[i].id == os_node)
-            return i;
-    return -1;
 }
 
 /* ---- areas ---------------------------------------------------------- */
@@ -249,11 +235,11 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
 
 uint64_t ph_engine_drain(ph_engine *e)
 {
-    uint64_t t0 = ph_engine_now_ns();
+    uint64_t t0 = ph_now_ns();
     e->src->ops->drain(e->src, ingest, e);
     if (e->recording >= 0 && e->nrec > 1)
         qsort(e->rec, e->nrec, sizeof *e->rec, cmp_rec);
-    return ph_engine_now_ns() - t0;
+    return ph_now_ns() - t0;
 }
 
 /* The sampling budget: the share of the interval's wall time that went
@@ -268,7 +254,7 @@ static void adapt_budget(ph_engine *e)
     ph_source_stats ss;
     memset(&ss, 0, sizeof ss);
     e->src->ops->stats(e->src, &ss);
-    double wall = (double)(ph_engine_now_ns() - e->interval_ns);
+    double wall = (double)(ph_now_ns() - e->interval_ns);
     double cost = (double)(ss.arm_ns - e->last_ss.arm_ns) +
                   (double)(ss.handler_ns - e->last_ss.handler_ns) +
                   (double)(ss.samples - e->last_ss.samples) *
@@ -298,7 +284,7 @@ void ph_engine_arm(ph_engine *e)
         return;
     if (e->src->ops->arm(e->src, e->cfg.full_snapshot) == 0) {
         e->armed = 1;
-        e->interval_ns = ph_engine_now_ns();
+        e->interval_ns = ph_now_ns();
         memset(&e->last_ss, 0, sizeof e->last_ss);
         e->src->ops->stats(e->src, &e->last_ss);
     }

@@ -124,8 +124,6 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
 void ph_engine_invoke_free(ph_engine *e);
 /* The area holding addr, NULL (lock held). */
 ph_hot *ph_engine_find_locked(const ph_engine *e, uintptr_t addr);
-/* Node index of an OS node, -1. */
-int ph_engine_node_index(const ph_engine *e, int os_node);
 /* Move pages (4 KiB addresses) to node indexes; status[i] gets the node
  * *index* reached or a negative errno.  Fills the failure fields of inv.
  * Returns pages moved. */
@@ -145,7 +143,6 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
 uint64_t ph_engine_drain(ph_engine *e);
 void ph_engine_arm(ph_engine *e);
 void ph_engine_disarm(ph_engine *e);
-uint64_t ph_engine_now_ns(void);
 
 /* The source's armed_pages counter (cold areas count sweeps with it). */
 uint64_t ph_engine_armed_pages(ph_engine *e);

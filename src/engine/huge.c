@@ -57,7 +57,7 @@ static uintptr_t unit_addr(const ph_hot *h, size_t u)
 static void look(ph_engine *e, ph_hot *h, size_t u)
 {
     uint8_t huge[UNIT_PAGES];
-    if (e->os->ops->huge_state(e->os, (void *)unit_addr(h, u), UNIT_PAGES, huge) != 0)
+    if (ph_os_huge_state(e->os, (void *)unit_addr(h, u), UNIT_PAGES, huge) != 0)
         return;
     int all = 1;
     for (size_t k = 0; k < UNIT_PAGES && all; k++)
@@ -148,7 +148,7 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                                      agg, &target, &ratio);
                 ph_page *head = &h->pages[h->unit_first + u * UNIT_PAGES];
                 if (d == PH_HUGE_SPLIT && !e->cfg.observe &&
-                    e->os->ops->huge_split(e->os, (void *)unit_addr(h, u),
+                    ph_os_huge_split(e->os, (void *)unit_addr(h, u),
                                            UNIT_PAGES * 4096, 1) == 0) {
                     *stt = PH_UNIT_SPLIT;
                     h->unit_streak[u] = 0;
@@ -200,7 +200,7 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
                 }
                 if (pref >= 0 && all_on(e, h, u, pref)) {
                     if (++h->unit_streak[u] >= e->cfg.huge_collapse_after) {
-                        if (e->os->ops->huge_split(e->os, (void *)unit_addr(h, u),
+                        if (ph_os_huge_split(e->os, (void *)unit_addr(h, u),
                                                    UNIT_PAGES * 4096, 0) == 0) {
                             look(e, h, u);
                             if (h->unit_state[u] == PH_UNIT_HUGE) {

@@ -24,6 +24,7 @@
  */
 #include "engine/engine_int.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -102,12 +103,12 @@ int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home)
     size_t batch = 4096;
     for (size_t off = 0; off < n; off += batch) {
         size_t k = n - off < batch ? n - off : batch;
-        if (e->os->ops->query(e->os, k, pages + off, home + off) != 0)
+        if (ph_os_query(e->os, k, pages + off, home + off) != 0)
             return -1;
     }
     for (size_t i = 0; i < n; i++)
         if (home[i] >= 0)
-            home[i] = ph_engine_node_index(e, home[i]);
+            home[i] = ph_topo_node_index(e->topo, home[i]);
     return 0;
 }
 
@@ -127,9 +128,9 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
     for (size_t i = 0; i < n; i++)
         to_os[i] = e->topo->nodes[to_idx[i]].id;
     ph_move_stats ms;
-    uint64_t t0 = ph_engine_now_ns();
+    uint64_t t0 = ph_now_ns();
     ph_mover_move(e->mover, n, pages, to_os, status, &ms);
-    inv->move_ns += ph_engine_now_ns() - t0;
+    inv->move_ns += ph_now_ns() - t0;
     free(to_os);
     inv->failed_busy += ms.failed_busy;
     inv->failed_nomem += ms.failed_nomem;
@@ -142,7 +143,7 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
     uint64_t moved = 0;
     for (size_t i = 0; i < n; i++) {
         if (status[i] >= 0)
-            status[i] = ph_engine_node_index(e, status[i]);
+            status[i] = ph_topo_node_index(e->topo, status[i]);
         if (status[i] == to_idx[i])
             moved++;
         /* the bookkeeping learns where the page is now */
@@ -298,7 +299,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
 {
     int n = e->nnodes;
     uint16_t now = (uint16_t)e->iteration;
-    uint64_t t0 = ph_engine_now_ns();
+    uint64_t t0 = ph_now_ns();
     ph_invocation inv = {.seq = e->seq, .iteration = e->iteration,
                          .kind = kind, .predictive = e->predictive,
                          .area_id = h->id, .phase = -1,
@@ -457,7 +458,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     }
     inv.factor = h->factor;
     inv.remote_ns = metric;
-    inv.engine_ns = ph_engine_now_ns() - t0;
+    inv.engine_ns = ph_now_ns() - t0;
     /* the area's counters */
     h->st.invocations++;
     h->st.scanned += inv.scanned;

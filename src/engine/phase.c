@@ -22,6 +22,7 @@
  */
 #include "engine/engine_int.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 
@@ -187,7 +188,7 @@ out:
 
 static void log_phase(ph_engine *e, ph_invocation *inv, uint64_t t0)
 {
-    inv->engine_ns = ph_engine_now_ns() - t0;
+    inv->engine_ns = ph_now_ns() - t0;
     e->tot.invocations++;
     ph_engine_log_add(e, inv);
 }
@@ -214,7 +215,7 @@ int ph_engine_phase_begin(ph_engine *e, int phase)
         pthread_mutex_unlock(&e->lock);
         return 0;
     }
-    uint64_t t0 = ph_engine_now_ns();
+    uint64_t t0 = ph_now_ns();
     ph_invocation inv = {.seq = ++e->seq, .iteration = e->iteration,
                          .area_id = -1, .phase = phase};
     if (!ph->recorded) {
@@ -256,7 +257,7 @@ int ph_engine_phase_end(ph_engine *e, int phase)
         pthread_mutex_unlock(&e->lock);
         return 0;
     }
-    uint64_t t0 = ph_engine_now_ns();
+    uint64_t t0 = ph_now_ns();
     ph_invocation inv = {.seq = ++e->seq, .iteration = e->iteration,
                          .area_id = -1, .phase = phase};
     int rc = 0;

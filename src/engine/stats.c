@@ -14,7 +14,7 @@
 #include "config/options.h"
 
 #include "base/error.h"
-#include "base/json.h"
+#include "base/json_write.h"
 
 #include <errno.h>
 #include <stdlib.h>

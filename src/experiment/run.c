@@ -62,6 +62,7 @@
  */
 #include "experiment/run.h"
 
+#include "base/sort.h"
 #include "experiment/irix.h"
 #include "experiment/model.h"
 #include "experiment/workload.h"
@@ -197,10 +198,10 @@ static void invalidate(sim_run *s)
 
 static int query_homes(sim_run *s, int *out)
 {
-    if (s->sim->ops->query(s->sim, s->app.npages, s->addr, s->status) != 0)
+    if (ph_os_query(s->sim, s->app.npages, s->addr, s->status) != 0)
         return -1;
     for (size_t p = 0; p < s->app.npages; p++)
-        out[p] = s->status[p] >= 0 ? ph_os_node_index(s->topo, s->status[p])
+        out[p] = s->status[p] >= 0 ? ph_topo_node_index(s->topo, s->status[p])
                                    : -1;
     return 0;
 }
@@ -211,7 +212,7 @@ static int refresh_huge(sim_run *s)
 {
     for (int a = 0; a < s->app.narrays; a++) {
         const ph_exp_array *ar = &s->app.arrays[a];
-        if (s->sim->ops->huge_state(s->sim, s->mem[a], ar->npages,
+        if (ph_os_huge_state(s->sim, s->mem[a], ar->npages,
                                     s->huge_fresh + ar->first) != 0)
             return -1;
     }
@@ -356,7 +357,7 @@ static int place(sim_run *s)
             size_t to = from + 1;
             while (to < ar->npages && placement_home(s, ar->first + to) == h)
                 to++;
-            if (s->sim->ops->populate_on(s->sim, s->mem[a] + from * 4096,
+            if (ph_os_populate_on(s->sim, s->mem[a] + from * 4096,
                                          (to - from) * 4096,
                                          s->topo->nodes[h].id) != 0)
                 return -1;
@@ -390,12 +391,6 @@ static void partition(sim_run *s)
 
 /* The criterion's arithmetic at the start (run.h: misplaced, qualify,
  * median_gain_ns, max_gain_ns, ml_ns). */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int gain(sim_run *s)
 {
     size_t n = (size_t)s->n, np = s->app.npages;
@@ -461,7 +456,7 @@ static int gain(sim_run *s)
             }
         }
     }
-    qsort(g, m, sizeof *g, cmp_double);
+    qsort(g, m, sizeof *g, ph_cmp_double);
     s->r->misplaced = m;
     s->r->median_gain_ns = m ? g[m / 2] : 0;
     s->r->ml_ns = ml;
@@ -591,9 +586,9 @@ static int setup(sim_run *s)
         return -1;
     for (int a = 0; a < s->app.narrays; a++) {
         const ph_exp_array *ar = &s->app.arrays[a];
-        s->mem[a] = c->huge ? s->sim->ops->map(s->sim, ar->npages * 4096,
+        s->mem[a] = c->huge ? ph_os_map(s->sim, ar->npages * 4096,
                                                PH_PAGE_2M, PH_MAP_HUGE_THP)
-                            : s->sim->ops->map(s->sim, ar->npages * 4096,
+                            : ph_os_map(s->sim, ar->npages * 4096,
                                                4096, PH_MAP_NO_THP);
         if (!s->mem[a])
             return -1;
@@ -623,7 +618,7 @@ static void teardown(sim_run *s)
         ph_engine_free(s->e);
     for (int a = 0; a < s->app.narrays; a++)
         if (s->mem[a])
-            s->sim->ops->unmap(s->sim, s->mem[a],
+            ph_os_unmap(s->sim, s->mem[a],
                                s->app.arrays[a].npages * 4096);
     if (s->mover)
         ph_mover_free(s->mover);
@@ -706,7 +701,7 @@ static int irix_phase(sim_run *s, const ph_exp_phase *ph, size_t *moved)
         int to = s->topo->nodes[target].id, st = -1;
         ph_sim_counters before, after;
         ph_sim_counters_get(s->sim, &before);
-        if (s->sim->ops->move(s->sim, 1, &s->addr[p], &to, &st) < 0)
+        if (ph_os_move(s->sim, 1, &s->addr[p], &to, &st) < 0)
             return -1;
         ph_sim_counters_get(s->sim, &after);
         double cost = after.migrate_cost_ns - before.migrate_cost_ns;

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "config/options.h"
+#include "os/hugetlb.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -67,6 +68,10 @@ ph_machine *ph_machine_open(const ph_machine_cfg *cfg)
     m->topo = ph_topo_load(cfg->topology);
     if (!m->topo)
         goto fail;
+    /* The real machine's hugetlbfs pools (hwloc knows none): the snapshot
+     * `pagehome topo` shows, and the simulator's model over this shape. */
+    if (!m->topo->synthetic)
+        ph_hugetlb_topology_pools(m->topo, NULL);
     int sim = cfg->kind == PH_MACHINE_SIM ||
               (cfg->kind == PH_MACHINE_AUTO && m->topo->synthetic);
     if (!sim && m->topo->synthetic) {
@@ -83,7 +88,7 @@ ph_machine *ph_machine_open(const ph_machine_cfg *cfg)
     if (!m->mover)
         goto fail;
     if (cfg->verbose) {
-        ph_info("machine %s, %d node(s), topology from %s", m->os->ops->name,
+        ph_info("machine %s, %d node(s), topology from %s", ph_os_name(m->os),
                 m->topo->nnodes, m->topo->source);
         ph_options_print(stderr, 0);
     }

@@ -17,6 +17,7 @@
  */
 #include "move/mover.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "topo/topo.h"
@@ -58,13 +59,6 @@ typedef struct mv_entry {
     uint8_t bound;    /* bind succeeded */
     uint8_t busy;     /* the last move said -EBUSY */
 } mv_entry;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void pause_us(long us)
 {
@@ -180,7 +174,7 @@ static int find_huge(ph_os *os, const mv_ref *refs, size_t n, uint8_t *huge_ref)
         /* Ask only from the first to the last page of the cluster. */
         uintptr_t from = refs[k].page, to = refs[j - 1].page + PH_PAGE_4K;
         size_t np = (to - from) / PH_PAGE_4K;
-        if (os->ops->huge_state(os, (void *)from, np, buf) != 0) {
+        if (ph_os_huge_state(os, (void *)from, np, buf) != 0) {
             rc = -1;
             memset(huge_ref, 0, n);
             break;
@@ -273,7 +267,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
     ph_os *os = c->os;
     for (size_t k = 0; k < n; k++)
         c->qp[k] = (void *)c->e[pend[k]].addr;
-    if (os->ops->query(os, n, c->qp, c->qs) != 0) {
+    if (ph_os_query(os, n, c->qp, c->qs) != 0) {
         int err = errno;
         if (err == EPERM || err == ENOSYS) {
             c->refused = err;
@@ -288,7 +282,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
     pthread_mutex_lock(&c->m->lock);
     memcpy(full, c->m->full_until_ns, sizeof full);
     pthread_mutex_unlock(&c->m->lock);
-    uint64_t now = now_ns();
+    uint64_t now = ph_now_ns();
 
     size_t nm = 0;
     for (size_t k = 0; k < n; k++) {
@@ -316,7 +310,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
         e->tries++;
     }
     c->st.calls++;
-    long r = os->ops->move(os, nm, c->mp, c->mn, c->ms);
+    long r = ph_os_move(os, nm, c->mp, c->mn, c->ms);
     if (r < 0) {
         int err = errno;
         if (err == EPERM || err == ENOSYS) {
@@ -336,7 +330,7 @@ static void run_batch(mv_call *c, const size_t *pend, size_t n, size_t *next, si
             next[(*nnext)++] = c->items[k].e;
             c->st.retried += e->n;
         } else if (s == -ENOMEM && c->backoff_ns > 0) {
-            mark_full(c->m, e->tidx, now_ns() + c->backoff_ns);
+            mark_full(c->m, e->tidx, ph_now_ns() + c->backoff_ns);
         }
     }
 }
@@ -361,7 +355,7 @@ static void bind_unfaulted(mv_call *c)
             j++;
         }
         int node = e->target;
-        if (c->os->ops->bind(c->os, (void *)e->addr, end - e->addr, PH_BIND_PREFERRED, &node,
+        if (ph_os_bind(c->os, (void *)e->addr, end - e->addr, PH_BIND_PREFERRED, &node,
                              1) == 0)
             for (size_t q = k; q < j; q++)
                 c->e[q].bound = 1;
@@ -372,7 +366,7 @@ static void bind_unfaulted(mv_call *c)
 long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nodes,
                    int *status, ph_move_stats *stats)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ph_now_ns();
     if (stats)
         memset(stats, 0, sizeof *stats);
     if (!m)
@@ -403,7 +397,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
         for (size_t i = 0; i < count; i++)
             status[i] = -err;
         c.st.failed_access = count;
-        c.st.elapsed_ns = now_ns() - t0;
+        c.st.elapsed_ns = ph_now_ns() - t0;
         pthread_mutex_lock(&m->lock);
         m->totals.requested += count;
         m->totals.failed_access += count;
@@ -448,7 +442,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     }
     size_t nref = 0;
     for (size_t i = 0; i < count; i++) {
-        if (ph_os_node_index(topo, nodes[i]) < 0) {
+        if (ph_topo_node_index(topo, nodes[i]) < 0) {
             status[i] = -EINVAL;
             c.st.failed_other++;
             continue;
@@ -458,7 +452,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     }
     qsort(refs, nref, sizeof *refs, cmp_ref);
     for (size_t k = 0; k < nref; k++)
-        tidx_of_ref[k] = ph_os_node_index(topo, nodes[refs[k].idx]);
+        tidx_of_ref[k] = ph_topo_node_index(topo, nodes[refs[k].idx]);
 
     /* 2. huge pages */
     if (nref > 0 && find_huge(os, refs, nref, huge_ref) != 0)
@@ -572,7 +566,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     }
 
 out:
-    c.st.elapsed_ns = now_ns() - t0;
+    c.st.elapsed_ns = ph_now_ns() - t0;
     if (ret >= 0 || c.refused) {
         pthread_mutex_lock(&m->lock);
         ph_move_stats *t = &m->totals;

@@ -1,7 +1,7 @@
 /*
  * mover.h -- moving pages reliably on top of one OS-operations table.
  *
- * os->ops->move makes one attempt.  The mover turns a request of any size
+ * ph_os_move makes one attempt.  The mover turns a request of any size
  * into that and owns everything around it:
  *   - batching: cfg.batch_pages pages per call, never one call per page;
  *     each batch is queried first (one query call), so pages already on

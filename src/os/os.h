@@ -3,16 +3,32 @@
  *
  * Two implementations share this contract:
  *   os_linux.c  the kernel: move_pages(2), mbind(2), get_mempolicy(2),
- *               madvise(2), sched_getcpu(3);
+ *               madvise(2), sched_getcpu(3), the hugetlbfs pools in sysfs;
  *   os_sim.c    the simulated machine: virtual homes per page, virtual
- *               thread binding, costs and counters, no kernel involved.
+ *               thread binding, modeled hugetlbfs pools, costs and
+ *               counters, no kernel involved.
  * A third, os_faulty.c, wraps either one and injects failures (tests).
- * Code outside src/os/ never calls the kernel for placement and never
- * tests which implementation it has: it calls through ph_os.ops.
+ * Code outside src/os/ never calls the kernel for placement, never reads
+ * what the kernel publishes about it (sysfs pools) and never tests which
+ * implementation it has.
+ *
+ * THE FRONT DOOR.  Callers outside src/os/ use the ph_os_*() functions
+ * below, never os->ops: each checks its arguments once against this
+ * contract (NULL arrays, counts and lengths, address ranges, nodes of the
+ * topology, bind kinds and node lists, map flags and
+ * alignment, huge-page ranges), fails with -1/EINVAL and a message when
+ * they are wrong, normalizes ranges to whole 4 KiB pages, and only then
+ * calls the implementation.  Implementations trust what the front door
+ * hands them and do not check it again.  Entries of a move whose target is
+ * not a node of the topology get -EINVAL from the front door and never
+ * reach the implementation.
  *
  * CONTRACT (every implementation):
- *  - Addresses passed as pages are aligned down to 4 KiB by the caller.
- *    Nodes are OS node numbers of the topology the ph_os was opened with.
+ *  - An address passed as a page (query, move) names the 4 KiB page that
+ *    holds it.  Ranges [addr, addr+len) are widened to whole 4 KiB pages;
+ *    a range that wraps around the address space is -1/EINVAL.  Nodes are OS node numbers of
+ *    the topology the ph_os was opened with.  A count or length of 0 does
+ *    nothing and succeeds once the other arguments are valid.
  *  - Batch operations fill status[i] for every i < count: the node the
  *    page is on after the call (>= 0), or a negative errno for that page:
  *      -ENOENT  page not yet faulted (no home yet).  A page that was only
@@ -56,6 +72,12 @@
  *    capacity returns -1/ENOMEM and changes nothing.  Check with query()
  *    when it matters.
  *  - huge_state() never fails for holes: unmapped pages report 0.
+ *  - huge_pool() reports a hugetlbfs pool: of one node, or of the whole
+ *    machine (node -1, with the pages reserved by mappings not yet
+ *    faulted).  Linux reads sysfs; the simulator models pools from its
+ *    topology's snapshot: map(HUGE_TLBFS) reserves from them, a 2 MiB
+ *    page faulted on a node takes one of its free pages, unmap gives
+ *    them back.  -1/ENOENT when there is no pool of that size.
  *  - current_cpu() and current_node() are async-signal-safe: no locks, no
  *    allocation, errno untouched; they may be called from a SIGSEGV
  *    handler.  They return -1 when they cannot tell.
@@ -64,14 +86,13 @@
 #ifndef PH_OS_OS_H
 #define PH_OS_OS_H
 
+#include "base/page.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 struct ph_topology;
 typedef struct ph_os ph_os;
-
-#define PH_PAGE_4K ((size_t)4096)
-#define PH_PAGE_2M ((size_t)2 << 20)
 
 enum ph_bind_kind {
     PH_BIND_DEFAULT = 0,    /* forget any binding: first touch */
@@ -94,6 +115,12 @@ typedef struct ph_os_probe {
     int huge_2m_hugetlbfs;   /* kernel supports MAP_HUGETLB 2 MiB */
 } ph_os_probe;
 
+/* A hugetlbfs pool, in pages of its size. */
+typedef struct ph_os_pool {
+    uint64_t total_pages, free_pages, surplus_pages;
+    uint64_t reserved_pages; /* whole machine only: reserved, not yet faulted */
+} ph_os_pool;
+
 typedef struct ph_os_ops {
     const char *name; /* "linux", "sim", "faulty(...)" */
 
@@ -106,8 +133,10 @@ typedef struct ph_os_ops {
 
     /* Memory: map zeroed anonymous memory aligned to `align` (a power of
      * two >= 4096) with ph_map_flags; unmap what map returned (len as
-     * given to map).  Huge mappings are rounded up to 2 MiB.  An empty
-     * hugetlbfs pool fails with ENOMEM. */
+     * given to map).  Huge mappings are rounded up to 2 MiB (the front
+     * door rounds len up to the page size and align up to it before the
+     * implementation sees them).  An empty hugetlbfs pool fails with
+     * ENOMEM. */
     void *(*map)(ph_os *os, size_t len, size_t align, unsigned flags);
     int (*unmap)(ph_os *os, void *addr, size_t len);
     /* THP on/off for a range (MADV_HUGEPAGE / MADV_NOHUGEPAGE). */
@@ -128,6 +157,9 @@ typedef struct ph_os_ops {
      * >= 6.1; older kernels: -1/EOPNOTSUPP, khugepaged may still collapse
      * later).  Units that are not resident are left alone. */
     int (*huge_split)(ph_os *os, void *addr, size_t len, int split);
+    /* A hugetlbfs pool of page_bytes pages (2 MiB or 1 GiB) on `node`, or
+     * of the whole machine (node -1). */
+    int (*huge_pool)(ph_os *os, int node, size_t page_bytes, struct ph_os_pool *out);
 
     int (*current_cpu)(ph_os *os);
     int (*current_node)(ph_os *os);
@@ -150,6 +182,28 @@ ph_os *ph_os_linux_open(const struct ph_topology *topo);
 ph_os *ph_os_sim_open(const struct ph_topology *topo);
 /* Close any ph_os (NULL is ignored). */
 void ph_os_close(ph_os *os);
+
+/* ---- the front door (os.c): the operations above, arguments checked ---- */
+
+/* "linux", "sim", "faulty(sim)"... */
+const char *ph_os_name(const ph_os *os);
+int ph_os_query(ph_os *os, size_t count, void *const *pages, int *status);
+long ph_os_move(ph_os *os, size_t count, void *const *pages, const int *nodes,
+                int *status);
+int ph_os_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
+               const int *nodes, int nnodes);
+int ph_os_populate_on(ph_os *os, void *addr, size_t len, int node);
+void *ph_os_map(ph_os *os, size_t len, size_t align, unsigned flags);
+int ph_os_unmap(ph_os *os, void *addr, size_t len);
+int ph_os_advise_huge(ph_os *os, void *addr, size_t len, int on);
+int ph_os_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge);
+int ph_os_huge_split(ph_os *os, void *addr, size_t len, int split);
+int ph_os_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out);
+/* Async-signal-safe (no checks beyond os itself, errno untouched). */
+int ph_os_current_cpu(ph_os *os);
+int ph_os_current_node(ph_os *os);
+int ph_os_set_thread_node(ph_os *os, int node);
+int ph_os_probe_machine(ph_os *os, ph_os_probe *out);
 
 /* ---- Linux extras (os_linux.c) ---- */
 
@@ -256,9 +310,5 @@ void *ph_os_mmap_aligned(size_t len, size_t align, int extra_flags);
 int ph_os_populate(void *addr, size_t len, int try_touch);
 /* Residency of one 4 KiB page: 1 resident, 0 not, -1 not mapped. */
 int ph_os_resident(const void *page);
-/* Read a small text file into buf (NUL-terminated).  Length or -1. */
-long ph_os_read_text(const char *path, char *buf, size_t len);
-/* Node index of an OS node number, or -1. */
-int ph_os_node_index(const struct ph_topology *topo, int node);
 
 #endif

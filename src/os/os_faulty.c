@@ -6,11 +6,14 @@
  * Per-page draws come from splitmix64 over (seed, n) where n counts the
  * pages the wrapper has been asked to move since the plan was set, so a
  * single-threaded test sees the same failures on every run.  Pages given a
- * failure are not passed to the inner table: they are not moved.
+ * failure are not passed to the inner table: they are not moved.  The
+ * front door (os.c) checked the arguments; the inner table is called
+ * through its ops directly, so they are not checked twice.
  */
 #include "os/os.h"
 
 #include "base/error.h"
+#include "base/rng.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -41,19 +44,10 @@ static faulty_state *faulty_of(ph_os *os)
     return (os && os->ops && os->ops->close == fy_close) ? os->impl : NULL;
 }
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* Uniform in [0, 1). */
 static double draw(faulty_state *f)
 {
-    uint64_t r = splitmix64(f->plan.seed ^ splitmix64(f->draws++));
-    return (double)(r >> 11) * (1.0 / 9007199254740992.0);
+    return ph_rng_unit(ph_splitmix64(f->plan.seed ^ ph_splitmix64(f->draws++)));
 }
 
 void ph_fault_plan_init(ph_fault_plan *plan)
@@ -68,11 +62,6 @@ static long fy_move(ph_os *os, size_t count, void *const *pages, const int *node
                     int *status)
 {
     faulty_state *f = os->impl;
-    if (count == 0)
-        return 0;
-    if (!pages || !nodes || !status)
-        return ph_fail(EINVAL, "move: pages, nodes and status must not be NULL");
-
     void **ip = malloc(count * sizeof *ip);
     int *in = malloc(count * sizeof *in);
     int *is = malloc(count * sizeof *is);
@@ -90,11 +79,8 @@ static long fy_move(ph_os *os, size_t count, void *const *pages, const int *node
     pthread_mutex_lock(&f->lock);
     f->st.move_calls++;
     f->st.move_pages += count;
-    for (size_t i = 0; i < count; i++) {
-        int idx = ph_os_node_index(os->topo, nodes[i]);
-        if (idx >= 0)
-            f->st.pages_to_node[idx]++;
-    }
+    for (size_t i = 0; i < count; i++)
+        f->st.pages_to_node[ph_topo_node_index(os->topo, nodes[i])]++;
     int refuse = f->plan.refuse_move_errno;
     if (refuse) {
         f->st.refused_moves++;
@@ -226,6 +212,12 @@ static int fy_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
     return f->inner->ops->huge_state(f->inner, addr, n, huge);
 }
 
+static int fy_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
+{
+    faulty_state *f = os->impl;
+    return f->inner->ops->huge_pool(f->inner, node, page_bytes, out);
+}
+
 static int fy_current_cpu(ph_os *os)
 {
     faulty_state *f = os->impl;
@@ -283,6 +275,7 @@ static const ph_os_ops faulty_ops = {
     .advise_huge = fy_advise_huge,
     .huge_state = fy_huge_state,
     .huge_split = fy_huge_split,
+    .huge_pool = fy_huge_pool,
     .current_cpu = fy_current_cpu,
     .current_node = fy_current_node,
     .set_thread_node = fy_set_thread_node,

@@ -27,7 +27,9 @@
 #include "os/os.h"
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/log.h"
+#include "os/hugetlb.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -260,10 +262,6 @@ static int raw_query(size_t count, void *const *pages, int *status)
 static int lx_query(ph_os *os, size_t count, void *const *pages, int *status)
 {
     (void)os;
-    if (count == 0)
-        return 0;
-    if (!pages || !status)
-        return ph_fail(EINVAL, "query: pages and status must not be NULL");
     if (raw_query(count, pages, status) < 0) {
         int e = errno;
         if (e == EPERM || e == ENOSYS)
@@ -345,11 +343,6 @@ static void classify(size_t n, void **kp, const int *kn, int *ks, long ret,
 static long lx_move(ph_os *os, size_t count, void *const *pages,
                     const int *nodes, int *status)
 {
-    if (count == 0)
-        return 0;
-    if (!pages || !nodes || !status)
-        return ph_fail(EINVAL, "move: pages, nodes and status must not be NULL");
-
     unsigned long allowed[LX_MASK_LONGS];
     allowed_nodes(os, allowed);
     size_t nbad = 0;
@@ -433,83 +426,38 @@ static long lx_move(ph_os *os, size_t count, void *const *pages,
 
 /* ---- bind ---------------------------------------------------------------- */
 
+/* The front door checked the kind and the nodes (os.h). */
 static int lx_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
                    const int *nodes, int nnodes)
 {
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
-    size_t l = round_up(len + ((uintptr_t)addr - a), PH_PAGE_4K);
-    if (len == 0)
-        return 0;
+    (void)os;
     unsigned long mask[LX_MASK_LONGS];
     memset(mask, 0, sizeof mask);
-    int mode;
-    const char *what;
-    switch (kind) {
-    case PH_BIND_DEFAULT:
-        mode = MPOL_DEFAULT;
-        what = "default";
-        break;
-    case PH_BIND_PREFERRED:
-        if (!nodes || nnodes < 1 || ph_os_node_index(os->topo, nodes[0]) < 0)
-            return ph_fail(EINVAL, "bind: preferred node %d is not a node of the machine",
-                           nodes && nnodes > 0 ? nodes[0] : -1);
-        mode = MPOL_PREFERRED;
-        mask_set(mask, nodes[0]);
-        what = "preferred";
-        break;
-    case PH_BIND_INTERLEAVE:
-        if (!nodes || nnodes < 1)
-            return ph_fail(EINVAL, "bind: interleave needs at least one node");
-        for (int i = 0; i < nnodes; i++) {
-            if (ph_os_node_index(os->topo, nodes[i]) < 0)
-                return ph_fail(EINVAL, "bind: interleave node %d is not a node of the machine",
-                               nodes[i]);
-            if (i > 0 && nodes[i] <= nodes[i - 1])
-                return ph_fail(EINVAL,
-                               "bind: interleave nodes must be ascending and distinct "
-                               "(the kernel keeps a node mask): %d after %d",
-                               nodes[i], nodes[i - 1]);
-            mask_set(mask, nodes[i]);
-        }
-        mode = MPOL_INTERLEAVE;
-        what = "interleave";
-        break;
-    default:
-        return ph_fail(EINVAL, "bind: unknown kind %d", (int)kind);
-    }
-    long r = mode == MPOL_DEFAULT ? mbind((void *)a, l, mode, NULL, 0, 0)
-                                  : mbind((void *)a, l, mode, mask, LX_MAXNODE, 0);
+    for (int i = 0; i < nnodes; i++)
+        mask_set(mask, nodes[i]);
+    int mode = kind == PH_BIND_PREFERRED    ? MPOL_PREFERRED
+               : kind == PH_BIND_INTERLEAVE ? MPOL_INTERLEAVE
+                                            : MPOL_DEFAULT;
+    const char *what = kind == PH_BIND_PREFERRED    ? "preferred"
+                       : kind == PH_BIND_INTERLEAVE ? "interleave"
+                                                    : "default";
+    long r = mode == MPOL_DEFAULT ? mbind(addr, len, mode, NULL, 0, 0)
+                                  : mbind(addr, len, mode, mask, LX_MAXNODE, 0);
     if (r != 0) {
         int e = errno;
-        return ph_fail(e, "bind: mbind(%p, %zu bytes, %s) failed: %s", (void *)a, l,
-                       what, strerror(e));
+        return ph_fail(e, "bind: mbind(%p, %zu bytes, %s) failed: %s", addr, len, what,
+                       strerror(e));
     }
     return 0;
 }
 
 /* ---- populate ------------------------------------------------------------ */
 
-/* Free 2 MiB hugetlbfs pages of a node, or -1 when unknown. */
-static long hugetlb_free_on(int node)
-{
-    char path[128], buf[64];
-    snprintf(path, sizeof path,
-             "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/free_hugepages",
-             node);
-    if (ph_os_read_text(path, buf, sizeof buf) < 0)
-        return -1;
-    return strtol(buf, NULL, 10);
-}
-
 static int lx_populate_on(ph_os *os, void *addr, size_t len, int node)
 {
     lx_state *s = os->impl;
-    if (len == 0)
-        return 0;
-    if (ph_os_node_index(os->topo, node) < 0)
-        return ph_fail(EINVAL, "populate: node %d is not a node of the machine", node);
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
-    size_t l = round_up(len + ((uintptr_t)addr - a), PH_PAGE_4K);
+    uintptr_t a = (uintptr_t)addr;
+    size_t l = len;
     int hugetlb = (maps_flags_at(s, a) & PH_MAP_HUGE_TLBFS) != 0;
     if (hugetlb) {
         a &= ~(uintptr_t)(PH_PAGE_2M - 1);
@@ -541,8 +489,10 @@ static int lx_populate_on(ph_os *os, void *addr, size_t len, int node)
         /* Before Linux 5.14.  Touching an exhausted hugetlbfs pool would
          * raise SIGBUS: check the node's pool first (racy, but the best
          * there is without MADV_POPULATE_WRITE). */
-        long free_pages = hugetlb ? hugetlb_free_on(node) : -1;
-        if (hugetlb && free_pages >= 0 && (size_t)free_pages < l / PH_PAGE_2M) {
+        uint64_t free_pages = 0;
+        if (hugetlb && ph_hugetlb_read_file(NULL, node, PH_PAGE_2M / 1024, "free_hugepages",
+                                            &free_pages) == 0 &&
+            free_pages < l / PH_PAGE_2M) {
             err = ENOMEM;
         } else {
             rc = ph_os_populate((void *)a, l, 1);
@@ -575,24 +525,11 @@ static int lx_populate_on(ph_os *os, void *addr, size_t len, int node)
 
 /* ---- memory -------------------------------------------------------------- */
 
+/* len and align come rounded to the page size from the front door. */
 static void *lx_map(ph_os *os, size_t len, size_t align, unsigned flags)
 {
     lx_state *s = os->impl;
-    if (len == 0)
-        return ph_fail_null(EINVAL, "map: length 0");
-    if (align < PH_PAGE_4K || (align & (align - 1)) != 0)
-        return ph_fail_null(EINVAL, "map: alignment %zu is not a power of two >= 4096",
-                            align);
-    if ((flags & PH_MAP_HUGE_THP) && (flags & PH_MAP_HUGE_TLBFS))
-        return ph_fail_null(EINVAL, "map: THP and hugetlbfs both requested");
-    int huge = (flags & (PH_MAP_HUGE_THP | PH_MAP_HUGE_TLBFS)) != 0;
-    size_t unit = huge ? PH_PAGE_2M : PH_PAGE_4K;
-    if (len > SIZE_MAX - unit)
-        return ph_fail_null(ENOMEM, "map: %zu bytes is too large", len);
-    size_t l = round_up(len, unit);
-    if (align < unit)
-        align = unit;
-
+    size_t l = len;
     void *p;
     if (flags & PH_MAP_HUGE_TLBFS) {
         p = ph_os_mmap_aligned(l, align, MAP_HUGETLB | MAP_HUGE_2MB);
@@ -621,10 +558,8 @@ static void *lx_map(ph_os *os, size_t len, size_t align, unsigned flags)
 static int lx_unmap(ph_os *os, void *addr, size_t len)
 {
     lx_state *s = os->impl;
-    if (!addr)
-        return ph_fail(EINVAL, "unmap: NULL address");
     lx_mapping m;
-    size_t l = round_up(len, PH_PAGE_4K);
+    size_t l = len;
     if (maps_take(s, (uintptr_t)addr, &m))
         l = m.len;
     if (munmap(addr, l) != 0) {
@@ -637,9 +572,7 @@ static int lx_unmap(ph_os *os, void *addr, size_t len)
 static int lx_advise_huge(ph_os *os, void *addr, size_t len, int on)
 {
     (void)os;
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
-    size_t l = round_up(len + ((uintptr_t)addr - a), PH_PAGE_4K);
-    if (madvise((void *)a, l, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
+    if (madvise(addr, len, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
         int e = errno;
         return ph_fail(e, "advise_huge: madvise(%s) failed: %s",
                        on ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(e));
@@ -658,9 +591,6 @@ static int lx_huge_split(ph_os *os, void *addr, size_t len, int split)
 {
     (void)os;
     uintptr_t a = (uintptr_t)addr;
-    if (a % PH_PAGE_2M || len % PH_PAGE_2M || len == 0)
-        return ph_fail(EINVAL, "huge_split: [%p, +%zu) is not whole 2 MiB pages",
-                       addr, len);
     if (madvise(addr, len, split ? MADV_NOHUGEPAGE : MADV_HUGEPAGE) != 0) {
         int e = errno;
         return ph_fail(e, "huge_split: madvise(%s) failed: %s",
@@ -877,11 +807,7 @@ static int huge_smaps(uintptr_t a, size_t n, uint8_t *huge)
 static int lx_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
 {
     (void)os;
-    if (n == 0)
-        return 0;
-    if (!huge)
-        return ph_fail(EINVAL, "huge_state: huge must not be NULL");
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
+    uintptr_t a = (uintptr_t)addr;
     int m = atomic_load(&huge_method_forced);
     if ((m == PH_HUGE_AUTO || m == PH_HUGE_KPAGEFLAGS) && huge_kpageflags(a, n, huge) == 0)
         return 0;
@@ -937,9 +863,6 @@ static int lx_set_thread_node(ph_os *os, int node)
 static int lx_probe(ph_os *os, ph_os_probe *out)
 {
     (void)os;
-    if (!out)
-        return ph_fail(EINVAL, "probe: out must not be NULL");
-    memset(out, 0, sizeof *out);
     out->move_permitted = -1;
     out->numa_balancing = -1;
 
@@ -972,16 +895,36 @@ static int lx_probe(ph_os *os, ph_os_probe *out)
     }
 
     char buf[256];
-    if (ph_os_read_text("/proc/sys/kernel/numa_balancing", buf, sizeof buf) > 0)
+    if (ph_read_text("/proc/sys/kernel/numa_balancing", buf, sizeof buf) > 0)
         out->numa_balancing = (int)strtol(buf, NULL, 10);
-    if (ph_os_read_text("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) > 0) {
-        char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
-        if (l && r && (size_t)(r - l - 1) < sizeof out->thp_mode) {
-            memcpy(out->thp_mode, l + 1, (size_t)(r - l - 1));
-            out->thp_mode[r - l - 1] = '\0';
-        }
+    ph_hugetlb_thp_mode(NULL, out->thp_mode, sizeof out->thp_mode);
+    ph_hugetlb_counts all;
+    out->huge_2m_hugetlbfs = ph_hugetlb_read(NULL, -1, PH_PAGE_2M / 1024, &all, NULL, 0) == 0 &&
+                             all.present;
+    return 0;
+}
+
+/* ---- hugetlbfs pools ------------------------------------------------------ */
+
+static int lx_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
+{
+    (void)os;
+    ph_hugetlb_counts c;
+    char bad[256];
+    if (ph_hugetlb_read(NULL, node, page_bytes / 1024, &c, bad, sizeof bad) != 0) {
+        int e = errno;
+        return ph_fail(e, "huge_pool: cannot read %s: %s", bad, strerror(e));
     }
-    out->huge_2m_hugetlbfs = access("/sys/kernel/mm/hugepages/hugepages-2048kB", F_OK) == 0;
+    if (!c.present) {
+        char dir[256];
+        ph_hugetlb_path(dir, sizeof dir, NULL, node, page_bytes / 1024, NULL);
+        return ph_fail(ENOENT, "huge_pool: no %zu MiB hugetlbfs pool (no %s)",
+                       page_bytes >> 20, dir);
+    }
+    out->total_pages = c.total_pages;
+    out->free_pages = c.free_pages;
+    out->surplus_pages = c.surplus_pages;
+    out->reserved_pages = c.reserved_pages;
     return 0;
 }
 
@@ -1011,6 +954,7 @@ static const ph_os_ops linux_ops = {
     .advise_huge = lx_advise_huge,
     .huge_state = lx_huge_state,
     .huge_split = lx_huge_split,
+    .huge_pool = lx_huge_pool,
     .current_cpu = lx_current_cpu,
     .current_node = lx_current_node,
     .set_thread_node = lx_set_thread_node,
@@ -1027,7 +971,7 @@ ph_os *ph_os_linux_open(const struct ph_topology *topo)
         return ph_fail_null(ENOMEM, "linux machine: out of memory");
     pthread_mutex_init(&s->lock, NULL);
     char buf[1024];
-    if (ph_os_read_text("/sys/devices/system/node/has_memory", buf, sizeof buf) > 0 &&
+    if (ph_read_text("/sys/devices/system/node/has_memory", buf, sizeof buf) > 0 &&
         parse_node_list(buf, s->has_memory) == 0)
         s->has_memory_known = 1;
     ph_os *os = ph_os_new(&linux_ops, topo, s);

@@ -37,10 +37,22 @@
  * current_node() read only thread-locals, the read-only topology and
  * atomics, so they are async-signal-safe.
  *
+ * hugetlbfs pools are modeled on the topology's snapshot (spec huge_2m=,
+ * JSON "hugepages", or the real machine's pools read when it was opened):
+ * a map() with PH_MAP_HUGE_TLBFS reserves its 2 MiB pages from the pools
+ * of all nodes together (ENOMEM when they do not have them, as mmap with
+ * MAP_HUGETLB), a page that gets a home takes a free page of that node's
+ * pool (populate_on: -1/ENOMEM when the node has none; a first touch
+ * falls back to the nearest node with one; a move to a node without one
+ * is -ENOMEM), and unmap gives everything back.  huge_pool() reports
+ * free = the snapshot's free pages minus the homed ones, reserved = the
+ * pages mapped but not homed yet.
+ *
  * Costs: every move call costs migrate_ns_call, every page moved
  * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
- * One mutex guards the registry and counters.  The simulator reads no
- * tunable: everything it models comes from the topology and the calls.
+ * One mutex guards the registry and counters.  Arguments come checked
+ * from the front door (os.c).  The simulator reads no tunable: everything
+ * it models comes from the topology and the calls.
  */
 #include "os/os.h"
 
@@ -68,6 +80,7 @@ typedef struct sim_range {
     uintptr_t start, end;   /* 4 KiB aligned; 2 MiB aligned when huge */
     size_t page_bytes;      /* 4096 or 2 MiB */
     int owned;              /* mapped by map() */
+    int hugetlb;            /* owned, PH_MAP_HUGE_TLBFS: homes use pool pages */
     unsigned map_flags;
     int16_t *home;          /* per 4 KiB page: node index or -1 */
     int16_t *bound;         /* per 4 KiB page: node index or -1 */
@@ -81,6 +94,8 @@ typedef struct sim_state {
     uint64_t used[PH_MAX_NODES];     /* 4 KiB pages homed per node index */
     uint64_t capacity[PH_MAX_NODES]; /* 0 = unlimited */
     ph_sim_counters c;
+    uint64_t tlb_used[PH_MAX_NODES]; /* pool pages homed per node index */
+    uint64_t tlb_resv;      /* pool pages mapped, not homed yet */
     int pagemap_fd;         /* /proc/self/pagemap, -1 if unreadable */
     atomic_int binding;     /* ph_sim_binding of unbound threads */
 } sim_state;
@@ -163,11 +178,7 @@ static int sim_set_thread_node(ph_os *os, int node)
         tl_bound_id = 0;
         return 0;
     }
-    int idx = ph_os_node_index(os->topo, node);
-    if (idx < 0)
-        return ph_fail(EINVAL, "set_thread_node: node %d is not a node of the simulated machine",
-                       node);
-    tl_bound_node = idx;
+    tl_bound_node = ph_topo_node_index(os->topo, node);
     tl_bound_id = s->id;
     return 0;
 }
@@ -293,6 +304,60 @@ static void release_homes(sim_state *s, sim_range *r, size_t from, size_t to)
         }
 }
 
+/* ---- hugetlbfs pools (lock held) ------------------------------------------- */
+
+/* The 2 MiB pool of node index idx in the topology's snapshot, or NULL. */
+static const ph_hugepool *pool_2m(const ph_topology *t, int idx)
+{
+    const ph_node_info *nd = &t->nodes[idx];
+    for (int j = 0; j < nd->npools && j < 2; j++)
+        if (nd->pools[j].page_bytes == PH_PAGE_2M)
+            return &nd->pools[j];
+    return NULL;
+}
+
+/* Free pool pages of node index idx. */
+static uint64_t pool_free(const sim_state *s, const ph_topology *t, int idx)
+{
+    const ph_hugepool *p = pool_2m(t, idx);
+    uint64_t f = p ? p->free : 0;
+    return f > s->tlb_used[idx] ? f - s->tlb_used[idx] : 0;
+}
+
+/* Pages [from, to) of a hugetlbfs range leave the pools' books: homed
+ * units give their page back, unhomed ones their reservation. */
+static void tlb_forget(sim_state *s, const sim_range *r, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++) {
+        if (k % SIM_UNIT_PAGES != 0 && k != from)
+            continue;
+        int h = r->home[k];
+        if (h >= 0)
+            s->tlb_used[h] -= s->tlb_used[h] > 0;
+        else
+            s->tlb_resv -= s->tlb_resv > 0;
+    }
+}
+
+/* Where a hugetlbfs page meant for node index want can come from: want,
+ * or the nearest node whose pool has a free page, or want when none has. */
+static int pick_tlb_home(const sim_state *s, const ph_topology *t, int want)
+{
+    if (pool_free(s, t, want) > 0)
+        return want;
+    int best = -1, bestd = 0;
+    for (int j = 0; j < t->nnodes; j++) {
+        if (j == want || pool_free(s, t, j) == 0)
+            continue;
+        int d = ph_topo_dist(t, want, j);
+        if (best < 0 || d < bestd) {
+            best = j;
+            bestd = d;
+        }
+    }
+    return best >= 0 ? best : want;
+}
+
 /* A copy of pages [from, to) of r as a range of its own. */
 static sim_range *slice(const sim_range *r, size_t from, size_t to)
 {
@@ -303,6 +368,7 @@ static sim_range *slice(const sim_range *r, size_t from, size_t to)
     memcpy(p->home, r->home + from, (to - from) * sizeof *p->home);
     memcpy(p->bound, r->bound + from, (to - from) * sizeof *p->bound);
     p->owned = r->owned;
+    p->hugetlb = r->hugetlb;
     p->map_flags = r->map_flags;
     return p;
 }
@@ -341,6 +407,8 @@ static int untrack(sim_state *s, uintptr_t a, uintptr_t b)
             s->r = nr;
             s->capr = cap;
         }
+        if (r->hugetlb)
+            tlb_forget(s, r, from, to);
         release_homes(s, r, from, to);
         memmove(s->r + i, s->r + i + 1, (s->nr - i - 1) * sizeof *s->r);
         s->nr--;
@@ -418,6 +486,14 @@ static int pick_home(const sim_state *s, const ph_topology *t, int want, size_t 
 
 static void set_unit_home(sim_state *s, sim_range *r, size_t first, size_t n, int idx)
 {
+    if (r->hugetlb) {
+        int old = r->home[first];
+        if (old >= 0)
+            s->tlb_used[old] -= s->tlb_used[old] > 0;
+        else
+            s->tlb_resv -= s->tlb_resv > 0;
+        s->tlb_used[idx]++;
+    }
     for (size_t k = first; k < first + n; k++) {
         if (r->home[k] >= 0)
             s->used[r->home[k]]--;
@@ -452,7 +528,7 @@ static int settle(sim_state *s, ph_os *os, sim_range *r, size_t i, int res)
     if (h < 0 && res == 1 && written(s, r->start + i * PH_PAGE_4K)) {
         int want = r->bound[first] >= 0 ? r->bound[first]
                                           : thread_node_index(s, os->topo, NULL);
-        h = pick_home(s, os->topo, want, n);
+        h = r->hugetlb ? pick_tlb_home(s, os->topo, want) : pick_home(s, os->topo, want, n);
         set_unit_home(s, r, first, n, h);
     }
     return h;
@@ -486,10 +562,6 @@ static int8_t *residency_of(void *const *pages, size_t count)
 static int sim_query(ph_os *os, size_t count, void *const *pages, int *status)
 {
     sim_state *s = os->impl;
-    if (count == 0)
-        return 0;
-    if (!pages || !status)
-        return ph_fail(EINVAL, "query: pages and status must not be NULL");
     int8_t *res = residency_of(pages, count);
     if (!res)
         return ph_fail(ENOMEM, "query: out of memory for %zu pages", count);
@@ -523,10 +595,6 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
 {
     sim_state *s = os->impl;
     const ph_topology *t = os->topo;
-    if (count == 0)
-        return 0;
-    if (!pages || !nodes || !status)
-        return ph_fail(EINVAL, "move: pages, nodes and status must not be NULL");
     int8_t *res = residency_of(pages, count);
     if (!res)
         return ph_fail(ENOMEM, "move: out of memory for %zu pages", count);
@@ -537,11 +605,9 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
     s->c.migrate_cost_ns += call_cost(t);
     for (size_t i = 0; i < count; i++) {
         uintptr_t p = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
-        int to = ph_os_node_index(t, nodes[i]);
+        int to = ph_topo_node_index(t, nodes[i]);
         sim_range *r = NULL;
-        if (to < 0) {
-            status[i] = -EINVAL;
-        } else if (res[i] < 0) {
+        if (res[i] < 0) {
             r = find(s, p);
             if (r && r->page_bytes == PH_PAGE_4K) {
                 size_t pi = (p - r->start) / PH_PAGE_4K;
@@ -558,7 +624,7 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
                 status[i] = -ENOENT;
             } else if (h == to) {
                 status[i] = nodes[i];
-            } else if (!has_room(s, to, n)) {
+            } else if (!has_room(s, to, n) || (r->hugetlb && pool_free(s, t, to) == 0)) {
                 status[i] = -ENOMEM;
             } else {
                 set_unit_home(s, r, first, n, to);
@@ -578,36 +644,8 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
 
 /* ---- bind / populate ----------------------------------------------------- */
 
-static int check_bind_nodes(ph_os *os, enum ph_bind_kind kind, const int *nodes,
-                            int nnodes, int *idx)
-{
-    switch (kind) {
-    case PH_BIND_DEFAULT:
-        return 0;
-    case PH_BIND_PREFERRED:
-        if (!nodes || nnodes < 1 || (idx[0] = ph_os_node_index(os->topo, nodes[0])) < 0)
-            return ph_fail(EINVAL, "bind: preferred node %d is not a node of the machine",
-                           nodes && nnodes > 0 ? nodes[0] : -1);
-        return 0;
-    case PH_BIND_INTERLEAVE:
-        if (!nodes || nnodes < 1 || nnodes > PH_MAX_NODES)
-            return ph_fail(EINVAL, "bind: interleave needs 1 to %d nodes", PH_MAX_NODES);
-        for (int i = 0; i < nnodes; i++) {
-            if ((idx[i] = ph_os_node_index(os->topo, nodes[i])) < 0)
-                return ph_fail(EINVAL, "bind: interleave node %d is not a node of the machine",
-                               nodes[i]);
-            if (i > 0 && nodes[i] <= nodes[i - 1])
-                return ph_fail(EINVAL,
-                               "bind: interleave nodes must be ascending and distinct "
-                               "(the kernel keeps a node mask): %d after %d",
-                               nodes[i], nodes[i - 1]);
-        }
-        return 0;
-    }
-    return ph_fail(EINVAL, "bind: unknown kind %d", (int)kind);
-}
-
-/* Aligned extent of [addr, addr+len) in pages. */
+/* Aligned extent of [addr, addr+len) in pages (ph_sim_touch, which does
+ * not come through the front door). */
 static void extent(const void *addr, size_t len, uintptr_t *a, size_t *npages)
 {
     *a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
@@ -619,13 +657,10 @@ static int sim_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
 {
     sim_state *s = os->impl;
     int idx[PH_MAX_NODES];
-    if (check_bind_nodes(os, kind, nodes, nnodes, idx) != 0)
-        return -1;
-    if (len == 0)
-        return 0;
-    uintptr_t a;
-    size_t n;
-    extent(addr, len, &a, &n);
+    for (int i = 0; i < nnodes; i++)
+        idx[i] = ph_topo_node_index(os->topo, nodes[i]);
+    uintptr_t a = (uintptr_t)addr;
+    size_t n = len / PH_PAGE_4K;
     if (residency_range(a, n, NULL) != 0)
         return ph_fail(EFAULT, "bind: [%p, +%zu) is not entirely mapped", (void *)a,
                        n * PH_PAGE_4K);
@@ -661,8 +696,9 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
                       int node_idx, int exact, const char *who)
 {
     const ph_topology *t = os->topo;
-    uint64_t need[PH_MAX_NODES];
+    uint64_t need[PH_MAX_NODES], need_tlb[PH_MAX_NODES];
     memset(need, 0, sizeof need);
+    memset(need_tlb, 0, sizeof need_tlb);
     /* Pass 1: track, settle, and count what the new homes need. */
     for (size_t k = 0; k < n; k++) {
         uintptr_t p = a + k * PH_PAGE_4K;
@@ -684,10 +720,11 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
         if (h < 0 && (pi == first || k == 0)) {
             int want = r->bound[first] >= 0 ? r->bound[first] : node_idx;
             need[want] += un;
+            need_tlb[want] += r->hugetlb;
         }
     }
     if (exact)
-        for (int j = 0; j < t->nnodes; j++)
+        for (int j = 0; j < t->nnodes; j++) {
             if (need[j] && !has_room(s, j, need[j]))
                 return ph_fail(ENOMEM,
                                "%s: node %d is full (%llu of %llu pages used, %llu more "
@@ -695,6 +732,13 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
                                who, t->nodes[j].id, (unsigned long long)s->used[j],
                                (unsigned long long)s->capacity[j],
                                (unsigned long long)need[j]);
+            if (need_tlb[j] > pool_free(s, t, j))
+                return ph_fail(ENOMEM,
+                               "%s: the hugetlbfs pool of node %d is empty (or too small "
+                               "for %llu pages of 2 MiB: %llu free)",
+                               who, t->nodes[j].id, (unsigned long long)need_tlb[j],
+                               (unsigned long long)pool_free(s, t, j));
+        }
     /* Pass 2: fault for real, then assign. */
     if (ph_os_populate((void *)a, n * PH_PAGE_4K, 1) != 0) {
         int e = errno;
@@ -709,7 +753,9 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
         if (r->home[first] >= 0)
             continue;
         int want = r->bound[first] >= 0 ? r->bound[first] : node_idx;
-        int h = exact ? want : pick_home(s, t, want, un);
+        int h = exact        ? want
+                : r->hugetlb ? pick_tlb_home(s, t, want)
+                             : pick_home(s, t, want, un);
         set_unit_home(s, r, first, un, h);
         s->c.populated_pages += un;
     }
@@ -720,11 +766,7 @@ static int populate_common(ph_os *os, void *addr, size_t len, int node, int exac
                            const char *who)
 {
     sim_state *s = os->impl;
-    int idx = ph_os_node_index(os->topo, node);
-    if (idx < 0)
-        return ph_fail(EINVAL, "%s: node %d is not a node of the machine", who, node);
-    if (len == 0)
-        return 0;
+    int idx = ph_topo_node_index(os->topo, node);
     uintptr_t a;
     size_t n;
     extent(addr, len, &a, &n);
@@ -752,23 +794,26 @@ static int sim_populate_on(ph_os *os, void *addr, size_t len, int node)
 
 /* ---- memory ---------------------------------------------------------------- */
 
+/* len and align come rounded to the page size from the front door. */
 static void *sim_map(ph_os *os, size_t len, size_t align, unsigned flags)
 {
     sim_state *s = os->impl;
-    if (len == 0)
-        return ph_fail_null(EINVAL, "map: length 0");
-    if (align < PH_PAGE_4K || (align & (align - 1)) != 0)
-        return ph_fail_null(EINVAL, "map: alignment %zu is not a power of two >= 4096",
-                            align);
-    if ((flags & PH_MAP_HUGE_THP) && (flags & PH_MAP_HUGE_TLBFS))
-        return ph_fail_null(EINVAL, "map: THP and hugetlbfs both requested");
     int huge = (flags & (PH_MAP_HUGE_THP | PH_MAP_HUGE_TLBFS)) != 0;
     size_t unit = huge ? PH_PAGE_2M : PH_PAGE_4K;
-    if (len > SIZE_MAX - unit)
-        return ph_fail_null(ENOMEM, "map: %zu bytes is too large", len);
-    size_t l = (len + unit - 1) & ~(unit - 1);
-    if (align < unit)
-        align = unit;
+    size_t l = len;
+    if (flags & PH_MAP_HUGE_TLBFS) {
+        uint64_t avail = 0, want = l / PH_PAGE_2M;
+        pthread_mutex_lock(&s->lock);
+        for (int j = 0; j < os->topo->nnodes; j++)
+            avail += pool_free(s, os->topo, j);
+        avail = avail > s->tlb_resv ? avail - s->tlb_resv : 0;
+        pthread_mutex_unlock(&s->lock);
+        if (avail < want)
+            return ph_fail_null(ENOMEM,
+                                "map: no 2 MiB pages for %zu bytes: the hugetlbfs pools are "
+                                "empty or too small (%llu pages free and not reserved)",
+                                l, (unsigned long long)avail);
+    }
     /* hugetlbfs is simulated: ordinary memory with 2 MiB pages recorded. */
     void *p = ph_os_mmap_aligned(l, align, 0);
     if (!p)
@@ -783,6 +828,7 @@ static void *sim_map(ph_os *os, size_t len, size_t align, unsigned flags)
         return ph_fail_null(ENOMEM, "map: out of memory tracking %zu bytes", l);
     }
     r->owned = 1;
+    r->hugetlb = (flags & PH_MAP_HUGE_TLBFS) != 0;
     r->map_flags = flags;
     pthread_mutex_lock(&s->lock);
     /* The address may have held memory tracked before (freed behind our
@@ -790,6 +836,8 @@ static void *sim_map(ph_os *os, size_t len, size_t align, unsigned flags)
     int rc = untrack(s, r->start, r->end);
     if (rc == 0)
         rc = insert(s, r);
+    if (rc == 0 && r->hugetlb)
+        s->tlb_resv += l / PH_PAGE_2M;
     pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
         range_free(r);
@@ -802,10 +850,8 @@ static void *sim_map(ph_os *os, size_t len, size_t align, unsigned flags)
 static int sim_unmap(ph_os *os, void *addr, size_t len)
 {
     sim_state *s = os->impl;
-    if (!addr)
-        return ph_fail(EINVAL, "unmap: NULL address");
     uintptr_t a = (uintptr_t)addr;
-    size_t l = (len + PH_PAGE_4K - 1) & ~(PH_PAGE_4K - 1);
+    size_t l = len;
     pthread_mutex_lock(&s->lock);
     sim_range *r = find(s, a);
     if (r && r->owned && r->start == a && r->page_bytes == PH_PAGE_2M)
@@ -828,18 +874,15 @@ static int sim_unmap(ph_os *os, void *addr, size_t len)
 static int sim_advise_huge(ph_os *os, void *addr, size_t len, int on)
 {
     sim_state *s = os->impl;
-    uintptr_t a;
-    size_t n;
-    extent(addr, len, &a, &n);
-    if (n == 0)
-        return 0;
+    uintptr_t a = (uintptr_t)addr;
+    size_t n = len / PH_PAGE_4K;
     if (madvise((void *)a, n * PH_PAGE_4K, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
         int e = errno;
         return ph_fail(e, "advise_huge: madvise failed: %s", strerror(e));
     }
     pthread_mutex_lock(&s->lock);
     sim_range *r = find(s, a);
-    if (r && r->start == a && r->end == a + n * PH_PAGE_4K) {
+    if (r && !r->hugetlb && r->start == a && r->end == a + n * PH_PAGE_4K) {
         if (!on) {
             r->page_bytes = PH_PAGE_4K;
         } else if (a % PH_PAGE_2M == 0 && n % SIM_UNIT_PAGES == 0) {
@@ -863,11 +906,7 @@ static int sim_advise_huge(ph_os *os, void *addr, size_t len, int on)
 static int sim_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
 {
     sim_state *s = os->impl;
-    if (n == 0)
-        return 0;
-    if (!huge)
-        return ph_fail(EINVAL, "huge_state: huge must not be NULL");
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PH_PAGE_4K - 1);
+    uintptr_t a = (uintptr_t)addr;
     pthread_mutex_lock(&s->lock);
     for (size_t k = 0; k < n;) {
         uintptr_t p = a + k * PH_PAGE_4K;
@@ -937,9 +976,6 @@ static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
 {
     sim_state *s = os->impl;
     uintptr_t a = (uintptr_t)addr;
-    if (a % PH_PAGE_2M || len % PH_PAGE_2M || len == 0)
-        return ph_fail(EINVAL, "huge_split: [%p, +%zu) is not whole 2 MiB pages",
-                       addr, len);
     if (madvise(addr, len, split ? MADV_NOHUGEPAGE : MADV_HUGEPAGE) != 0) {
         int e = errno;
         return ph_fail(e, "huge_split: madvise failed: %s", strerror(e));
@@ -948,8 +984,8 @@ static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
     int rc = 0;
     for (uintptr_t u = a; u < a + len && rc == 0; u += PH_PAGE_2M) {
         sim_range *r = find(s, u);
-        if (!r || u + PH_PAGE_2M > r->end)
-            continue; /* not tracked: nothing resident to change */
+        if (!r || u + PH_PAGE_2M > r->end || r->hugetlb)
+            continue; /* not tracked: nothing resident; hugetlbfs: never split */
         if (r->page_bytes == (split ? PH_PAGE_4K : PH_PAGE_2M))
             continue;
         sim_range *m = carve(s, u, u + PH_PAGE_2M, split ? PH_PAGE_4K : PH_PAGE_2M);
@@ -975,13 +1011,39 @@ static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
 static int sim_probe(ph_os *os, ph_os_probe *out)
 {
     (void)os;
-    if (!out)
-        return ph_fail(EINVAL, "probe: out must not be NULL");
-    memset(out, 0, sizeof *out);
     out->move_permitted = 1;
     out->numa_balancing = 0;
     strcpy(out->thp_mode, "always");
     out->huge_2m_hugetlbfs = 1;
+    return 0;
+}
+
+static int sim_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
+{
+    sim_state *s = os->impl;
+    const ph_topology *t = os->topo;
+    int from = node < 0 ? 0 : ph_topo_node_index(t, node);
+    int to = node < 0 ? t->nnodes : from + 1;
+    int found = 0;
+    pthread_mutex_lock(&s->lock);
+    for (int i = from; i < to; i++) {
+        const ph_node_info *nd = &t->nodes[i];
+        for (int j = 0; j < nd->npools && j < 2; j++) {
+            const ph_hugepool *p = &nd->pools[j];
+            if (p->page_bytes != page_bytes)
+                continue;
+            found = 1;
+            out->total_pages += p->total;
+            out->surplus_pages += p->surplus;
+            out->free_pages += page_bytes == PH_PAGE_2M ? pool_free(s, t, i) : p->free;
+        }
+    }
+    if (node < 0 && page_bytes == PH_PAGE_2M)
+        out->reserved_pages = s->tlb_resv;
+    pthread_mutex_unlock(&s->lock);
+    if (!found)
+        return ph_fail(ENOENT, "huge_pool: the simulated machine has no %zu MiB pool%s",
+                       page_bytes >> 20, node < 0 ? "" : " on that node");
     return 0;
 }
 
@@ -1019,6 +1081,7 @@ static const ph_os_ops sim_ops = {
     .advise_huge = sim_advise_huge,
     .huge_state = sim_huge_state,
     .huge_split = sim_huge_split,
+    .huge_pool = sim_huge_pool,
     .current_cpu = sim_current_cpu,
     .current_node = sim_current_node,
     .set_thread_node = sim_set_thread_node,
@@ -1064,7 +1127,7 @@ int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages)
     sim_state *s = sim_of(os);
     if (!s)
         return ph_fail(ENOTSUP, "ph_sim_set_node_capacity: not the simulated machine");
-    int idx = ph_os_node_index(os->topo, node);
+    int idx = ph_topo_node_index(os->topo, node);
     if (idx < 0)
         return ph_fail(EINVAL, "ph_sim_set_node_capacity: node %d is not a node of the machine",
                        node);
@@ -1090,7 +1153,7 @@ int64_t ph_sim_node_pages(ph_os *os, int node)
     sim_state *s = sim_of(os);
     if (!s)
         return ph_fail(ENOTSUP, "ph_sim_node_pages: not the simulated machine");
-    int idx = ph_os_node_index(os->topo, node);
+    int idx = ph_topo_node_index(os->topo, node);
     if (idx < 0)
         return ph_fail(EINVAL, "ph_sim_node_pages: node %d is not a node of the machine", node);
     pthread_mutex_lock(&s->lock);
@@ -1103,5 +1166,9 @@ int ph_sim_touch(ph_os *os, void *addr, size_t len, int node)
 {
     if (!sim_of(os))
         return ph_fail(ENOTSUP, "ph_sim_touch: not the simulated machine");
+    if (ph_topo_node_index(os->topo, node) < 0)
+        return ph_fail(EINVAL, "ph_sim_touch: node %d is not a node of the machine", node);
+    if (len == 0)
+        return 0;
     return populate_common(os, addr, len, node, 0, "ph_sim_touch");
 }

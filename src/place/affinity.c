@@ -149,11 +149,11 @@ int ph_place_affinity(ph_machine *c, const void *base, size_t elem_bytes,
         return ph_fail(EINVAL, "ph_affinity_range: %zu elements of %zu "
                        "bytes is too large", elems, elem_bytes);
     if (node == -1) {
-        node = c->os->ops->current_node(c->os);
+        node = ph_os_current_node(c->os);
         if (node < 0)
             return ph_fail(ENOENT, "ph_affinity_range: cannot tell the "
                            "calling thread's node");
-    } else if (ph_topo_index(c->topo, node) < 0) {
+    } else if (ph_topo_node_index(c->topo, node) < 0) {
         char set[256];
         ph_plan_nodes_text(c->topo, set, sizeof set);
         return ph_fail(EINVAL, "ph_affinity_range: node %d is not a node "

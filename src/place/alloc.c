@@ -22,10 +22,9 @@
  *     page exists before the program runs: a short pool is reported here,
  *     never as a SIGBUS later.  The pool of each node is checked first
  *     ("hugetlbfs pool on node 1 has 0 free 2 MiB pages, need 4"); with
- *     cfg->huge_fallback the block falls back to 4 KiB pages instead.  The free
- *     counts come from sysfs on the real machine and from the topology on
- *     a synthetic one (minus what pagehome's own blocks hold, since the
- *     simulator does not model pools).
+ *     cfg->huge_fallback the block falls back to 4 KiB pages instead.  The
+ *     free counts come from the machine (ph_os_huge_pool: sysfs on Linux,
+ *     the simulator's pool model), never from here.
  *   - Lazy interleave: the kernel picks the node of a page from an index
  *     that advances by one per page within a mapping, but where it starts
  *     depends on the mapping's history and the kernel version (plan.h).
@@ -41,7 +40,6 @@
 #include "base/log.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,42 +50,6 @@
 /* hugetlbfs pools                                                     */
 /* ------------------------------------------------------------------ */
 
-/* 2 MiB pages held by pagehome's hugetlbfs blocks on a synthetic machine,
- * per node index, and by first-touch blocks (node unknown). */
-static pthread_mutex_t tlb_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t tlb_used[PH_MAX_NODES];
-static uint64_t tlb_used_any;
-
-/* Free 2 MiB pages of node index idx: sysfs on the real machine (the
- * topology's snapshot when unreadable), the topology's pool minus what we
- * hold on a synthetic one.  Lock held for synthetic. */
-static uint64_t tlb_free(const ph_topology *t, int idx)
-{
-    const ph_node_info *nd = &t->nodes[idx];
-    if (!t->synthetic) {
-        char path[128];
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/node/node%d/hugepages/"
-                 "hugepages-2048kB/free_hugepages",
-                 nd->id);
-        FILE *f = fopen(path, "re");
-        if (f) {
-            unsigned long long v = 0;
-            int ok = fscanf(f, "%llu", &v) == 1;
-            fclose(f);
-            if (ok)
-                return v;
-        }
-    }
-    uint64_t pool = 0;
-    for (int j = 0; j < nd->npools && j < 2; j++)
-        if (nd->pools[j].page_bytes == PH_PAGE_2M)
-            pool = nd->pools[j].free;
-    if (t->synthetic)
-        pool = pool > tlb_used[idx] ? pool - tlb_used[idx] : 0;
-    return pool;
-}
-
 /* 2 MiB pages per node index the plan puts in [base, +npages). */
 static void tlb_need(const ph_topology *t, const ph_plan *p, uintptr_t base,
                      size_t npages, uint64_t *need)
@@ -97,67 +59,47 @@ static void tlb_need(const ph_topology *t, const ph_plan *p, uintptr_t base,
     while (i < npages) {
         int node;
         size_t run = ph_plan_run(p, base, i, npages, &node);
-        int idx = node >= 0 ? ph_topo_index(t, node) : -1;
+        int idx = node >= 0 ? ph_topo_node_index(t, node) : -1;
         if (idx >= 0)
             need[idx] += run;
         i += run;
     }
 }
 
-/* Check that the pools can serve the block and, on a synthetic machine,
- * reserve the pages.  0, or -1/ENOMEM naming the short node. */
-static int tlb_reserve(const ph_topology *t, const ph_plan *p, uintptr_t base,
-                       size_t npages)
+/* Check that the machine's pools can serve the block: each node its
+ * pages, or (first touch) the whole machine's free pages not reserved yet.
+ * 0, or -1/ENOMEM naming the short node.  The pages themselves are
+ * reserved by map() and taken when faulted (os.h). */
+static int tlb_check(ph_os *os, const ph_topology *t, const ph_plan *p, size_t npages)
 {
-    uint64_t need[PH_MAX_NODES];
-    int rc = 0;
-    pthread_mutex_lock(&tlb_lock);
+    ph_os_pool pool;
     if (p->policy == PH_POLICY_FIRST_TOUCH) {
-        uint64_t total = 0;
-        for (int i = 0; i < t->nnodes; i++)
-            total += tlb_free(t, i);
-        if (t->synthetic)
-            total = total > tlb_used_any ? total - tlb_used_any : 0;
-        if (total < npages)
-            rc = ph_fail(ENOMEM, "hugetlbfs pools of all nodes have %llu free "
-                         "2 MiB pages, need %zu",
-                         (unsigned long long)total, npages);
-        else if (t->synthetic)
-            tlb_used_any += npages;
-    } else {
-        tlb_need(t, p, base, npages, need);
-        for (int i = 0; i < t->nnodes && rc == 0; i++) {
-            uint64_t fr = need[i] ? tlb_free(t, i) : 0;
-            if (need[i] > fr)
-                rc = ph_fail(ENOMEM, "hugetlbfs pool on node %d has %llu "
-                             "free 2 MiB pages, need %llu",
-                             t->nodes[i].id, (unsigned long long)fr,
-                             (unsigned long long)need[i]);
-        }
-        if (rc == 0 && t->synthetic)
-            for (int i = 0; i < t->nnodes; i++)
-                tlb_used[i] += need[i];
+        uint64_t avail = 0;
+        if (ph_os_huge_pool(os, -1, PH_PAGE_2M, &pool) == 0)
+            avail = pool.free_pages > pool.reserved_pages
+                        ? pool.free_pages - pool.reserved_pages
+                        : 0;
+        if (avail < npages)
+            return ph_fail(ENOMEM, "hugetlbfs pools of all nodes have %llu free "
+                           "2 MiB pages, need %zu",
+                           (unsigned long long)avail, npages);
+        return 0;
     }
-    pthread_mutex_unlock(&tlb_lock);
-    return rc;
-}
-
-static void tlb_unreserve(const ph_topology *t, const ph_plan *p,
-                          uintptr_t base, size_t npages)
-{
-    if (!t->synthetic)
-        return;
     uint64_t need[PH_MAX_NODES];
-    if (p->policy != PH_POLICY_FIRST_TOUCH)
-        tlb_need(t, p, base, npages, need);
-    pthread_mutex_lock(&tlb_lock);
-    if (p->policy == PH_POLICY_FIRST_TOUCH) {
-        tlb_used_any -= npages < tlb_used_any ? npages : tlb_used_any;
-    } else {
-        for (int i = 0; i < t->nnodes; i++)
-            tlb_used[i] -= need[i] < tlb_used[i] ? need[i] : tlb_used[i];
+    tlb_need(t, p, 0, npages, need);
+    for (int i = 0; i < t->nnodes; i++) {
+        if (!need[i])
+            continue;
+        uint64_t fr = ph_os_huge_pool(os, t->nodes[i].id, PH_PAGE_2M, &pool) == 0
+                          ? pool.free_pages
+                          : 0;
+        if (need[i] > fr)
+            return ph_fail(ENOMEM, "hugetlbfs pool on node %d has %llu "
+                           "free 2 MiB pages, need %llu",
+                           t->nodes[i].id, (unsigned long long)fr,
+                           (unsigned long long)need[i]);
     }
-    pthread_mutex_unlock(&tlb_lock);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,16 +112,16 @@ int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
     ph_os *os = c->os;
     size_t P = p->page_bytes;
     if (p->policy == PH_POLICY_FIRST_TOUCH)
-        return os->ops->bind(os, (void *)base, npages * P, PH_BIND_DEFAULT,
+        return ph_os_bind(os, (void *)base, npages * P, PH_BIND_DEFAULT,
                              NULL, 0);
     if (p->policy == PH_POLICY_INTERLEAVE)
-        return os->ops->bind(os, (void *)base, npages * P,
+        return ph_os_bind(os, (void *)base, npages * P,
                              PH_BIND_INTERLEAVE, p->nodes, p->nnodes);
     size_t i = 0;
     while (i < npages) {
         int node;
         size_t run = ph_plan_run(p, base, i, npages, &node);
-        if (os->ops->bind(os, (void *)(base + i * P), run * P,
+        if (ph_os_bind(os, (void *)(base + i * P), run * P,
                           PH_BIND_PREFERRED, &node, 1) != 0)
             return -1;
         i += run;
@@ -198,7 +140,7 @@ static int populate_plan(ph_machine *c, const ph_plan *p, uintptr_t base,
         int node;
         size_t run = ph_plan_run(p, base, i, npages, &node);
         if (node >= 0 &&
-            os->ops->populate_on(os, (void *)(base + i * P), run * P,
+            ph_os_populate_on(os, (void *)(base + i * P), run * P,
                                  node) != 0)
             return -1;
         i += run;
@@ -214,13 +156,13 @@ static int lazy_interleave(ph_machine *c, const ph_plan *p, void *m,
 {
     ph_os *os = c->os;
     size_t P = p->page_bytes, n = (size_t)p->nnodes;
-    if (os->ops->bind(os, m, map_bytes, PH_BIND_INTERLEAVE, p->nodes,
+    if (ph_os_bind(os, m, map_bytes, PH_BIND_INTERLEAVE, p->nodes,
                       p->nnodes) != 0)
         return -1;
     void *pg = m;
     int st = -1;
-    if (os->ops->populate_on(os, m, P, p->nodes[0]) != 0 ||
-        os->ops->query(os, 1, &pg, &st) != 0)
+    if (ph_os_populate_on(os, m, P, p->nodes[0]) != 0 ||
+        ph_os_query(os, 1, &pg, &st) != 0)
         return -1;
     int j = ph_plan_slot(p, st);
     if (j >= 0) {
@@ -233,7 +175,7 @@ static int lazy_interleave(ph_machine *c, const ph_plan *p, void *m,
     ph_info("ph_alloc: interleave probe landed on node %d: placing the "
             "block page by page", st);
     *base = (uintptr_t)m + P;
-    if (os->ops->bind(os, m, map_bytes, PH_BIND_DEFAULT, NULL, 0) != 0)
+    if (ph_os_bind(os, m, map_bytes, PH_BIND_DEFAULT, NULL, 0) != 0)
         return -1;
     return populate_plan(c, p, *base, npages);
 }
@@ -264,20 +206,14 @@ static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
     /* The pools first (no plan depends on the address), so that a short
      * pool is reported per node even where mmap(MAP_HUGETLB) itself would
      * refuse. */
-    int reserved = 0;
-    if (hugetlbfs) {
-        if (tlb_reserve(c->topo, plan, 0, npages) != 0)
-            return NULL;
-        reserved = 1;
-    }
+    if (hugetlbfs && tlb_check(os, c->topo, plan, npages) != 0)
+        return NULL;
 
-    void *m = os->ops->map(os, map_bytes, P, flags);
+    void *m = ph_os_map(os, map_bytes, P, flags);
     if (!m) {
         int e = errno;
         char msg[200];
         snprintf(msg, sizeof msg, "%s", ph_error_message());
-        if (reserved)
-            tlb_unreserve(c->topo, plan, 0, npages);
         return ph_fail_null(e ? e : ENOMEM, "cannot map %zu bytes (%zu "
                             "pages of %s): %s", size, npages, page_text(P),
                             msg);
@@ -326,9 +262,7 @@ fail:;
     int e = errno;
     char msg[256];
     snprintf(msg, sizeof msg, "%s", ph_error_message());
-    if (reserved)
-        tlb_unreserve(c->topo, plan, base, npages);
-    if (os->ops->unmap(os, m, map_bytes) != 0)
+    if (ph_os_unmap(os, m, map_bytes) != 0)
         ph_warn("ph_alloc: could not unmap %p after a failure: %s", m,
                 ph_error_message());
     return ph_fail_null(e, "%s", msg);
@@ -378,7 +312,7 @@ int ph_place_free(ph_machine *c, void *ptr)
     ph_area a;
     if (ph_registry_remove(ptr, &a) != 0)
         return ph_refail("ph_free");
-    if (c->os->ops->unmap(c->os, a.map_base, a.map_bytes) != 0) {
+    if (ph_os_unmap(c->os, a.map_base, a.map_bytes) != 0) {
         /* Keep the block: better a leak than memory in limbo. */
         int e = errno;
         char msg[256];
@@ -387,8 +321,6 @@ int ph_place_free(ph_machine *c, void *ptr)
             ph_plan_release(&a.plan);
         return ph_fail(e, "ph_free: %p: %s", ptr, msg);
     }
-    if (a.map_flags & PH_MAP_HUGE_TLBFS)
-        tlb_unreserve(c->topo, &a.plan, (uintptr_t)a.base, a.npages);
     ph_plan_release(&a.plan);
     return 0;
 }

@@ -99,12 +99,12 @@ static void populate_untouched(ph_machine *c, place_buf *b, size_t n)
         size_t j = i + 1;
         while (j < n && b->st[j] == -ENOENT && b->target[j] == b->target[i])
             j++;
-        if (os->ops->populate_on(os, b->pages[i], (j - i) * PH_PAGE_4K,
+        if (ph_os_populate_on(os, b->pages[i], (j - i) * PH_PAGE_4K,
                                  b->target[i]) != 0) {
             int e = errno ? errno : ENOMEM;
             for (size_t k = i; k < j; k++)
                 b->st[k] = -e;
-        } else if (os->ops->query(os, j - i, b->pages + i, b->st + i) != 0) {
+        } else if (ph_os_query(os, j - i, b->pages + i, b->st + i) != 0) {
             for (size_t k = i; k < j; k++)
                 b->st[k] = b->target[k];
         }
@@ -180,7 +180,7 @@ int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
     if (lazy)
         bound = ph_place_bind_lazy(c, &plan, start, npages);
     else
-        bound = c->os->ops->bind(c->os, (void *)start, npages * P,
+        bound = ph_os_bind(c->os, (void *)start, npages * P,
                                  PH_BIND_DEFAULT, NULL, 0);
     if (bound != 0) {
         ph_refail("ph_place");
@@ -205,7 +205,7 @@ int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
                 b.target[i + k] = t;
             }
         }
-        if (c->os->ops->query(c->os, n, b.pages, b.st) != 0) {
+        if (ph_os_query(c->os, n, b.pages, b.st) != 0) {
             if (off == 0) {
                 ph_refail("ph_place");
                 goto out;

@@ -11,6 +11,7 @@
 #include "place/plan.h"
 
 #include "base/error.h"
+#include "base/rng.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -279,14 +280,6 @@ void ph_plan_nodes_text(const ph_topology *topo, char *buf, size_t len)
     ids_text(ids, n, buf, len);
 }
 
-static int topo_index(const ph_topology *topo, int id)
-{
-    for (int i = 0; i < topo->nnodes; i++)
-        if (topo->nodes[i].id == id)
-            return i;
-    return -1;
-}
-
 static int bad_node(const ph_topology *topo, const char *what, int id)
 {
     char set[256];
@@ -301,14 +294,6 @@ int ph_plan_slot(const ph_plan *p, int node)
         if (p->nodes[i] == node)
             return i;
     return -1;
-}
-
-static uint64_t splitmix64(uint64_t x)
-{
-    uint64_t z = x + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,7 +367,7 @@ static int make_block_static(ph_plan *out, const ph_placement_t *pl,
             /* The machine binding rule: block, t*N/T over the nodes. */
             id = list[(int)((int64_t)t * nlist / T)];
         }
-        int idx = topo_index(topo, id);
+        int idx = ph_topo_node_index(topo, id);
         if (idx < 0) {
             free(slot);
             char what[64];
@@ -459,7 +444,7 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
                            pl->nnodes, PH_MAX_NODES);
         nlist = pl->nnodes;
         for (int i = 0; i < nlist; i++) {
-            if (topo_index(topo, pl->nodes[i]) < 0) {
+            if (ph_topo_node_index(topo, pl->nodes[i]) < 0) {
                 char what[32];
                 snprintf(what, sizeof what, "nodes[%d]: ", i);
                 return bad_node(topo, what, pl->nodes[i]);
@@ -492,7 +477,7 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
         break;
     case PH_POLICY_SINGLE_NODE: {
         int node = pl->node < 0 ? list[0] : pl->node;
-        if (topo_index(topo, node) < 0)
+        if (ph_topo_node_index(topo, node) < 0)
             return bad_node(topo, "single-node: ", node);
         out->node = node;
         out->nodes[0] = node;
@@ -615,7 +600,7 @@ int ph_plan_node_of(const ph_plan *p, uintptr_t base, size_t page,
     case PH_POLICY_BLOCK_STATIC:
         return static_node_of(p, page);
     case PH_POLICY_RANDOM: {
-        uint64_t h = splitmix64(splitmix64(p->seed) + (uint64_t)page);
+        uint64_t h = ph_splitmix64(ph_splitmix64(p->seed) + (uint64_t)page);
         return p->nodes[h % n];
     }
     case PH_POLICY_SINGLE_NODE:

@@ -33,14 +33,12 @@
 #ifndef PH_PLACE_PLAN_H
 #define PH_PLACE_PLAN_H
 
+#include "base/page.h"
 #include "pagehome.h"
 #include "topo/topo.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-#define PH_PAGE_4K ((size_t)4096)
-#define PH_PAGE_2M ((size_t)2 << 20)
 
 /* A validated request: nodes resolved to OS ids, defaults filled in. */
 typedef struct ph_plan {

@@ -44,7 +44,7 @@ int ph_place_query_range(ph_machine *c, uintptr_t first, size_t count,
         size_t n = count - off < QUERY_BATCH ? count - off : QUERY_BATCH;
         for (size_t i = 0; i < n; i++)
             pages[i] = (void *)(first + (off + i) * PH_PAGE_4K);
-        if (c->os->ops->query(c->os, n, pages, st + off) != 0)
+        if (ph_os_query(c->os, n, pages, st + off) != 0)
             return -1;
     }
     return 0;
@@ -95,7 +95,7 @@ long ph_place_histogram(ph_machine *c, const void *addr, size_t bytes,
             if (st[i] < 0)
                 continue;
             total++;
-            int idx = ph_topo_index(c->topo, st[i]);
+            int idx = ph_topo_node_index(c->topo, st[i]);
             if (idx >= 0 && idx < max)
                 pages_per_node[idx]++;
         }
@@ -114,7 +114,7 @@ int ph_place_move(ph_machine *c, size_t count, void *const *pages,
     if (count > PH_RANGE_MAX / PH_PAGE_4K)
         return ph_fail(EINVAL, "ph_move: %zu pages is too many", count);
     for (size_t i = 0; i < count; i++) {
-        if (ph_topo_index(c->topo, nodes[i]) < 0) {
+        if (ph_topo_node_index(c->topo, nodes[i]) < 0) {
             char set[256];
             ph_plan_nodes_text(c->topo, set, sizeof set);
             return ph_fail(EINVAL, "ph_move: nodes[%zu]: node %d is not a "

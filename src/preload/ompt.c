@@ -57,7 +57,8 @@
 #include "preload/preload.h"
 
 #include "pagehome.h"
-#include "base/json.h"
+#include "base/clock.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "config/options.h"
 #include "sample/source.h"
@@ -211,9 +212,7 @@ static atomic_int progress_shown;
 static void progress(void)
 {
     static _Atomic uint64_t last_ns;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = ph_now_ns();
     uint64_t prev = atomic_load(&last_ns);
     if (now - prev < 500000000u || !atomic_compare_exchange_strong(&last_ns, &prev, now))
         return;

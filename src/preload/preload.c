@@ -26,7 +26,7 @@
 
 #include "pagehome.h"
 
-#include "base/json.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "config/options.h"

@@ -51,6 +51,7 @@
 #include "sample/sigsegv.h"
 #include "sample/source.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "topo/topo.h"
 
@@ -95,13 +96,6 @@ typedef struct sampler {
 } sampler;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void wait_zero(atomic_long *count)
 {
@@ -191,7 +185,7 @@ static int inst_open(sampler *s, ph_os *os)
     }
     in->os = os;
     for (int id = 0; id < PH_SIG_NODE_IDS; id++)
-        in->node_index[id] = (int16_t)ph_os_node_index(os->topo, id);
+        in->node_index[id] = (int16_t)ph_topo_node_index(os->topo, id);
     atomic_store(&in->traps, 0);
     atomic_store(&in->dropped, 0);
     atomic_store(&in->handler_ns, 0);
@@ -453,10 +447,10 @@ static sampler *sp_of(ph_source *src)
 static int sp_disarm(ph_source *src)
 {
     sampler *s = sp_of(src);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ph_now_ns();
     lift(s, 0, s->narmed);
     s->narmed = 0;
-    s->st.arm_ns += now_ns() - t0;
+    s->st.arm_ns += ph_now_ns() - t0;
     return 0;
 }
 
@@ -500,7 +494,7 @@ static int sp_arm(ph_source *src, int full)
 {
     sampler *s = sp_of(src);
     sp_disarm(src);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ph_now_ns();
     s->st.intervals++;
     if (s->nranges == 0)
         return 0;
@@ -517,7 +511,7 @@ static int sp_arm(ph_source *src, int full)
     }
     if (s->narmed > s->st.max_runs)
         s->st.max_runs = s->narmed;
-    s->st.arm_ns += now_ns() - t0;
+    s->st.arm_ns += ph_now_ns() - t0;
     if (rc != 0)
         return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s", strerror(errno));
     return 0;
@@ -572,9 +566,9 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
     uint64_t w = atomic_load(&sl->word);
     atomic_store_explicit(&sl->word, PH_SIG_WORD(PH_SIG_GEN(w), PH_SIG_REMOVING),
                           memory_order_seq_cst);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ph_now_ns();
     lift_slot(s, slot);
-    s->st.arm_ns += now_ns() - t0;
+    s->st.arm_ns += ph_now_ns() - t0;
     slot_close(slot);
     memmove(s->ranges + i, s->ranges + i + 1, (s->nranges - i - 1) * sizeof *s->ranges);
     s->nranges--;
@@ -687,7 +681,7 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         ph_fail(e, "sampler: cannot install the SIGSEGV handler: %s", strerror(e));
         return NULL;
     }
-    (void)os->ops->current_node(os); /* resolve its symbols outside a handler */
+    (void)ph_os_current_node(os); /* resolve its symbols outside a handler */
     if (inst_open(s, os) != 0) {
         free(s->armed);
         free(s);

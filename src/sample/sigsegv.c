@@ -34,7 +34,7 @@
  * Async-signal-safety: no allocation, no locks, no stdio.  Only atomics,
  * the preallocated tables and rings, initial-exec thread-locals (no
  * allocation on first access), mprotect(2), clock_gettime(2), sigaction(2),
- * raise(3), and os->ops->current_node() (async-signal-safe by the os.h
+ * raise(3), and ph_os_current_node() (async-signal-safe by the os.h
  * contract).  errno is saved and restored.  While the handler runs every
  * signal is blocked (sa_mask full), so it never nests on one thread and a
  * thread's ring has exactly one producer at a time.
@@ -51,6 +51,7 @@
  */
 #include "sample/sigsegv.h"
 
+#include "base/clock.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -92,13 +93,6 @@ typedef struct tl_retry {
 static _Thread_local tl_retry tl_idle_retry __attribute__((tls_model("initial-exec")));
 static _Thread_local tl_retry tl_gone_retry __attribute__((tls_model("initial-exec")));
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- recording ----------------------------------------------------------- */
 
 /* This thread's ring of instance i (claimed on first use), or NULL. */
@@ -136,7 +130,7 @@ static void record(size_t slot, uint64_t slot_gen, uintptr_t page)
 {
     size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
     ph_sig_inst *in = &ph_sig_insts[i];
-    int id = in->os->ops->current_node(in->os);
+    int id = ph_os_current_node(in->os);
     int node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
     ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
     if (!r) {
@@ -327,13 +321,13 @@ static void on_sigsegv(int sig, siginfo_t *si, void *ctx)
 {
     int saved_errno = errno;
     if (si->si_code == SEGV_ACCERR) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = ph_now_ns();
         uintptr_t addr = (uintptr_t)si->si_addr;
         if (handle_ours(addr)) {
             size_t slot = tl_last_slot;
             int i = atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
             if (i >= 0 && i < PH_SIG_MAX_INSTANCES)
-                atomic_fetch_add_explicit(&ph_sig_insts[i].handler_ns, now_ns() - t0,
+                atomic_fetch_add_explicit(&ph_sig_insts[i].handler_ns, ph_now_ns() - t0,
                                           memory_order_relaxed);
             errno = saved_errno;
             return;
@@ -360,7 +354,7 @@ static void install(void)
     sa.sa_sigaction = on_sigsegv;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigfillset(&sa.sa_mask);
-    (void)now_ns(); /* bind clock_gettime before any trap needs it */
+    (void)ph_now_ns(); /* bind clock_gettime before any trap needs it */
     if (sigaction(SIGSEGV, NULL, &chain_act[0]) != 0 ||
         sigaction(SIGSEGV, &sa, NULL) != 0)
         install_errno = errno ? errno : EINVAL;

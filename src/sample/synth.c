@@ -18,6 +18,7 @@
 #include "sample/source.h"
 
 #include "base/error.h"
+#include "base/rng.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -47,18 +48,9 @@ typedef struct synth {
     ph_source_stats st;
 } synth;
 
-static uint64_t next_u64(uint64_t *s)
-{
-    /* splitmix64 */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double uniform(uint64_t *s)
 {
-    return (double)(next_u64(s) >> 11) * (1.0 / 9007199254740992.0);
+    return ph_rng_unit(ph_splitmix64_next(s));
 }
 
 /* Accesses kept out of `count` when each is kept with probability q. */

@@ -70,7 +70,7 @@ static int check_same_nodes(const ph_topology *t, const ph_topology *m,
     char ids[128];
 
     for (int i = 0; i < t->nnodes; i++) {
-        if (ph_topo_index(m, t->nodes[i].id) < 0) {
+        if (ph_topo_node_index(m, t->nodes[i].id) < 0) {
             format_ids(m, ids, sizeof ids);
             return ph_fail(EINVAL,
                            "latency file %s: node %d of this machine is not "
@@ -79,7 +79,7 @@ static int check_same_nodes(const ph_topology *t, const ph_topology *m,
         }
     }
     for (int i = 0; i < m->nnodes; i++) {
-        if (ph_topo_index(t, m->nodes[i].id) < 0) {
+        if (ph_topo_node_index(t, m->nodes[i].id) < 0) {
             format_ids(t, ids, sizeof ids);
             return ph_fail(EINVAL,
                            "latency file %s: node %d is not a node of this "
@@ -126,9 +126,9 @@ int ph_topo_load_measured(ph_topology *t, const char *path)
     }
     int n = t->nnodes;
     for (int i = 0; i < n; i++) {
-        int mi = ph_topo_index(m, t->nodes[i].id);
+        int mi = ph_topo_node_index(m, t->nodes[i].id);
         for (int j = 0; j < n; j++) {
-            int mj = ph_topo_index(m, t->nodes[j].id);
+            int mj = ph_topo_node_index(m, t->nodes[j].id);
             t->latency_ns[i * n + j] = m->latency_ns[mi * n + mj];
             t->migrate_ns_4k[i * n + j] = m->migrate_ns_4k[mi * n + mj];
             t->migrate_ns_2m[i * n + j] = m->migrate_ns_2m[mi * n + mj];

@@ -46,8 +46,11 @@
  */
 #include "topo/topo.h"
 
+#include "base/clock.h"
 #include "base/error.h"
-#include "base/json.h"
+#include "base/json_write.h"
+#include "base/rng.h"
+#include "base/sort.h"
 #include "config/options.h"
 
 #include <errno.h>
@@ -95,31 +98,9 @@ static void say(const measure *m, const char *fmt, ...)
     fprintf(stderr, "pagehome: measure: %s\n", line);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-    /* splitmix64 */
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, ph_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -268,7 +249,7 @@ static void chase_build(char *buf, size_t slots, uint64_t seed)
     for (size_t k = 0; k < slots; k++)
         *(void **)(buf + k * LINE_BYTES) = buf + k * LINE_BYTES;
     for (size_t i = slots - 1; i > 0; i--) {
-        size_t j = (size_t)(next_random(&seed) % i); /* Sattolo: j < i */
+        size_t j = (size_t)(ph_splitmix64_next(&seed) % i); /* Sattolo: j < i */
         void **a = (void **)(buf + i * LINE_BYTES);
         void **b = (void **)(buf + j * LINE_BYTES);
         void *tmp = *a;
@@ -298,9 +279,9 @@ static double chase_time(char *buf)
     double best = 0;
     size_t per_round = CHASE_LOADS / CHASE_ROUNDS;
     for (int r = 0; r < CHASE_ROUNDS; r++) {
-        double t0 = now_ns();
+        double t0 = (double)ph_now_ns();
         p = chase_walk(p, per_round);
-        double ns = (now_ns() - t0) / (double)per_round;
+        double ns = ((double)ph_now_ns() - t0) / (double)per_round;
         if (r == 0 || ns < best)
             best = ns;
     }
@@ -377,10 +358,10 @@ static void measure_latency(measure *m)
 static double timed_move(void **pages, int *nodes, int *status, int count,
                          int target, int *moved)
 {
-    double t0 = now_ns();
+    double t0 = (double)ph_now_ns();
     long rc = move_pages(0, (unsigned long)count, pages, nodes, status,
                          MPOL_MF_MOVE);
-    double ns = now_ns() - t0;
+    double ns = (double)ph_now_ns() - t0;
     *moved = 0;
     if (rc >= 0)
         for (int k = 0; k < count; k++)
@@ -630,7 +611,7 @@ int ph_topo_measure(ph_topology *t, const ph_measure_opts *opts,
         free(m);
         return -1;
     }
-    double t0 = now_ns();
+    double t0 = (double)ph_now_ns();
     say(m, "%d node(s), %llu MiB pointer chase, %d x 4K and %d x 2M pages "
         "per pair", t->nnodes, (unsigned long long)(m->o.chase_bytes >> 20),
         m->o.pages_4k, m->o.pages_2m);
@@ -639,7 +620,7 @@ int ph_topo_measure(ph_topology *t, const ph_measure_opts *opts,
     measure_migration(m);
     restore_affinity(m);
     t->measured = 1;
-    say(m, "done in %.1f s", (now_ns() - t0) / 1e9);
+    say(m, "done in %.1f s", ((double)ph_now_ns() - t0) / 1e9);
     int rc = save_path ? save(m, save_path) : 0;
     free(m);
     return rc;

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/sort.h"
 #include "config/options.h"
 
 #include <ctype.h>
@@ -70,8 +71,10 @@ void ph_topo_free(ph_topology *t)
     free(t);
 }
 
-int ph_topo_index(const ph_topology *t, int node_id)
+int ph_topo_node_index(const ph_topology *t, int node_id)
 {
+    if (!t || node_id < 0)
+        return -1;
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].id == node_id)
             return i;
@@ -147,12 +150,6 @@ int ph_topo_symmetric(const ph_topology *t)
 
 /* ---- CPU maps ---------------------------------------------------- */
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* Range-check every CPU; return the largest (-1 when there are none). */
 static int check_cpu_ranges(const ph_topology *t, int *max_cpu)
 {
@@ -202,7 +199,7 @@ static int build_cpu_maps(ph_topology *t)
     for (int i = 0; i < t->nnodes; i++) {
         ph_node_info *nd = &t->nodes[i];
         if (nd->ncpus > 1)
-            qsort(nd->cpus, (size_t)nd->ncpus, sizeof *nd->cpus, cmp_int);
+            qsort(nd->cpus, (size_t)nd->ncpus, sizeof *nd->cpus, ph_cmp_int);
         for (int k = 0; k < nd->ncpus; k++) {
             int c = nd->cpus[k];
             if (map[c] >= 0) {

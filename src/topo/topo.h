@@ -4,7 +4,8 @@
  * A ph_topology is built once, from one of three sources, and is read-only
  * afterwards (so it is shared between threads without locks):
  *   - the real machine, through hwloc (topo_hwloc.c): nodes, CPUs, memory
- *     and the ACPI SLIT distance matrix; huge page pools from sysfs;
+ *     and the ACPI SLIT distance matrix (its hugetlbfs pools are filled
+ *     in from sysfs by the OS layer when the machine opens: os/hugetlb.h);
  *   - a synthetic spec string (topo_synth.c), e.g.
  *       nodes=4,cpus_per_node=2,mem_per_node=4G,dist=10:12:32:32/12:10:32:32/...
  *   - a JSON file in the format `pagehome topo --json` writes (topo_json.c).
@@ -32,7 +33,8 @@
 
 typedef struct ph_hugepool {
     uint64_t page_bytes;   /* 2 MiB or 1 GiB */
-    uint64_t total, free, surplus; /* pages; from sysfs (0 for synthetic) */
+    uint64_t total, free, surplus; /* pages: a snapshot (real machine: sysfs when
+                                      the machine opened; synthetic: the spec) */
 } ph_hugepool;
 
 typedef struct ph_node_info {
@@ -97,8 +99,9 @@ ph_topology *ph_topo_alloc(int nnodes);
  * change.  -1/EINVAL with a message. */
 int ph_topo_finish(ph_topology *t);
 
-/* Node index of an OS node id, or -1.  O(nnodes). */
-int ph_topo_index(const ph_topology *t, int node_id);
+/* Node index of an OS node id, or -1 (also for a NULL topology or a
+ * negative id).  O(nnodes).  The one id -> index lookup of pagehome. */
+int ph_topo_node_index(const ph_topology *t, int node_id);
 /* Node index of an OS cpu, or -1.  Async-signal-safe. */
 static inline int ph_topo_cpu_index(const ph_topology *t, int cpu)
 {
@@ -123,7 +126,7 @@ int ph_topo_load_measured(ph_topology *t, const char *path);
 /* JSON output (the --json of `pagehome topo`, and the file format read
  * back by ph_topo_from_json_*). Returns 0 or -1. */
 int ph_topo_write_json(const ph_topology *t, int fd);
-/* The same document into a writer (see base/json.h), e.g. to embed it. */
+/* The same document into a writer (see base/json_write.h), e.g. to embed it. */
 struct ph_jw;
 void ph_topo_to_json(const ph_topology *t, struct ph_jw *w);
 

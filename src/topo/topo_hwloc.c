@@ -2,14 +2,14 @@
  * topo_hwloc.c -- the real machine's topology, through hwloc 2.x and sysfs.
  *
  * Nodes are hwloc's NUMA nodes (os_index = the OS node number), sorted by
- * number.  Their memory is hwloc's local_memory; the free memory and the
- * huge page pools are not in hwloc and come from
+ * number.  Their memory is hwloc's local_memory; the free memory is not
+ * in hwloc and comes from
  *   /sys/devices/system/node/nodeN/meminfo                   (MemFree)
- *   /sys/devices/system/node/nodeN/hugepages/hugepages-SkB/  (nr_, free_,
- *                                                  surplus_hugepages)
- * (0 / no pool when unreadable, or when hwloc describes another system:
+ * (0 when unreadable, or when hwloc describes another system:
  * HWLOC_XMLFILE, HWLOC_SYNTHETIC -- which is how the tests feed it
- * multi-node machines).
+ * multi-node machines).  The hugetlbfs pools are the OS layer's
+ * (os/hugetlb.c): the machine fills this topology's snapshot of them when
+ * it opens.
  *
  * WHICH CPUS BELONG TO A NODE.  In hwloc 2 a NUMA node's cpuset is its
  * locality, not its CPUs: a memory-only node (CXL memory, HBM, a node
@@ -30,6 +30,7 @@
 #include "topo/topo.h"
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -42,64 +43,18 @@
 
 /* ---- sysfs ------------------------------------------------------- */
 
-/* Read a small sysfs file into buf; 0 or -1. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, len - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return 0;
-}
-
-static int read_u64_file(const char *path, uint64_t *out)
-{
-    char buf[64];
-    char *end;
-    if (read_small(path, buf, sizeof buf))
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (end == buf || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* MemFree of a node in bytes, 0 when unknown. */
 static uint64_t node_free_bytes(int id)
 {
-    char path[128], buf[4096];
+    char path[128], buf[8192];
     snprintf(path, sizeof path, SYS_NODE "/node%d/meminfo", id);
-    if (read_small(path, buf, sizeof buf))
+    if (ph_read_text(path, buf, sizeof buf) < 0)
         return 0;
     const char *p = strstr(buf, "MemFree:");
     if (!p)
         return 0;
     unsigned long long kb = strtoull(p + strlen("MemFree:"), NULL, 10);
     return (uint64_t)kb * 1024;
-}
-
-static void node_pools(ph_node_info *nd)
-{
-    static const unsigned sizes_kb[] = {2048, 1048576};
-    nd->npools = 0;
-    for (size_t s = 0; s < sizeof sizes_kb / sizeof sizes_kb[0]; s++) {
-        char dir[128], path[192];
-        ph_hugepool hp = {.page_bytes = (uint64_t)sizes_kb[s] * 1024};
-        snprintf(dir, sizeof dir, SYS_NODE "/node%d/hugepages/hugepages-%ukB",
-                 nd->id, sizes_kb[s]);
-        snprintf(path, sizeof path, "%s/nr_hugepages", dir);
-        if (read_u64_file(path, &hp.total))
-            continue;
-        snprintf(path, sizeof path, "%s/free_hugepages", dir);
-        read_u64_file(path, &hp.free);
-        snprintf(path, sizeof path, "%s/surplus_hugepages", dir);
-        read_u64_file(path, &hp.surplus);
-        nd->pools[nd->npools++] = hp;
-    }
 }
 
 /* ---- CPUs -------------------------------------------------------- */
@@ -113,7 +68,7 @@ static hwloc_bitmap_t node_cpuset(int id, hwloc_obj_t obj, int this_system)
     if (!set)
         return NULL;
     snprintf(path, sizeof path, SYS_NODE "/node%d/cpulist", id);
-    if (this_system && read_small(path, buf, sizeof buf) == 0) {
+    if (this_system && ph_read_text(path, buf, sizeof buf) >= 0) {
         buf[strcspn(buf, "\n")] = '\0';
         if (buf[0] == '\0') {
             hwloc_bitmap_zero(set);
@@ -199,9 +154,9 @@ static int copy_distances(hwloc_topology_t topo, ph_topology *t)
                                     0) != 0 || nr == 0 || !d)
         return -1;
     for (unsigned a = 0; a < d->nbobjs; a++) {
-        int i = ph_topo_index(t, (int)d->objs[a]->os_index);
+        int i = ph_topo_node_index(t, (int)d->objs[a]->os_index);
         for (unsigned b = 0; b < d->nbobjs && i >= 0; b++) {
-            int j = ph_topo_index(t, (int)d->objs[b]->os_index);
+            int j = ph_topo_node_index(t, (int)d->objs[b]->os_index);
             uint64_t v = d->values[a * d->nbobjs + b];
             if (j < 0)
                 continue;
@@ -286,10 +241,8 @@ static ph_topology *build(hwloc_topology_t topo)
         nd->id = n > 0 ? (int)objs[i]->os_index : 0;
         nd->mem_total_bytes = n > 0 ? objs[i]->attr->numanode.local_memory
                                     : hwloc_get_root_obj(topo)->total_memory;
-        if (sys) {
+        if (sys)
             nd->mem_free_bytes = node_free_bytes(nd->id);
-            node_pools(nd);
-        }
     }
     if (assign_cpus(topo, t, n > 0 ? objs : NULL) ||
         finish_with_fallback(topo, t)) {

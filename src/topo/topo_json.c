@@ -34,23 +34,36 @@
  * "topology: f.json: nodes[1].cpus[3]: expected an integer 0..4095".
  * The topology rules of ph_topo_finish() apply as for every source.
  *
- * Doubles are written so that they read back exactly (base/json.h), so
- * write -> read reproduces a topology (ph_topo_same()).  A topology read
- * from JSON is synthetic whatever "synthetic" says: a file describes a
- * machine, it does not give access to one.
+ * Reading is jansson's (json_loadb with JSON_REJECT_DUPLICATES): a
+ * document with a syntax error, a duplicate key, invalid UTF-8, a \u0000
+ * in a string, an integer beyond 64 bits or a number beyond the double
+ * range is refused with its line and column ("topology: f.json: line 3
+ * col 17: ..."); integers are kept exactly (json_int_t is 64 bits), so
+ * byte counts survive a round trip.  A file is read whole first (at most
+ * PH_TOPO_JSON_MAX_BYTES) so its errors name it the same way.
+ *
+ * Doubles are written so that they read back exactly (base/json_write.h),
+ * so write -> read reproduces a topology (ph_topo_same()).  A topology
+ * read from JSON is synthetic whatever "synthetic" says: a file describes
+ * a machine, it does not give access to one.
  */
 #include "topo/topo.h"
 
 #include "base/error.h"
-#include "base/json.h"
+#include "base/file.h"
+#include "base/json_write.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PH_TOPO_JSON_FORMAT "pagehome-topology"
 #define PH_TOPO_JSON_VERSION 1
+#define PH_TOPO_JSON_MAX_BYTES ((size_t)16 << 20)
+
+_Static_assert(sizeof(json_int_t) >= sizeof(int64_t), "jansson keeps 64-bit integers");
 
 /* ------------------------------------------------------------------ */
 /* Writing                                                              */
@@ -186,21 +199,21 @@ static void at_index(jwhere *dst, const jwhere *parent, size_t i)
     snprintf(dst->path + n, sizeof dst->path - n, "[%zu]", i);
 }
 
-static int read_int(const jwhere *at, const ph_json *v, int64_t min,
+static int read_int(const jwhere *at, const json_t *v, int64_t min,
                     int64_t max, int64_t *out)
 {
     char what[96];
-    if (!v || v->type != PH_JSON_NUMBER || !v->is_int || v->integer < min ||
-        v->integer > max) {
+    if (!json_is_integer(v) || json_integer_value(v) < min ||
+        json_integer_value(v) > max) {
         snprintf(what, sizeof what, "expected an integer %lld..%lld",
                  (long long)min, (long long)max);
         return bad(at, what);
     }
-    *out = v->integer;
+    *out = (int64_t)json_integer_value(v);
     return 0;
 }
 
-static int read_u64(const jwhere *at, const ph_json *v, uint64_t *out)
+static int read_u64(const jwhere *at, const json_t *v, uint64_t *out)
 {
     int64_t x = 0;
     if (read_int(at, v, 0, INT64_MAX, &x))
@@ -209,58 +222,58 @@ static int read_u64(const jwhere *at, const ph_json *v, uint64_t *out)
     return 0;
 }
 
-static int read_double(const jwhere *at, const ph_json *v, double min,
+static int read_double(const jwhere *at, const json_t *v, double min,
                        double *out)
 {
     char what[64];
-    if (!v || v->type != PH_JSON_NUMBER || !(v->number >= min)) {
+    if (!json_is_number(v) || !(json_number_value(v) >= min)) {
         snprintf(what, sizeof what, "expected a number >= %g", min);
         return bad(at, what);
     }
-    *out = v->number;
+    *out = json_number_value(v);
     return 0;
 }
 
-static int read_bool(const jwhere *at, const ph_json *v, int *out)
+static int read_bool(const jwhere *at, const json_t *v, int *out)
 {
-    if (!v || v->type != PH_JSON_BOOL)
+    if (!json_is_boolean(v))
         return bad(at, "expected true or false");
-    *out = v->boolean;
+    *out = json_is_true(v);
     return 0;
 }
 
 /* An array at `key` of obj, its length within [min, max]. */
-static const ph_json *read_array(const jwhere *at, const ph_json *v,
+static const json_t *read_array(const jwhere *at, const json_t *v,
                                  size_t min, size_t max)
 {
     char what[96];
-    if (!v || v->type != PH_JSON_ARRAY) {
+    if (!json_is_array(v)) {
         bad(at, "expected an array");
         return NULL;
     }
-    if (v->len < min || v->len > max) {
+    size_t len = json_array_size(v);
+    if (len < min || len > max) {
         if (min == max)
             snprintf(what, sizeof what, "expected %zu entries, found %zu",
-                     min, v->len);
+                     min, len);
         else
             snprintf(what, sizeof what,
-                     "expected %zu..%zu entries, found %zu", min, max,
-                     v->len);
+                     "expected %zu..%zu entries, found %zu", min, max, len);
         bad(at, what);
         return NULL;
     }
     return v;
 }
 
-static int read_pool(const jwhere *at, const ph_json *v, ph_hugepool *hp)
+static int read_pool(const jwhere *at, const json_t *v, ph_hugepool *hp)
 {
     jwhere k;
     int64_t page = 0;
 
-    if (v->type != PH_JSON_OBJECT)
+    if (!json_is_object(v))
         return bad(at, "expected an object");
     at_key(&k, at, "page_bytes");
-    if (read_int(&k, ph_json_get(v, "page_bytes"), 4096, INT64_MAX, &page))
+    if (read_int(&k, json_object_get(v, "page_bytes"), 4096, INT64_MAX, &page))
         return -1;
     if (page != 2 << 20 && page != 1 << 30)
         return bad(&k, "expected 2097152 or 1073741824");
@@ -268,7 +281,7 @@ static int read_pool(const jwhere *at, const ph_json *v, ph_hugepool *hp)
     static const char *const names[] = {"total", "free", "surplus"};
     uint64_t *dst[] = {&hp->total, &hp->free, &hp->surplus};
     for (int i = 0; i < 3; i++) {
-        const ph_json *f = ph_json_get(v, names[i]);
+        const json_t *f = json_object_get(v, names[i]);
         at_key(&k, at, names[i]);
         *dst[i] = 0;
         if (f && read_u64(&k, f, dst[i]))
@@ -277,33 +290,34 @@ static int read_pool(const jwhere *at, const ph_json *v, ph_hugepool *hp)
     return 0;
 }
 
-static int read_cpus(const jwhere *at, const ph_json *v, ph_node_info *nd)
+static int read_cpus(const jwhere *at, const json_t *v, ph_node_info *nd)
 {
-    const ph_json *arr = read_array(at, v, 0, PH_MAX_CPUS);
+    const json_t *arr = read_array(at, v, 0, PH_MAX_CPUS);
     if (!arr)
         return -1;
     nd->ncpus = 0;
-    if (arr->len == 0)
+    size_t n = json_array_size(arr);
+    if (n == 0)
         return 0;
-    nd->cpus = malloc(arr->len * sizeof *nd->cpus);
+    nd->cpus = malloc(n * sizeof *nd->cpus);
     if (!nd->cpus)
         return ph_fail(ENOMEM, "topology: out of memory");
-    for (size_t k = 0; k < arr->len; k++) {
+    for (size_t k = 0; k < n; k++) {
         jwhere e;
         int64_t c = 0;
         at_index(&e, at, k);
-        if (read_int(&e, &arr->items[k], 0, PH_MAX_CPUS - 1, &c))
+        if (read_int(&e, json_array_get(arr, k), 0, PH_MAX_CPUS - 1, &c))
             return -1;
         nd->cpus[nd->ncpus++] = (int)c;
     }
     return 0;
 }
 
-static int read_memory(const jwhere *at, const ph_json *v, ph_node_info *nd)
+static int read_memory(const jwhere *at, const json_t *v, ph_node_info *nd)
 {
     jwhere k;
-    const ph_json *total = ph_json_get(v, "mem_total_bytes");
-    const ph_json *avail = ph_json_get(v, "mem_free_bytes");
+    const json_t *total = json_object_get(v, "mem_total_bytes");
+    const json_t *avail = json_object_get(v, "mem_free_bytes");
 
     at_key(&k, at, "mem_total_bytes");
     if (total && read_u64(&k, total, &nd->mem_total_bytes))
@@ -315,52 +329,53 @@ static int read_memory(const jwhere *at, const ph_json *v, ph_node_info *nd)
     return 0;
 }
 
-static int read_pools(const jwhere *at, const ph_json *v, ph_node_info *nd)
+static int read_pools(const jwhere *at, const json_t *v, ph_node_info *nd)
 {
-    const ph_json *arr = read_array(at, v, 0, 2);
+    const json_t *arr = read_array(at, v, 0, 2);
     if (!arr)
         return -1;
-    for (size_t p = 0; p < arr->len; p++) {
+    size_t n = json_array_size(arr);
+    for (size_t p = 0; p < n; p++) {
         jwhere e;
         at_index(&e, at, p);
-        if (read_pool(&e, &arr->items[p], &nd->pools[p]))
+        if (read_pool(&e, json_array_get(arr, p), &nd->pools[p]))
             return -1;
     }
-    nd->npools = (int)arr->len;
+    nd->npools = (int)n;
     return 0;
 }
 
-static int read_node(const jwhere *at, const ph_json *v, ph_node_info *nd)
+static int read_node(const jwhere *at, const json_t *v, ph_node_info *nd)
 {
     jwhere k;
     int64_t id = 0;
 
-    if (v->type != PH_JSON_OBJECT)
+    if (!json_is_object(v))
         return bad(at, "expected an object");
     at_key(&k, at, "id");
-    if (!ph_json_get(v, "id"))
+    if (!json_object_get(v, "id"))
         return bad(at, "missing key 'id'");
-    if (read_int(&k, ph_json_get(v, "id"), 0, 1023, &id))
+    if (read_int(&k, json_object_get(v, "id"), 0, 1023, &id))
         return -1;
     nd->id = (int)id;
     at_key(&k, at, "cpus");
-    if (!ph_json_get(v, "cpus"))
+    if (!json_object_get(v, "cpus"))
         return bad(at, "missing key 'cpus'");
-    if (read_cpus(&k, ph_json_get(v, "cpus"), nd) || read_memory(at, v, nd))
+    if (read_cpus(&k, json_object_get(v, "cpus"), nd) || read_memory(at, v, nd))
         return -1;
-    const ph_json *pools = ph_json_get(v, "hugepages");
+    const json_t *pools = json_object_get(v, "hugepages");
     at_key(&k, at, "hugepages");
     return pools ? read_pools(&k, pools, nd) : 0;
 }
 
 /* n x n matrix at `key`; *present = 0 (and nothing read) when absent.
  * integer: entries must be integers 1..255 (into ints). */
-static int read_matrix(const jwhere *top, const ph_json *doc, const char *key,
+static int read_matrix(const jwhere *top, const json_t *doc, const char *key,
                        int n, double min, void *out, int integer,
                        int *present)
 {
     jwhere at, row_at, e;
-    const ph_json *v = ph_json_get(doc, key);
+    const json_t *v = json_object_get(doc, key);
 
     *present = v != NULL;
     if (!v)
@@ -370,18 +385,18 @@ static int read_matrix(const jwhere *top, const ph_json *doc, const char *key,
         return -1;
     for (int i = 0; i < n; i++) {
         at_index(&row_at, &at, (size_t)i);
-        const ph_json *row =
-            read_array(&row_at, &v->items[i], (size_t)n, (size_t)n);
+        const json_t *row =
+            read_array(&row_at, json_array_get(v, (size_t)i), (size_t)n, (size_t)n);
         if (!row)
             return -1;
         for (int j = 0; j < n; j++) {
             at_index(&e, &row_at, (size_t)j);
             int64_t d = 0;
             if (integer) {
-                if (read_int(&e, &row->items[j], 1, 255, &d))
+                if (read_int(&e, json_array_get(row, (size_t)j), 1, 255, &d))
                     return -1;
                 ((int *)out)[i * n + j] = (int)d;
-            } else if (read_double(&e, &row->items[j], min,
+            } else if (read_double(&e, json_array_get(row, (size_t)j), min,
                                    &((double *)out)[i * n + j])) {
                 return -1;
             }
@@ -390,16 +405,16 @@ static int read_matrix(const jwhere *top, const ph_json *doc, const char *key,
     return 0;
 }
 
-static int check_header(const jwhere *top, const ph_json *doc)
+static int check_header(const jwhere *top, const json_t *doc)
 {
     jwhere k;
-    const ph_json *fmt = ph_json_get(doc, "format");
-    const ph_json *ver = ph_json_get(doc, "version");
+    const json_t *fmt = json_object_get(doc, "format");
+    const json_t *ver = json_object_get(doc, "version");
     int64_t v = 0;
 
     at_key(&k, top, "format");
-    if (fmt && (fmt->type != PH_JSON_STRING ||
-                strcmp(fmt->str, PH_TOPO_JSON_FORMAT) != 0))
+    if (fmt && (!json_is_string(fmt) ||
+                strcmp(json_string_value(fmt), PH_TOPO_JSON_FORMAT) != 0))
         return bad(&k, "expected \"" PH_TOPO_JSON_FORMAT "\"");
     at_key(&k, top, "version");
     if (ver && read_int(&k, ver, 1, PH_TOPO_JSON_VERSION, &v))
@@ -408,21 +423,21 @@ static int check_header(const jwhere *top, const ph_json *doc)
 }
 
 /* Optional scalars: measured, model_local_ns, migrate_ns_call. */
-static int read_scalars(const jwhere *top, const ph_json *doc,
+static int read_scalars(const jwhere *top, const json_t *doc,
                         ph_topology *t, int *has_call, double *call_ns)
 {
     jwhere k;
-    const ph_json *v;
+    const json_t *v;
 
     at_key(&k, top, "measured");
-    if ((v = ph_json_get(doc, "measured")) && read_bool(&k, v, &t->measured))
+    if ((v = json_object_get(doc, "measured")) && read_bool(&k, v, &t->measured))
         return -1;
     at_key(&k, top, "model_local_ns");
-    if ((v = ph_json_get(doc, "model_local_ns")) &&
+    if ((v = json_object_get(doc, "model_local_ns")) &&
         read_double(&k, v, 0, &t->model_local_ns))
         return -1;
     at_key(&k, top, "migrate_ns_call");
-    *has_call = (v = ph_json_get(doc, "migrate_ns_call")) != NULL;
+    *has_call = (v = json_object_get(doc, "migrate_ns_call")) != NULL;
     if (v && read_double(&k, v, 0, call_ns))
         return -1;
     return 0;
@@ -448,7 +463,7 @@ typedef struct model_overrides {
 } model_overrides;
 
 /* Matrices given in the file replace the model's after ph_topo_finish. */
-static int read_overrides(const jwhere *top, const ph_json *doc, int n,
+static int read_overrides(const jwhere *top, const json_t *doc, int n,
                           model_overrides *o)
 {
     size_t n2 = (size_t)n * (size_t)n;
@@ -480,25 +495,25 @@ static void apply_overrides(ph_topology *t, const model_overrides *o)
         t->migrate_ns_call = o->call_ns;
 }
 
-static int read_nodes(const jwhere *top, const ph_json *nodes, ph_topology *t)
+static int read_nodes(const jwhere *top, const json_t *nodes, ph_topology *t)
 {
     jwhere at, e;
     at_key(&at, top, "nodes");
     for (int i = 0; i < t->nnodes; i++) {
         at_index(&e, &at, (size_t)i);
-        if (read_node(&e, &nodes->items[i], &t->nodes[i]))
+        if (read_node(&e, json_array_get(nodes, (size_t)i), &t->nodes[i]))
             return -1;
     }
     return 0;
 }
 
 /* Everything but the node array's presence, which the caller checked. */
-static int read_topology(const jwhere *top, const ph_json *doc,
+static int read_topology(const jwhere *top, const json_t *doc,
                          ph_topology *t, model_overrides *o)
 {
     int measured = 0, has_dist;
 
-    if (read_nodes(top, ph_json_get(doc, "nodes"), t) ||
+    if (read_nodes(top, json_object_get(doc, "nodes"), t) ||
         read_matrix(top, doc, "distance", t->nnodes, 1, t->distance, 1,
                     &has_dist) ||
         read_scalars(top, doc, t, &o->has_call, &o->call_ns) ||
@@ -514,26 +529,26 @@ static int read_topology(const jwhere *top, const ph_json *doc,
     return 0;
 }
 
-static ph_topology *from_doc(const ph_json *doc, const char *name)
+static ph_topology *from_doc(const json_t *doc, const char *name)
 {
     jwhere top = {.name = name, .path = ""};
     jwhere at;
     model_overrides o = {0};
 
-    if (doc->type != PH_JSON_OBJECT) {
+    if (!json_is_object(doc)) {
         bad(&top, "expected an object at the top level");
         return NULL;
     }
     if (check_header(&top, doc))
         return NULL;
-    const ph_json *nodes = ph_json_get(doc, "nodes");
+    const json_t *nodes = json_object_get(doc, "nodes");
     if (!nodes)
         return ph_fail_null(EINVAL, "topology: %s: missing key 'nodes'",
                             name);
     at_key(&at, &top, "nodes");
     if (!read_array(&at, nodes, 1, PH_MAX_NODES))
         return NULL;
-    ph_topology *t = ph_topo_alloc((int)nodes->len);
+    ph_topology *t = ph_topo_alloc((int)json_array_size(nodes));
     if (!t)
         return NULL;
     t->synthetic = 1;
@@ -551,27 +566,49 @@ static ph_topology *from_doc(const ph_json *doc, const char *name)
     return t;
 }
 
+/* Parse text[0..len) with jansson.  NULL with errno and a message naming
+ * the document, the line and the column. */
+static json_t *parse(const char *text, size_t len, const char *name)
+{
+    json_error_t err;
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    if (doc)
+        return doc;
+    int e = json_error_code(&err) == json_error_out_of_memory ? ENOMEM : EINVAL;
+    return ph_fail_null(e, "topology: %s: line %d col %d: %s", name, err.line, err.column,
+                        err.text);
+}
+
 ph_topology *ph_topo_from_json_text(const char *text, size_t len,
                                     const char *name)
 {
-    ph_json_error err;
     if (!name)
         name = "JSON text";
-    ph_json *doc = ph_json_parse(text, len, &err);
+    if (!text)
+        return ph_fail_null(EINVAL, "topology: %s: no text", name);
+    json_t *doc = parse(text, len, name);
     if (!doc)
-        return ph_fail_null(errno, "topology: %s: %s", name, err.msg);
+        return NULL;
     ph_topology *t = from_doc(doc, name);
-    ph_json_free(doc);
+    json_decref(doc);
     return t;
 }
 
 ph_topology *ph_topo_from_json_file(const char *path)
 {
-    ph_json_error err;
-    ph_json *doc = ph_json_parse_file(path, &err);
+    size_t len = 0;
+    char *text = ph_read_file(path, PH_TOPO_JSON_MAX_BYTES, &len);
+    if (!text) {
+        int e = errno;
+        char msg[320];
+        snprintf(msg, sizeof msg, "%s", ph_error_message());
+        return ph_fail_null(e, "topology: %s", msg);
+    }
+    json_t *doc = parse(text, len, path);
+    free(text);
     if (!doc)
-        return ph_fail_null(errno, "topology: %s: %s", path, err.msg);
+        return NULL;
     ph_topology *t = from_doc(doc, path);
-    ph_json_free(doc);
+    json_decref(doc);
     return t;
 }

@@ -23,6 +23,7 @@
 #include "../unit/check.h"
 
 #include "base/error.h"
+#include "base/file.h"
 #include "config/options.h"
 #include "machine/machine.h"
 #include "move/mover.h"
@@ -53,7 +54,7 @@ static uint64_t node_meminfo(int node, const char *field)
 {
     char path[96], buf[4096];
     snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo", node);
-    if (ph_os_read_text(path, buf, sizeof buf) < 0)
+    if (ph_read_text(path, buf, sizeof buf) < 0)
         return 0;
     const char *p = strstr(buf, field);
     return p ? strtoull(p + strlen(field), NULL, 10) * 1024 : 0;
@@ -110,7 +111,7 @@ int main(void)
         TEST_SKIP("guest_enomem needs at least 2 NUMA nodes");
     ph_os *os = ph_os_linux_open(t);
     ph_os_probe pr;
-    if (!os || os->ops->probe(os, &pr) != 0 || pr.move_permitted != 1)
+    if (!os || ph_os_probe_machine(os, &pr) != 0 || pr.move_permitted != 1)
         TEST_SKIP("move_pages(2) is not permitted here");
 
     /* target: the node with the least room (ties: the highest); home: the
@@ -146,12 +147,12 @@ int main(void)
     uint64_t f = node_room(target);
     while (nf < MAX_FILLERS && f > (uint64_t)V_MIN * PG / 2) {
         size_t len = (size_t)(f - (uint64_t)V_MIN * PG / 4) & ~(PG - 1);
-        void *p = os->ops->map(os, len, PG, PH_MAP_NO_THP);
+        void *p = ph_os_map(os, len, PG, PH_MAP_NO_THP);
         if (!p)
             break;
-        if (os->ops->populate_on(os, p, len, target) != 0) {
+        if (ph_os_populate_on(os, p, len, target) != 0) {
             printf("  filler: %s\n", ph_error_message());
-            os->ops->unmap(os, p, len);
+            ph_os_unmap(os, p, len);
             break;
         }
         filler[nf] = p;
@@ -167,7 +168,7 @@ int main(void)
            (unsigned long long)(f >> 10));
     if (f > (uint64_t)V_MIN * PG / 2) {
         for (int i = 0; i < nf; i++)
-            os->ops->unmap(os, filler[i], filler_len[i]);
+            ph_os_unmap(os, filler[i], filler_len[i]);
         TEST_SKIP("the target node could not be filled");
     }
 
@@ -189,11 +190,11 @@ int main(void)
     printf("  the target has %llu KiB free and %llu KiB of page cache: moving "
            "%zu pages there\n", (unsigned long long)(mf >> 10),
            (unsigned long long)(cache >> 10), V);
-    char *a = os->ops->map(os, V * PG, PG, PH_MAP_NO_THP);
+    char *a = ph_os_map(os, V * PG, PG, PH_MAP_NO_THP);
     CHECK(a != NULL);
     if (!a)
         return check_summary("guest_enomem");
-    CHECK_EQ(os->ops->populate_on(os, a, V * PG, home), 0);
+    CHECK_EQ(ph_os_populate_on(os, a, V * PG, home), 0);
     for (size_t i = 0; i < V * PG; i += 128)
         a[i] = (char)(i * 2654435761u >> 7);
     uint64_t sum = checksum((unsigned char *)a, V * PG);
@@ -204,7 +205,7 @@ int main(void)
         pages[i] = a + i * PG;
         nodes[i] = target;
     }
-    CHECK_EQ(os->ops->query(os, V, pages, q), 0);
+    CHECK_EQ(ph_os_query(os, V, pages, q), 0);
     size_t at_home = 0;
     for (size_t i = 0; i < V; i++)
         at_home += q[i] == home;
@@ -213,7 +214,7 @@ int main(void)
     /* 1. raw move: some arrive, the rest report -ENOMEM and stay home */
     for (size_t i = 0; i < V; i++)
         st[i] = 0x5A5A5A5A;
-    long missed = os->ops->move(os, V, pages, nodes, st);
+    long missed = ph_os_move(os, V, pages, nodes, st);
     size_t arrived = 0, nomem = 0, other = 0;
     for (size_t i = 0; i < V; i++) {
         if (st[i] == target)
@@ -228,7 +229,7 @@ int main(void)
     CHECK(nomem > 0);
     CHECK_EQ(other, 0);
     CHECK_EQ(missed, (long)(V - arrived));
-    CHECK_EQ(os->ops->query(os, V, pages, q), 0);
+    CHECK_EQ(ph_os_query(os, V, pages, q), 0);
     int agree = 1;
     for (size_t i = 0; i < V; i++)
         agree &= st[i] == target ? q[i] == target : q[i] == home;
@@ -260,10 +261,10 @@ int main(void)
     /* 3. room again, window over: more pages get there (all of them when
      * the node had room for them before the filler); none is lost */
     for (int i = 0; i < nf; i++)
-        os->ops->unmap(os, filler[i], filler_len[i]);
+        ph_os_unmap(os, filler[i], filler_len[i]);
     usleep(2100 * 1000);
     missed = ph_mover_move(m, V, pages, nodes, st, &s);
-    CHECK_EQ(os->ops->query(os, V, pages, q), 0);
+    CHECK_EQ(ph_os_query(os, V, pages, q), 0);
     size_t there = 0, lost = 0, disagree = 0;
     for (size_t i = 0; i < V; i++) {
         there += q[i] == target;
@@ -279,7 +280,7 @@ int main(void)
     CHECK(checksum((unsigned char *)a, V * PG) == sum);
     printf("  after freeing the filler: %zu of %zu pages on node %d\n", there, V, target);
 
-    os->ops->unmap(os, a, V * PG);
+    ph_os_unmap(os, a, V * PG);
     free(pages);
     free(nodes);
     free(st);

@@ -104,7 +104,7 @@ int main(void)
     ph_topology *it = ph_topo_from_hwloc();
     ph_os *os = it ? ph_os_linux_open(it) : NULL;
     uint8_t *huge = malloc(bytes / 4096);
-    check(os && huge && os->ops->huge_state(os, a, bytes / 4096, huge) == 0, "huge state");
+    check(os && huge && ph_os_huge_state(os, a, bytes / 4096, huge) == 0, "huge state");
     size_t nhuge = 0;
     for (size_t p = 0; p < bytes / 4096; p++)
         nhuge += huge[p];
@@ -130,7 +130,7 @@ int main(void)
     }
     printf("guest_huge: block: %d of %d units wholly on their owner's node\n", units_ok, units);
     check(units_ok == units, "every unit on its owner's node");
-    check(os->ops->huge_state(os, a, bytes / 4096, huge) == 0, "huge state after");
+    check(ph_os_huge_state(os, a, bytes / 4096, huge) == 0, "huge state after");
     nhuge = 0;
     for (size_t p = 0; p < bytes / 4096; p++)
         nhuge += huge[p];

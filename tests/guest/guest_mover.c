@@ -24,10 +24,12 @@
  */
 #include "../unit/check.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "config/options.h"
 #include "machine/machine.h"
 #include "move/mover.h"
+#include "os/hugetlb.h"
 #include "os/os.h"
 #include "topo/topo.h"
 
@@ -51,28 +53,13 @@ static uint64_t checksum(const unsigned char *p, size_t len)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Write a number to a sysfs file; 0 or -1. */
-static int write_num(const char *path, long v)
-{
-    int fd = open(path, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%ld\n", v);
-    int ok = write(fd, buf, (size_t)n) == n;
-    close(fd);
-    return ok ? 0 : -1;
+    return (double)ph_now_ns() * 1e-9;
 }
 
 static int query_matches(ph_os *os, size_t n, void **pages, const int *want)
 {
     int *st = malloc(n * sizeof *st);
-    int ok = os->ops->query(os, n, pages, st) == 0;
+    int ok = ph_os_query(os, n, pages, st) == 0;
     size_t bad = 0;
     for (size_t i = 0; ok && i < n; i++)
         if (st[i] != want[i] && bad++ < 5)
@@ -94,7 +81,7 @@ int main(void)
         TEST_SKIP("guest_mover needs at least 2 NUMA nodes");
     ph_os *os = ph_os_linux_open(t);
     ph_os_probe pr;
-    if (!os || os->ops->probe(os, &pr) != 0 || pr.move_permitted != 1)
+    if (!os || ph_os_probe_machine(os, &pr) != 0 || pr.move_permitted != 1)
         TEST_SKIP("move_pages(2) is not permitted here");
     ph_machine_cfg mc; /* the mover's settings from the tunables */
     ph_machine_cfg_from_options(&mc);
@@ -106,7 +93,7 @@ int main(void)
 
     /* 1. the mover, 4 KiB pages */
     enum { N = 2048 };
-    char *a = os->ops->map(os, N * PG, PG, PH_MAP_NO_THP);
+    char *a = ph_os_map(os, N * PG, PG, PH_MAP_NO_THP);
     CHECK(a != NULL);
     if (!a)
         return check_summary("guest_mover");
@@ -142,11 +129,11 @@ int main(void)
     CHECK_EQ(s.already, N);
 
     /* 3. raw move: per-page statuses */
-    char *u = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
-    void *gap = os->ops->map(os, PG, PG, 0);
-    os->ops->unmap(os, gap, PG);
+    char *u = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    void *gap = ph_os_map(os, PG, PG, 0);
+    ph_os_unmap(os, gap, PG);
     int missing = 0;
-    while (ph_os_node_index(t, missing) >= 0)
+    while (ph_topo_node_index(t, missing) >= 0)
         missing++;
     void *rp[8] = {a, a + PG, a + 2 * PG, u, gap, a + 3 * PG, a + 4 * PG, a + 5 * PG};
     int rn[8] = {all[1], all[1], all[0], all[0], all[0], missing, all[nn - 1], all[0]};
@@ -154,27 +141,27 @@ int main(void)
     int rs[8];
     for (int i = 0; i < 8; i++)
         rs[i] = 0x5A5A5A5A;
-    CHECK_EQ(os->ops->move(os, 8, rp, rn, rs), 3);
+    CHECK_EQ(ph_os_move(os, 8, rp, rn, rs), 3);
     for (int i = 0; i < 8; i++)
         CHECK_EQ(rs[i], want[i]);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
     /* 4. bind and populate_on, as the contract says */
     enum { B = 64 };
-    char *b = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    char *b = ph_os_map(os, B * PG, PG, PH_MAP_NO_THP);
     void *bp[B];
     int bw[B];
     for (int i = 0; i < B; i++)
         bp[i] = b + (size_t)i * PG;
-    CHECK_EQ(os->ops->bind(os, b, B * PG, PH_BIND_INTERLEAVE, all, nn), 0);
+    CHECK_EQ(ph_os_bind(os, b, B * PG, PH_BIND_INTERLEAVE, all, nn), 0);
     memset(b, 1, B * PG);
     for (int i = 0; i < B; i++)
         bw[i] = all[((uintptr_t)bp[i] / PG) % (uintptr_t)nn];
     CHECK(query_matches(os, B, bp, bw));
     if (nn >= 3) { /* interleave over a subset */
         int sub[2] = {all[0], all[2]};
-        char *c = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
-        CHECK_EQ(os->ops->bind(os, c, B * PG, PH_BIND_INTERLEAVE, sub, 2), 0);
+        char *c = ph_os_map(os, B * PG, PG, PH_MAP_NO_THP);
+        CHECK_EQ(ph_os_bind(os, c, B * PG, PH_BIND_INTERLEAVE, sub, 2), 0);
         memset(c, 1, B * PG);
         void *cp[B];
         for (int i = 0; i < B; i++) {
@@ -182,37 +169,37 @@ int main(void)
             bw[i] = sub[((uintptr_t)cp[i] / PG) % 2];
         }
         CHECK(query_matches(os, B, cp, bw));
-        os->ops->unmap(os, c, B * PG);
+        ph_os_unmap(os, c, B * PG);
     }
-    char *p = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    char *p = ph_os_map(os, B * PG, PG, PH_MAP_NO_THP);
     int last = all[nn - 1];
-    CHECK_EQ(os->ops->bind(os, p, B * PG, PH_BIND_PREFERRED, &last, 1), 0);
+    CHECK_EQ(ph_os_bind(os, p, B * PG, PH_BIND_PREFERRED, &last, 1), 0);
     memset(p, 2, B * PG);
     for (int i = 0; i < B; i++) {
         bp[i] = p + (size_t)i * PG;
         bw[i] = last;
     }
     CHECK(query_matches(os, B, bp, bw));
-    os->ops->unmap(os, p, B * PG);
-    p = os->ops->map(os, B * PG, PG, PH_MAP_NO_THP);
+    ph_os_unmap(os, p, B * PG);
+    p = ph_os_map(os, B * PG, PG, PH_MAP_NO_THP);
     memset(p, 3, 4 * PG); /* first touch: here */
     int here[4];
     for (int i = 0; i < 4; i++)
         bp[i] = p + (size_t)i * PG;
-    CHECK_EQ(os->ops->query(os, 4, bp, here), 0);
+    CHECK_EQ(ph_os_query(os, 4, bp, here), 0);
     uint64_t psum = checksum((unsigned char *)p, B * PG);
-    CHECK_EQ(os->ops->populate_on(os, p, B * PG, all[1]), 0);
+    CHECK_EQ(ph_os_populate_on(os, p, B * PG, all[1]), 0);
     CHECK(checksum((unsigned char *)p, B * PG) == psum);
     for (int i = 0; i < B; i++) {
         bp[i] = p + (size_t)i * PG;
         bw[i] = i < 4 ? here[i] : all[1];
     }
     CHECK(query_matches(os, B, bp, bw));
-    os->ops->unmap(os, p, B * PG);
-    os->ops->unmap(os, b, B * PG);
+    ph_os_unmap(os, p, B * PG);
+    ph_os_unmap(os, b, B * PG);
 
     /* 5. untouched pages are bound by the mover, and land there */
-    char *v = os->ops->map(os, 16 * PG, PG, PH_MAP_NO_THP);
+    char *v = ph_os_map(os, 16 * PG, PG, PH_MAP_NO_THP);
     void *vp[16];
     int vn[16];
     for (int i = 0; i < 16; i++) {
@@ -224,12 +211,12 @@ int main(void)
     CHECK_EQ(st[0], -ENOENT);
     memset(v, 4, 16 * PG);
     CHECK(query_matches(os, 16, vp, vn));
-    os->ops->unmap(os, v, 16 * PG);
-    os->ops->unmap(os, u, 4 * PG);
+    ph_os_unmap(os, v, 16 * PG);
+    ph_os_unmap(os, u, 4 * PG);
 
     /* 6. a page held by a pipe */
-    char *w = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
-    CHECK_EQ(os->ops->populate_on(os, w, 4 * PG, all[0]), 0);
+    char *w = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK_EQ(ph_os_populate_on(os, w, 4 * PG, all[0]), 0);
     memset(w, 6, 4 * PG);
     int pfd[2];
     CHECK_EQ(pipe(pfd), 0);
@@ -238,7 +225,7 @@ int main(void)
         void *wp[3] = {w, w + PG, w + 2 * PG};
         int wn[3] = {all[1], all[1], all[2 % nn]};
         int ws[3] = {0x5A5A5A5A, 0x5A5A5A5A, 0x5A5A5A5A};
-        long r = os->ops->move(os, 3, wp, wn, ws);
+        long r = ph_os_move(os, 3, wp, wn, ws);
         printf("  pinned page: move returned %ld, statuses %d %d %d\n", r, ws[0], ws[1],
                ws[2]);
         CHECK_EQ(r, 2);
@@ -246,7 +233,7 @@ int main(void)
         CHECK_EQ(ws[1], all[1]);
         CHECK_EQ(ws[2], -EAGAIN);
         int wq[3];
-        CHECK_EQ(os->ops->query(os, 3, wp, wq), 0);
+        CHECK_EQ(ph_os_query(os, 3, wp, wq), 0);
         CHECK(wq[0] == all[0] && wq[1] == all[1] && wq[2] == all[0]);
         /* the mover retries what it can, and gives up on the pinned page */
         CHECK_EQ(ph_mover_move(m, 3, wp, wn, ws, &s), 1);
@@ -258,40 +245,43 @@ int main(void)
     }
     close(pfd[0]);
     close(pfd[1]);
-    os->ops->unmap(os, w, 4 * PG);
+    ph_os_unmap(os, w, 4 * PG);
 
     /* 7. hugetlbfs: a pool on the second node only */
-    char path[128];
-    snprintf(path, sizeof path,
-             "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",
-             all[1]);
-    char got[32] = "";
-    if (write_num(path, 2) == 0 && ph_os_read_text(path, got, sizeof got) > 0 &&
-        strtol(got, NULL, 10) < 1) {
+    const uint64_t kb2m = PH_PAGE_2M / 1024;
+    uint64_t got = 0;
+    int set = ph_hugetlb_write_total(NULL, all[1], kb2m, 2) == 0 &&
+              ph_hugetlb_read_file(NULL, all[1], kb2m, "nr_hugepages", &got) == 0;
+    if (set && got < 1) {
         /* the write succeeds even when no 2 MiB block was free there */
         printf("  hugetlbfs: no 2 MiB page could be set aside on node %d: check skipped\n",
                all[1]);
-        write_num(path, 0);
-    } else if (got[0]) {
-        char *h = os->ops->map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
+        ph_hugetlb_write_total(NULL, all[1], kb2m, 0);
+    } else if (set) {
+        ph_os_pool pool;
+        CHECK_EQ(ph_os_huge_pool(os, all[1], PH_PAGE_2M, &pool), 0);
+        CHECK_EQ(pool.total_pages, got);
+        CHECK_EQ(ph_os_huge_pool(os, all[0], PH_PAGE_2M, &pool), 0);
+        CHECK_EQ(pool.free_pages, 0);
+        char *h = ph_os_map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
         CHECK(h != NULL);
         if (h) {
             errno = 0;
-            CHECK_EQ(os->ops->populate_on(os, h, PH_PAGE_2M, all[0]), -1);
+            CHECK_EQ(ph_os_populate_on(os, h, PH_PAGE_2M, all[0]), -1);
             CHECK_EQ(errno, ENOMEM);
             CHECK_CONTAINS(ph_error_message(), "hugetlbfs pool");
-            CHECK_EQ(os->ops->populate_on(os, h, PH_PAGE_2M, all[1]), 0);
+            CHECK_EQ(ph_os_populate_on(os, h, PH_PAGE_2M, all[1]), 0);
             void *hp[2] = {h, h + PH_PAGE_2M - PG};
             int hq[2];
             uint8_t hh[2];
-            CHECK_EQ(os->ops->query(os, 2, hp, hq), 0);
+            CHECK_EQ(ph_os_query(os, 2, hp, hq), 0);
             CHECK(hq[0] == all[1] && hq[1] == all[1]);
-            CHECK_EQ(os->ops->huge_state(os, h, 2, hh), 0);
+            CHECK_EQ(ph_os_huge_state(os, h, 2, hh), 0);
             CHECK(hh[0] == 1 && hh[1] == 1);
             h[5] = 1;
-            CHECK_EQ(os->ops->unmap(os, h, PH_PAGE_2M), 0);
+            CHECK_EQ(ph_os_unmap(os, h, PH_PAGE_2M), 0);
         }
-        write_num(path, 0);
+        ph_hugetlb_write_total(NULL, all[1], kb2m, 0);
         printf("  hugetlbfs: empty pool -> ENOMEM (no SIGBUS), pool on node %d used\n",
                all[1]);
     } else {
@@ -299,7 +289,7 @@ int main(void)
     }
 
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
-    os->ops->unmap(os, a, N * PG);
+    ph_os_unmap(os, a, N * PG);
     ph_mover_free(m);
     ph_os_close(os);
     ph_topo_free(t);

@@ -46,8 +46,8 @@ static int survey(ph_os *os, char *a, int *where, uint8_t *huge)
     static void *pages[NPAGES];
     for (int i = 0; i < NPAGES; i++)
         pages[i] = a + (size_t)i * PG;
-    CHECK_EQ(os->ops->query(os, NPAGES, pages, where), 0);
-    CHECK_EQ(os->ops->huge_state(os, a, NPAGES, huge), 0);
+    CHECK_EQ(ph_os_query(os, NPAGES, pages, where), 0);
+    CHECK_EQ(ph_os_huge_state(os, a, NPAGES, huge), 0);
     int units = 0;
     for (int u = 0; u < UNITS; u++) {
         int all = 1;
@@ -81,7 +81,7 @@ int main(void)
         TEST_SKIP("guest_thp needs at least 2 NUMA nodes");
     ph_os *os = ph_os_linux_open(t);
     ph_os_probe pr;
-    if (!os || os->ops->probe(os, &pr) != 0 || pr.move_permitted != 1)
+    if (!os || ph_os_probe_machine(os, &pr) != 0 || pr.move_permitted != 1)
         TEST_SKIP("move_pages(2) is not permitted here");
     if (strcmp(pr.thp_mode, "never") == 0 || pr.thp_mode[0] == '\0')
         TEST_SKIP("transparent huge pages are off");
@@ -93,7 +93,7 @@ int main(void)
     static void *pages[NPAGES];
 
     /* the region: first touch here, as 2 MiB pages */
-    char *a = os->ops->map(os, NPAGES * PG, PG, PH_MAP_HUGE_THP);
+    char *a = ph_os_map(os, NPAGES * PG, PG, PH_MAP_HUGE_THP);
     CHECK(a != NULL);
     if (!a)
         return check_summary("guest_thp");
@@ -117,13 +117,13 @@ int main(void)
             rn[n] = all[n % nn];
             n++;
         }
-    long missed = os->ops->move(os, (size_t)n, rp, rn, rs);
+    long missed = ph_os_move(os, (size_t)n, rp, rn, rs);
     CHECK(missed >= 0);
     CHECK(checksum((unsigned char *)a, (size_t)NPAGES * PG) == sum);
     hu = survey(os, a, where, huge);
     size_t per_node[PH_MAX_NODES] = {0};
     for (int i = 0; i < NPAGES; i++) {
-        int idx = ph_os_node_index(t, where[i]);
+        int idx = ph_topo_node_index(t, where[i]);
         if (idx >= 0)
             per_node[idx]++;
     }
@@ -190,7 +190,7 @@ int main(void)
         CHECK(s.outvoted > 0);
 
     /* 3. no THP: 4 KiB precision */
-    char *b = os->ops->map(os, UNIT_PAGES * PG, PG, PH_MAP_NO_THP);
+    char *b = ph_os_map(os, UNIT_PAGES * PG, PG, PH_MAP_NO_THP);
     for (size_t i = 0; i < (size_t)UNIT_PAGES * PG; i += 256)
         b[i] = (char)i;
     uint64_t bsum = checksum((unsigned char *)b, (size_t)UNIT_PAGES * PG);
@@ -198,22 +198,22 @@ int main(void)
         pages[i] = b + (size_t)i * PG;
         nodes[i] = all[i % nn];
     }
-    CHECK_EQ(os->ops->huge_state(os, b, UNIT_PAGES, huge), 0);
+    CHECK_EQ(ph_os_huge_state(os, b, UNIT_PAGES, huge), 0);
     int any = 0;
     for (int i = 0; i < UNIT_PAGES; i++)
         any |= huge[i];
     CHECK_EQ(any, 0);
     CHECK_EQ(ph_mover_move(m, UNIT_PAGES, pages, nodes, st, &s), 0);
     CHECK_EQ(s.huge_units, 0);
-    CHECK_EQ(os->ops->query(os, UNIT_PAGES, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, UNIT_PAGES, pages, st), 0);
     int ok = 1;
     for (int i = 0; i < UNIT_PAGES; i++)
         ok &= st[i] == nodes[i];
     CHECK(ok);
     CHECK(checksum((unsigned char *)b, (size_t)UNIT_PAGES * PG) == bsum);
 
-    os->ops->unmap(os, b, UNIT_PAGES * PG);
-    os->ops->unmap(os, a, NPAGES * PG);
+    ph_os_unmap(os, b, UNIT_PAGES * PG);
+    ph_os_unmap(os, a, NPAGES * PG);
     ph_mover_free(m);
     ph_os_close(os);
     ph_topo_free(t);

@@ -117,9 +117,9 @@ static void rig_open(rig *r, double split_share, unsigned collapse_after)
     memset(r, 0, sizeof *r);
     r->os = ph_os_sim_open(topo);
     r->mover = ph_mover_new(r->os, &mover_cfg);
-    r->mem = r->os->ops->map(r->os, NPAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
+    r->mem = ph_os_map(r->os, NPAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
     CHECK(r->os && r->mover && r->mem);
-    CHECK_EQ(r->os->ops->populate_on(r->os, r->mem, NPAGES * PG, topo->nodes[0].id), 0);
+    CHECK_EQ(ph_os_populate_on(r->os, r->mem, NPAGES * PG, topo->nodes[0].id), 0);
     ph_engine_cfg c = rig_engine_cfg();
     c.stable_after = 0;
     c.cold_after = 0;
@@ -135,7 +135,7 @@ static void rig_open(rig *r, double split_share, unsigned collapse_after)
 static void rig_close(rig *r)
 {
     ph_engine_free(r->e);
-    r->os->ops->unmap(r->os, r->mem, NPAGES * PG);
+    ph_os_unmap(r->os, r->mem, NPAGES * PG);
     ph_mover_free(r->mover);
     ph_os_close(r->os);
 }
@@ -147,10 +147,10 @@ static int survey(rig *r, int *home)
     uint8_t huge[NPAGES];
     for (int p = 0; p < NPAGES; p++)
         pages[p] = r->mem + (size_t)p * PG;
-    CHECK_EQ(r->os->ops->query(r->os, NPAGES, pages, home), 0);
+    CHECK_EQ(ph_os_query(r->os, NPAGES, pages, home), 0);
     for (int p = 0; p < NPAGES; p++)
-        home[p] = ph_os_node_index(topo, home[p]);
-    CHECK_EQ(r->os->ops->huge_state(r->os, r->mem, NPAGES, huge), 0);
+        home[p] = ph_topo_node_index(topo, home[p]);
+    CHECK_EQ(ph_os_huge_state(r->os, r->mem, NPAGES, huge), 0);
     int units = 0;
     for (int u = 0; u < UNITS; u++) {
         int all = 1;
@@ -222,7 +222,7 @@ static void test_shared_units_split_then_collapse(void)
     CHECK_EQ(survey(&r, home), 1);
     CHECK_EQ(on_owner(&r, home), NPAGES);
     uint8_t huge[UNIT];
-    CHECK_EQ(r.os->ops->huge_state(r.os, r.mem + (size_t)UNIT * PG, UNIT, huge), 0);
+    CHECK_EQ(ph_os_huge_state(r.os, r.mem + (size_t)UNIT * PG, UNIT, huge), 0);
     CHECK_EQ(huge[0], 1);
     rig_close(&r);
 }

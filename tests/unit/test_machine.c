@@ -31,7 +31,7 @@ static ph_machine_cfg cfg_of(ph_machine_kind kind, const char *spec, size_t batc
 static long move_calls(ph_machine *m, size_t n)
 {
     ph_os *os = m->os;
-    char *a = os->ops->map(os, n * PG, PG, PH_MAP_NO_THP);
+    char *a = ph_os_map(os, n * PG, PG, PH_MAP_NO_THP);
     CHECK(a != NULL);
     if (!a)
         return -1;
@@ -47,7 +47,7 @@ static long move_calls(ph_machine *m, size_t n)
     CHECK_EQ(s.moved, n);
     free(pages);
     free(nodes);
-    os->ops->unmap(os, a, n * PG);
+    ph_os_unmap(os, a, n * PG);
     return (long)s.calls;
 }
 
@@ -59,7 +59,7 @@ static void test_open(void)
     CHECK(m != NULL);
     if (!m)
         return;
-    CHECK_STR(m->os->ops->name, "sim");
+    CHECK_STR(ph_os_name(m->os), "sim");
     CHECK_EQ(m->topo->nnodes, 4);
     CHECK_STR(m->cfg.topology, "nodes=4,cpus_per_node=1");
     /* the mover works with the batch it was given: 200 pages, 64 a call */
@@ -70,7 +70,7 @@ static void test_open(void)
     m = ph_machine_open(&c);
     CHECK(m != NULL);
     if (m) {
-        CHECK_STR(m->os->ops->name, "sim");
+        CHECK_STR(ph_os_name(m->os), "sim");
         CHECK_EQ(move_calls(m, 200), 1);
         CHECK_EQ(ph_sim_set_binding(m->os, PH_SIM_BIND_CYCLIC), 0);
         CHECK_EQ(ph_sim_set_binding(m->os, (ph_sim_binding)7), -1);
@@ -83,7 +83,7 @@ static void test_open(void)
     m = ph_machine_open(&c);
     CHECK(m != NULL);
     if (m) {
-        CHECK_STR(m->os->ops->name, "sim");
+        CHECK_STR(ph_os_name(m->os), "sim");
         ph_machine_close(m);
     }
 }

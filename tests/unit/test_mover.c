@@ -8,7 +8,9 @@
  */
 #include "check.h"
 
+#include "base/clock.h"
 #include "base/error.h"
+#include "base/rng.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -99,7 +101,7 @@ static uint64_t checksum(const unsigned char *p, size_t len)
 /* A mapped region of n pages with distinct data, first touched on node 0. */
 static char *region(rig *r, size_t n, unsigned flags)
 {
-    char *a = r->os->ops->map(r->os, n * PG, PG, flags);
+    char *a = ph_os_map(r->os, n * PG, PG, flags);
     if (!a) {
         fprintf(stderr, "map failed: %s\n", ph_error_message());
         exit(1);
@@ -129,7 +131,7 @@ static int sums_up(const ph_move_stats *s)
 static int query_is(rig *r, size_t n, void **pages, const int *want)
 {
     int *st = malloc(n * sizeof *st);
-    int ok = r->os->ops->query(r->os, n, pages, st) == 0;
+    int ok = ph_os_query(r->os, n, pages, st) == 0;
     for (size_t i = 0; ok && i < n; i++)
         if (st[i] != want[i]) {
             fprintf(stderr, "  page %zu is on %d, expected %d\n", i, st[i], want[i]);
@@ -157,10 +159,9 @@ static void test_batching(void)
     ph_sim_counters c0, c1;
     ph_sim_counters_get(r.sim, &c0);
     ph_move_stats s;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = ph_now_ns();
     CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t t1 = ph_now_ns();
     ph_sim_counters_get(r.sim, &c1);
     CHECK_EQ(s.calls, (N + 63) / 64);
     CHECK_EQ(c1.move_calls - c0.move_calls, (N + 63) / 64);
@@ -174,7 +175,7 @@ static void test_batching(void)
     CHECK(ok);
     CHECK(query_is(&r, N, pages, nodes));
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
-    double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    double wall = (double)(t1 - t0);
     printf("   %d pages in %llu calls: %.0f ns/page wall (simulator), modeled %.0f ns/page\n",
            N, (unsigned long long)s.calls, wall / N,
            (c1.migrate_cost_ns - c0.migrate_cost_ns) / N);
@@ -220,7 +221,7 @@ static void test_batching(void)
     ph_mover_totals(r.m, &tot);
     CHECK(tot.requested >= 3 * N);
     CHECK(sums_up(&tot));
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
 }
 
@@ -299,7 +300,7 @@ static void test_retries(void)
     CHECK(ok);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
 }
 
@@ -366,7 +367,7 @@ static void test_enomem(void)
     CHECK_EQ(ph_sim_node_pages(r.sim, 3), 10);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
-    r.os->ops->unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
 }
 
@@ -377,7 +378,7 @@ static void test_bind(void)
     printf("-- untouched pages: bound instead\n");
     rig r = rig_open();
     enum { N = 16 };
-    char *a = r.os->ops->map(r.os, N * PG, PG, PH_MAP_NO_THP);
+    char *a = ph_os_map(r.os, N * PG, PG, PH_MAP_NO_THP);
     void *pages[N];
     int nodes[N], st[N];
     pages_of(a, N, pages);
@@ -402,15 +403,15 @@ static void test_bind(void)
     CHECK(query_is(&r, N, pages, nodes));
 
     /* a failing bind: the pages count as not placed */
-    char *b = r.os->ops->map(r.os, N * PG, PG, PH_MAP_NO_THP);
+    char *b = ph_os_map(r.os, N * PG, PG, PH_MAP_NO_THP);
     pages_of(b, N, pages);
     plan(&r, 0, 0, -1, 0, ENOMEM);
     CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), N);
     CHECK_EQ(s.bound, 0);
     CHECK_EQ(s.failed_other, N);
     CHECK(sums_up(&s));
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, b, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, b, N * PG);
     rig_close(&r);
 }
 
@@ -422,7 +423,7 @@ static void test_refusal(void)
     rig r = rig_open();
     enum { N = 8 };
     char *a = region(&r, N, 0);
-    char *u = r.os->ops->map(r.os, N * PG, PG, 0);
+    char *u = ph_os_map(r.os, N * PG, PG, 0);
     void *pages[N];
     int nodes[N], st[N];
     pages_of(a, N, pages);
@@ -453,7 +454,7 @@ static void test_refusal(void)
     CHECK_EQ(f1.move_calls - f0.move_calls, 0);
     /* binding still works */
     int one = 1;
-    CHECK_EQ(r.os->ops->bind(r.os, u, N * PG, PH_BIND_PREFERRED, &one, 1), 0);
+    CHECK_EQ(ph_os_bind(r.os, u, N * PG, PH_BIND_PREFERRED, &one, 1), 0);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -469,8 +470,8 @@ static void test_refusal(void)
     char *first = strstr(buf, msg);
     CHECK(first && !strstr(first + 1, msg)); /* once */
 
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, u, N * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, u, N * PG);
     rig_close(&r);
 }
 
@@ -548,8 +549,8 @@ static void test_huge(void)
     CHECK_EQ(ph_mover_move(r.m, U, pages, nodes, st, &s), 0);
     CHECK_EQ(s.huge_units, 0);
     CHECK(query_is(&r, U, pages, nodes));
-    r.os->ops->unmap(r.os, a, N * PG);
-    r.os->ops->unmap(r.os, b, U * PG);
+    ph_os_unmap(r.os, a, N * PG);
+    ph_os_unmap(r.os, b, U * PG);
     rig_close(&r);
 }
 
@@ -564,15 +565,6 @@ typedef struct stress_arg {
     long bad;
 } stress_arg;
 
-/* splitmix64: consecutive outputs are independent enough that a page's
- * index says nothing about the node drawn next (xorshift's are linear). */
-static uint64_t next_rand(uint64_t *s)
-{
-    uint64_t x = (*s += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static void *stress_thread(void *p)
 {
@@ -584,14 +576,14 @@ static void *stress_thread(void *p)
     ph_os *os = arg->r->os;
     for (int it = 0; it < SITER; it++) {
         if (it % 10 == 0) {
-            os->ops->set_thread_node(os, (int)(next_rand(&seed) % 4));
-            if (os->ops->current_node(os) < 0)
+            ph_os_set_thread_node(os, (int)(ph_splitmix64_next(&seed) % 4));
+            if (ph_os_current_node(os) < 0)
                 arg->bad++;
         }
-        size_t n = 1 + next_rand(&seed) % 300;
+        size_t n = 1 + ph_splitmix64_next(&seed) % 300;
         for (size_t i = 0; i < n; i++) {
-            pages[i] = arg->a + (next_rand(&seed) % SN) * PG;
-            nodes[i] = (int)(next_rand(&seed) % 4);
+            pages[i] = arg->a + (ph_splitmix64_next(&seed) % SN) * PG;
+            nodes[i] = (int)(ph_splitmix64_next(&seed) % 4);
         }
         ph_move_stats s;
         long r = ph_mover_move(arg->r->m, n, pages, nodes, st, &s);
@@ -641,7 +633,7 @@ static void test_stress(void)
            (unsigned long long)tot.already, (unsigned long long)tot.outvoted,
            (unsigned long long)tot.failed_busy, (unsigned long long)tot.retried,
            (unsigned long long)tot.calls);
-    r.os->ops->unmap(r.os, a, SN * PG);
+    ph_os_unmap(r.os, a, SN * PG);
     rig_close(&r);
 }
 

@@ -16,6 +16,7 @@
 #include "check.h"
 
 #include "base/error.h"
+#include "base/file.h"
 #include "config/options.h"
 #include "os/os.h"
 #include "topo/topo.h"
@@ -40,7 +41,7 @@ static void fill(int *st, size_t n)
 static int legal(const ph_os *os, int s)
 {
     if (s >= 0)
-        return ph_os_node_index(os->topo, s) >= 0;
+        return ph_topo_node_index(os->topo, s) >= 0;
     switch (-s) {
     case ENOENT: case EFAULT: case EBUSY: case EAGAIN: case ENOMEM: case EACCES:
     case EINVAL:
@@ -79,8 +80,8 @@ static ph_os *sig_os;
 static void on_usr1(int sig)
 {
     (void)sig;
-    sig_node = sig_os->ops->current_node(sig_os);
-    sig_cpu = sig_os->ops->current_cpu(sig_os);
+    sig_node = ph_os_current_node(sig_os);
+    sig_cpu = ph_os_current_cpu(sig_os);
 }
 
 /* ---- the shared suite ----------------------------------------------------- */
@@ -95,14 +96,14 @@ static void suite(ph_os *os, const char *label)
     int st[N], nodes[N];
 
     /* map: aligned, zeroed, untouched */
-    char *a = os->ops->map(os, N * PG, 65536, PH_MAP_NO_THP);
+    char *a = ph_os_map(os, N * PG, 65536, PH_MAP_NO_THP);
     CHECK(a != NULL);
     if (!a)
         return;
     CHECK_EQ((uintptr_t)a % 65536, 0);
     pages_of(a, N, pages);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, N, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, N, pages, st), 0);
     CHECK(all_legal(os, st, N));
     for (int i = 0; i < N; i++)
         CHECK_EQ(st[i], -ENOENT);
@@ -113,7 +114,7 @@ static void suite(ph_os *os, const char *label)
     for (int i = 0; i < N / 2; i++)
         memset(a + i * PG, 0x40 + i, PG);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, N, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, N, pages, st), 0);
     CHECK(all_legal(os, st, N));
     int ok = 1;
     for (int i = 0; i < N; i++)
@@ -125,14 +126,14 @@ static void suite(ph_os *os, const char *label)
     for (int i = 0; i < N / 2; i++)
         nodes[i] = t->nodes[i % nn].id;
     fill(st, N);
-    CHECK_EQ(os->ops->move(os, N / 2, pages, nodes, st), 0);
+    CHECK_EQ(ph_os_move(os, N / 2, pages, nodes, st), 0);
     CHECK(all_legal(os, st, N / 2));
     ok = 1;
     for (int i = 0; i < N / 2; i++)
         ok &= st[i] == nodes[i];
     CHECK(ok);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, N / 2, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, N / 2, pages, st), 0);
     ok = 1;
     for (int i = 0; i < N / 2; i++)
         ok &= st[i] == nodes[i];
@@ -141,21 +142,21 @@ static void suite(ph_os *os, const char *label)
 
     /* moving again: every page is already there */
     fill(st, N);
-    CHECK_EQ(os->ops->move(os, N / 2, pages, nodes, st), 0);
+    CHECK_EQ(ph_os_move(os, N / 2, pages, nodes, st), 0);
     ok = 1;
     for (int i = 0; i < N / 2; i++)
         ok &= st[i] == nodes[i];
     CHECK(ok);
 
     /* a mixed batch: good, untouched, bad node, unmapped, good */
-    void *gap = os->ops->map(os, PG, PG, 0);
+    void *gap = ph_os_map(os, PG, PG, 0);
     CHECK(gap != NULL);
-    CHECK_EQ(os->ops->unmap(os, gap, PG), 0);
+    CHECK_EQ(ph_os_unmap(os, gap, PG), 0);
     void *mix[6] = {a, a + (N - 1) * PG, a + PG, gap, a + 2 * PG, a + 3 * PG};
     int mixn[6] = {t->nodes[0].id, t->nodes[0].id, 1000, t->nodes[nn - 1].id,
                    t->nodes[nn - 1].id, -3};
     fill(st, 6);
-    CHECK_EQ(os->ops->move(os, 6, mix, mixn, st), 4);
+    CHECK_EQ(ph_os_move(os, 6, mix, mixn, st), 4);
     CHECK(all_legal(os, st, 6));
     CHECK_EQ(st[0], t->nodes[0].id);
     CHECK_EQ(st[1], -ENOENT);
@@ -164,26 +165,26 @@ static void suite(ph_os *os, const char *label)
     CHECK_EQ(st[4], t->nodes[nn - 1].id);
     CHECK_EQ(st[5], -EINVAL);
     fill(st, 6);
-    CHECK_EQ(os->ops->query(os, 6, mix, st), 0);
+    CHECK_EQ(ph_os_query(os, 6, mix, st), 0);
     CHECK_EQ(st[3], -EFAULT);
     CHECK_EQ(st[2], t->nodes[1 % nn].id); /* the bad target left it alone */
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
     /* whole-call argument errors */
     errno = 0;
-    CHECK_EQ(os->ops->move(os, 3, NULL, nodes, st), -1);
+    CHECK_EQ(ph_os_move(os, 3, NULL, nodes, st), -1);
     CHECK_EQ(errno, EINVAL);
-    CHECK_EQ(os->ops->query(os, 3, pages, NULL), -1);
-    CHECK_EQ(os->ops->query(os, 0, NULL, NULL), 0);
-    CHECK_EQ(os->ops->move(os, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(ph_os_query(os, 3, pages, NULL), -1);
+    CHECK_EQ(ph_os_query(os, 0, NULL, NULL), 0);
+    CHECK_EQ(ph_os_move(os, 0, NULL, NULL, NULL), 0);
 
     /* bind preferred: untouched pages land on the node when touched */
     int last = t->nodes[nn - 1].id;
     char *untouched = a + (N / 2) * PG;
-    CHECK_EQ(os->ops->bind(os, untouched, 8 * PG, PH_BIND_PREFERRED, &last, 1), 0);
+    CHECK_EQ(ph_os_bind(os, untouched, 8 * PG, PH_BIND_PREFERRED, &last, 1), 0);
     memset(untouched, 1, 8 * PG);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 8, pages + N / 2, st), 0);
+    CHECK_EQ(ph_os_query(os, 8, pages + N / 2, st), 0);
     ok = 1;
     for (int i = 0; i < 8; i++)
         ok &= st[i] == last;
@@ -194,10 +195,10 @@ static void suite(ph_os *os, const char *label)
     for (int i = 0; i < nn; i++)
         all[i] = t->nodes[i].id;
     char *il = untouched + 8 * PG;
-    CHECK_EQ(os->ops->bind(os, il, 16 * PG, PH_BIND_INTERLEAVE, all, nn), 0);
+    CHECK_EQ(ph_os_bind(os, il, 16 * PG, PH_BIND_INTERLEAVE, all, nn), 0);
     memset(il, 2, 16 * PG);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 16, pages + N / 2 + 8, st), 0);
+    CHECK_EQ(ph_os_query(os, 16, pages + N / 2 + 8, st), 0);
     ok = 1;
     for (int i = 0; i < 16; i++) {
         uintptr_t v = (uintptr_t)(il + i * PG) / PG;
@@ -206,73 +207,73 @@ static void suite(ph_os *os, const char *label)
     CHECK(ok);
     if (nn > 1) {
         int rev[2] = {all[1], all[0]};
-        CHECK_EQ(os->ops->bind(os, il, PG, PH_BIND_INTERLEAVE, rev, 2), -1);
+        CHECK_EQ(ph_os_bind(os, il, PG, PH_BIND_INTERLEAVE, rev, 2), -1);
         CHECK_EQ(errno, EINVAL);
         CHECK_CONTAINS(ph_error_message(), "ascending");
     }
     int badnode = 1000;
-    CHECK_EQ(os->ops->bind(os, il, PG, PH_BIND_PREFERRED, &badnode, 1), -1);
+    CHECK_EQ(ph_os_bind(os, il, PG, PH_BIND_PREFERRED, &badnode, 1), -1);
     CHECK_EQ(errno, EINVAL);
-    CHECK_EQ(os->ops->bind(os, gap, PG, PH_BIND_PREFERRED, &last, 1), -1);
+    CHECK_EQ(ph_os_bind(os, gap, PG, PH_BIND_PREFERRED, &last, 1), -1);
     CHECK_EQ(errno, EFAULT);
-    CHECK_EQ(os->ops->bind(os, il, 16 * PG, PH_BIND_DEFAULT, NULL, 0), 0);
+    CHECK_EQ(ph_os_bind(os, il, 16 * PG, PH_BIND_DEFAULT, NULL, 0), 0);
 
     /* populate_on: untouched pages come from the node, written ones keep
      * their data and their node */
-    char *b = os->ops->map(os, 32 * PG, PG, PH_MAP_NO_THP);
+    char *b = ph_os_map(os, 32 * PG, PG, PH_MAP_NO_THP);
     CHECK(b != NULL);
     if (b) {
         void *bp[32];
         pages_of(b, 32, bp);
         memset(b, 0x33, 4 * PG);
         fill(st, 32);
-        CHECK_EQ(os->ops->query(os, 4, bp, st), 0);
+        CHECK_EQ(ph_os_query(os, 4, bp, st), 0);
         int before[4];
         memcpy(before, st, sizeof before);
         uint64_t bsum = checksum((unsigned char *)b, 32 * PG);
-        CHECK_EQ(os->ops->populate_on(os, b, 32 * PG, last), 0);
+        CHECK_EQ(ph_os_populate_on(os, b, 32 * PG, last), 0);
         CHECK(checksum((unsigned char *)b, 32 * PG) == bsum);
         fill(st, 32);
-        CHECK_EQ(os->ops->query(os, 32, bp, st), 0);
+        CHECK_EQ(ph_os_query(os, 32, bp, st), 0);
         CHECK(all_legal(os, st, 32));
         ok = 1;
         for (int i = 0; i < 32; i++)
             ok &= i < 4 ? st[i] == before[i] : st[i] == last;
         CHECK(ok);
-        CHECK_EQ(os->ops->populate_on(os, b, PG, 1000), -1);
+        CHECK_EQ(ph_os_populate_on(os, b, PG, 1000), -1);
         CHECK_EQ(errno, EINVAL);
-        CHECK_EQ(os->ops->unmap(os, b, 32 * PG), 0);
+        CHECK_EQ(ph_os_unmap(os, b, 32 * PG), 0);
     }
 
     /* huge mappings: 2 MiB aligned; a NO_THP range reports 4 KiB pages */
-    char *h = os->ops->map(os, 3 * PH_PAGE_2M + 5, PG, PH_MAP_HUGE_THP);
+    char *h = ph_os_map(os, 3 * PH_PAGE_2M + 5, PG, PH_MAP_HUGE_THP);
     CHECK(h != NULL);
     if (h) {
         CHECK_EQ((uintptr_t)h % PH_PAGE_2M, 0);
         memset(h, 5, 4 * PH_PAGE_2M); /* rounded up to whole 2 MiB pages */
-        CHECK_EQ(os->ops->unmap(os, h, 3 * PH_PAGE_2M + 5), 0);
+        CHECK_EQ(ph_os_unmap(os, h, 3 * PH_PAGE_2M + 5), 0);
     }
     uint8_t hs[N];
     memset(hs, 7, sizeof hs);
-    CHECK_EQ(os->ops->huge_state(os, a, N, hs), 0);
+    CHECK_EQ(ph_os_huge_state(os, a, N, hs), 0);
     ok = 1;
     for (int i = 0; i < N; i++)
         ok &= hs[i] == 0;
     CHECK(ok);
     memset(hs, 7, sizeof hs);
-    CHECK_EQ(os->ops->huge_state(os, gap, 4, hs), 0); /* holes: 0 */
+    CHECK_EQ(ph_os_huge_state(os, gap, 4, hs), 0); /* holes: 0 */
     CHECK(hs[0] == 0 && hs[3] == 0);
 
     /* map arguments */
-    CHECK(os->ops->map(os, 0, PG, 0) == NULL);
+    CHECK(ph_os_map(os, 0, PG, 0) == NULL);
     CHECK_EQ(errno, EINVAL);
-    CHECK(os->ops->map(os, PG, 3000, 0) == NULL);
+    CHECK(ph_os_map(os, PG, 3000, 0) == NULL);
     CHECK_EQ(errno, EINVAL);
 
     /* threads: a node and a CPU of the topology, also in a signal handler */
-    int cn = os->ops->current_node(os);
-    int cc = os->ops->current_cpu(os);
-    CHECK(ph_os_node_index(t, cn) >= 0);
+    int cn = ph_os_current_node(os);
+    int cc = ph_os_current_cpu(os);
+    CHECK(ph_topo_node_index(t, cn) >= 0);
     CHECK(cc >= 0);
     sig_os = os;
     struct sigaction sa;
@@ -287,16 +288,178 @@ static void suite(ph_os *os, const char *label)
     /* probe */
     ph_os_probe pr;
     memset(&pr, 0x7f, sizeof pr);
-    CHECK_EQ(os->ops->probe(os, &pr), 0);
+    CHECK_EQ(ph_os_probe_machine(os, &pr), 0);
     CHECK(pr.move_permitted >= -1 && pr.move_permitted <= 1);
     CHECK(pr.numa_balancing >= -1);
     CHECK(memchr(pr.thp_mode, '\0', sizeof pr.thp_mode) != NULL);
 
     /* unmap: the pages are gone */
-    CHECK_EQ(os->ops->unmap(os, a, N * PG), 0);
+    CHECK_EQ(ph_os_unmap(os, a, N * PG), 0);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 4, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, 4, pages, st), 0);
     CHECK(st[0] == -EFAULT && st[3] == -EFAULT);
+}
+
+/* ---- the front door: one table of bad arguments, every implementation -- */
+
+/* One bad call per row: what it does, the errno and the words it must fail
+ * with.  `mem` is a mapped, touched 4-page region; n0 a node of the machine. */
+typedef struct bad_arg {
+    const char *what;
+    int err;
+    const char *msg;
+} bad_arg;
+
+static const bad_arg bad_args[] = {
+    {"query: pages NULL", EINVAL, "pages and status must not be NULL"},
+    {"query: status NULL", EINVAL, "pages and status must not be NULL"},
+    {"move: nodes NULL", EINVAL, "pages, nodes and status must not be NULL"},
+    {"move: status NULL", EINVAL, "pages, nodes and status must not be NULL"},
+    {"bind: preferred, nodes NULL", EINVAL, "preferred node -1"},
+    {"bind: preferred, no node", EINVAL, "preferred node -1"},
+    {"bind: preferred, node 1000", EINVAL, "preferred node 1000 is not a node"},
+    {"bind: interleave, no node", EINVAL, "interleave needs 1 to 64 nodes"},
+    {"bind: interleave, 65 nodes", EINVAL, "interleave needs 1 to 64 nodes"},
+    {"bind: interleave, node 1000", EINVAL, "interleave node 1000 is not a node"},
+    {"bind: interleave, a node twice", EINVAL, "ascending and distinct"},
+    {"bind: kind 7", EINVAL, "unknown kind 7"},
+    {"bind: bad node, length 0", EINVAL, "preferred node 1000"},
+    {"bind: range wraps", EINVAL, "wraps around the address space"},
+    {"populate: node -1", EINVAL, "node -1 is not a node of the machine"},
+    {"populate: node 1000, length 0", EINVAL, "node 1000 is not a node"},
+    {"populate: range wraps", EINVAL, "wraps around the address space"},
+    {"map: length 0", EINVAL, "length 0"},
+    {"map: alignment 3000", EINVAL, "alignment 3000 is not a power of two"},
+    {"map: alignment 2048", EINVAL, "alignment 2048 is not a power of two >= 4096"},
+    {"map: unknown flag", EINVAL, "unknown flags 0x80"},
+    {"map: THP and hugetlbfs", EINVAL, "THP and hugetlbfs both requested"},
+    {"map: THP and NO_THP", EINVAL, "huge pages and NO_THP both requested"},
+    {"map: SIZE_MAX bytes", ENOMEM, "is too large"},
+    {"unmap: NULL", EINVAL, "is not an address map returned"},
+    {"unmap: unaligned", EINVAL, "is not an address map returned"},
+    {"unmap: length 0", EINVAL, "length 0"},
+    {"advise_huge: range wraps", EINVAL, "wraps around the address space"},
+    {"huge_state: huge NULL", EINVAL, "huge must not be NULL"},
+    {"huge_state: pages wrap", EINVAL, "wrap around the address space"},
+    {"huge_split: unaligned", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_split: 4 KiB length", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_split: length 0", EINVAL, "is not whole 2 MiB pages"},
+    {"huge_pool: 4 KiB pages", EINVAL, "page size 4096 is not 2 MiB or 1 GiB"},
+    {"huge_pool: node 1000", EINVAL, "node 1000 is not a node"},
+    {"huge_pool: out NULL", EINVAL, "out must not be NULL"},
+    {"set_thread_node: node 1000", EINVAL, "node 1000 is not a node"},
+    {"probe: out NULL", EINVAL, "out must not be NULL"},
+    {"query: no machine", EINVAL, "no machine"},
+};
+
+#define NBAD (sizeof bad_args / sizeof bad_args[0])
+
+static long bad_call(size_t k, ph_os *os, char *mem, int n0)
+{
+    void *pages[2] = {mem, mem + PG};
+    int st[2], nodes[2] = {n0, n0}, many[PH_MAX_NODES + 1];
+    int bad = 1000;
+    uint8_t hs[2];
+    ph_os_pool pool;
+    void *wrap = (void *)(UINTPTR_MAX - PG + 1);
+    for (int i = 0; i <= PH_MAX_NODES; i++)
+        many[i] = i;
+    switch (k) {
+    case 0: return ph_os_query(os, 2, NULL, st);
+    case 1: return ph_os_query(os, 2, pages, NULL);
+    case 2: return ph_os_move(os, 2, pages, NULL, st);
+    case 3: return ph_os_move(os, 2, pages, nodes, NULL);
+    case 4: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, NULL, 1);
+    case 5: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, nodes, 0);
+    case 6: return ph_os_bind(os, mem, PG, PH_BIND_PREFERRED, &bad, 1);
+    case 7: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, nodes, 0);
+    case 8: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, many, PH_MAX_NODES + 1);
+    case 9: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, &bad, 1);
+    case 10: return ph_os_bind(os, mem, PG, PH_BIND_INTERLEAVE, nodes, 2);
+    case 11: return ph_os_bind(os, mem, PG, (enum ph_bind_kind)7, nodes, 1);
+    case 12: return ph_os_bind(os, mem, 0, PH_BIND_PREFERRED, &bad, 1);
+    case 13: return ph_os_bind(os, wrap, 2 * PG, PH_BIND_DEFAULT, NULL, 0);
+    case 14: return ph_os_populate_on(os, mem, PG, -1);
+    case 15: return ph_os_populate_on(os, mem, 0, 1000);
+    case 16: return ph_os_populate_on(os, wrap, 2 * PG, n0);
+    case 17: return ph_os_map(os, 0, PG, 0) ? 0 : -1;
+    case 18: return ph_os_map(os, PG, 3000, 0) ? 0 : -1;
+    case 19: return ph_os_map(os, PG, 2048, 0) ? 0 : -1;
+    case 20: return ph_os_map(os, PG, PG, 0x80) ? 0 : -1;
+    case 21: return ph_os_map(os, PG, PG, PH_MAP_HUGE_THP | PH_MAP_HUGE_TLBFS) ? 0 : -1;
+    case 22: return ph_os_map(os, PG, PG, PH_MAP_HUGE_THP | PH_MAP_NO_THP) ? 0 : -1;
+    case 23: return ph_os_map(os, SIZE_MAX, PG, 0) ? 0 : -1;
+    case 24: return ph_os_unmap(os, NULL, PG);
+    case 25: return ph_os_unmap(os, mem + 1, PG);
+    case 26: return ph_os_unmap(os, mem, 0);
+    case 27: return ph_os_advise_huge(os, wrap, 2 * PG, 1);
+    case 28: return ph_os_huge_state(os, mem, 2, NULL);
+    case 29: return ph_os_huge_state(os, wrap, 2, hs);
+    case 30: return ph_os_huge_split(os, mem + PG, PH_PAGE_2M, 1);
+    case 31: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, PG, 1);
+    case 32: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, 0, 0);
+    case 33: return ph_os_huge_pool(os, n0, PG, &pool);
+    case 34: return ph_os_huge_pool(os, 1000, PH_PAGE_2M, &pool);
+    case 35: return ph_os_huge_pool(os, n0, PH_PAGE_2M, NULL);
+    case 36: return ph_os_set_thread_node(os, 1000);
+    case 37: return ph_os_probe_machine(os, NULL);
+    case 38: return ph_os_query(NULL, 2, pages, st);
+    }
+    return 0;
+}
+
+/* Every row fails with its errno and words, changes nothing the region
+ * holds, and (on the simulator) never reaches the implementation. */
+static void bad_arguments(ph_os *os, const char *label)
+{
+    printf("-- front door: %zu bad calls on %s\n", NBAD, label);
+    int n0 = os->topo->nodes[0].id;
+    char *mem = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK(mem != NULL);
+    if (!mem)
+        return;
+    memset(mem, 0x5c, 4 * PG);
+    uint64_t sum = checksum((unsigned char *)mem, 4 * PG);
+    void *pages[4];
+    int before[4], after[4];
+    pages_of(mem, 4, pages);
+    int can_query = ph_os_query(os, 4, pages, before) == 0; /* Linux: may be refused */
+    ph_os *sim = strcmp(ph_os_name(os), "sim") == 0         ? os
+                 : strcmp(ph_os_name(os), "faulty(sim)") == 0 ? ph_os_faulty_inner(os)
+                                                               : NULL;
+    ph_sim_counters c0, c1;
+    if (sim)
+        CHECK_EQ(ph_sim_counters_get(sim, &c0), 0);
+    for (size_t k = 0; k < NBAD; k++) {
+        errno = 0;
+        ph_fail(0, "%s", "");
+        long rc = bad_call(k, os, mem, n0);
+        int ok = rc == -1 && errno == bad_args[k].err &&
+                 strstr(ph_error_message(), bad_args[k].msg) != NULL;
+        if (!ok)
+            fprintf(stderr, "  %s: rc %ld errno %d (want %d), \"%s\"\n", bad_args[k].what, rc,
+                    errno, bad_args[k].err, ph_error_message());
+        CHECK(ok);
+    }
+    if (sim) {
+        CHECK_EQ(ph_sim_counters_get(sim, &c1), 0);
+        CHECK(c1.query_calls == c0.query_calls && c1.move_calls == c0.move_calls &&
+              c1.bind_calls == c0.bind_calls && c1.populate_calls == c0.populate_calls);
+    }
+    if (can_query) {
+        CHECK_EQ(ph_os_query(os, 4, pages, after), 0);
+        CHECK(memcmp(before, after, sizeof before) == 0);
+    }
+    CHECK(checksum((unsigned char *)mem, 4 * PG) == sum);
+
+    /* Zero counts and lengths succeed once the rest is valid. */
+    CHECK_EQ(ph_os_bind(os, mem, 0, PH_BIND_PREFERRED, &n0, 1), 0);
+    CHECK_EQ(ph_os_populate_on(os, mem, 0, n0), 0);
+    CHECK_EQ(ph_os_advise_huge(os, mem, 0, 1), 0);
+    CHECK_EQ(ph_os_huge_state(os, mem, 0, NULL), 0);
+    /* A range is widened to whole pages: an unaligned bind covers them. */
+    CHECK_EQ(ph_os_bind(os, mem + 100, PG, PH_BIND_DEFAULT, NULL, 0), 0);
+    CHECK_EQ(ph_os_unmap(os, mem, 4 * PG), 0);
 }
 
 /* ---- the simulator's own ----------------------------------------------------- */
@@ -305,30 +468,30 @@ static void sim_only(ph_os *os)
 {
     const ph_topology *t = os->topo;
     printf("-- simulator: capacity, counters, costs, threads, huge pages\n");
-    CHECK_STR(os->ops->name, "sim");
+    CHECK_STR(ph_os_name(os), "sim");
     enum { N = 16 };
     void *pages[N];
     int st[N], nodes[N];
 
     /* thread binding */
-    CHECK_EQ(os->ops->current_node(os), 0); /* no OpenMP: the first node */
-    CHECK_EQ(os->ops->set_thread_node(os, 2), 0);
-    CHECK_EQ(os->ops->current_node(os), 2);
-    CHECK_EQ(ph_topo_cpu_index(t, os->ops->current_cpu(os)), 2);
-    CHECK_EQ(os->ops->set_thread_node(os, 77), -1);
+    CHECK_EQ(ph_os_current_node(os), 0); /* no OpenMP: the first node */
+    CHECK_EQ(ph_os_set_thread_node(os, 2), 0);
+    CHECK_EQ(ph_os_current_node(os), 2);
+    CHECK_EQ(ph_topo_cpu_index(t, ph_os_current_cpu(os)), 2);
+    CHECK_EQ(ph_os_set_thread_node(os, 77), -1);
     CHECK_EQ(errno, EINVAL);
-    CHECK_EQ(os->ops->current_node(os), 2);
+    CHECK_EQ(ph_os_current_node(os), 2);
 
     /* first touch: the asking thread's node; ph_sim_touch names it */
-    char *a = os->ops->map(os, N * PG, PG, 0);
+    char *a = ph_os_map(os, N * PG, PG, 0);
     pages_of(a, N, pages);
     memset(a, 1, 4 * PG); /* touched by a thread on node 2 */
     CHECK_EQ(ph_sim_touch(os, a + 4 * PG, 4 * PG, 3), 0);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 8, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, 8, pages, st), 0);
     CHECK(st[0] == 2 && st[3] == 2 && st[4] == 3 && st[7] == 3);
-    CHECK_EQ(os->ops->set_thread_node(os, -1), 0);
-    CHECK_EQ(os->ops->current_node(os), 0);
+    CHECK_EQ(ph_os_set_thread_node(os, -1), 0);
+    CHECK_EQ(ph_os_current_node(os), 0);
 
     /* counters and modeled cost: 4 pages 2 -> 1 and 3 -> 1 */
     ph_sim_counters c0, c1;
@@ -336,7 +499,7 @@ static void sim_only(ph_os *os)
     for (int i = 0; i < 8; i++)
         nodes[i] = 1;
     fill(st, N);
-    CHECK_EQ(os->ops->move(os, 8, pages, nodes, st), 0);
+    CHECK_EQ(ph_os_move(os, 8, pages, nodes, st), 0);
     CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
     CHECK_EQ(c1.move_calls - c0.move_calls, 1);
     CHECK_EQ(c1.move_pages - c0.move_pages, 8);
@@ -352,7 +515,7 @@ static void sim_only(ph_os *os)
     for (int i = 0; i < 8; i++)
         nodes[i] = 3;
     fill(st, N);
-    CHECK_EQ(os->ops->move(os, 8, pages, nodes, st), 4);
+    CHECK_EQ(ph_os_move(os, 8, pages, nodes, st), 4);
     int n3 = 0, nomem = 0;
     for (int i = 0; i < 8; i++) {
         n3 += st[i] == 3;
@@ -360,58 +523,58 @@ static void sim_only(ph_os *os)
     }
     CHECK(n3 == 4 && nomem == 4);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 8, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, 8, pages, st), 0);
     int on1 = 0; /* the refused ones stayed on node 1 */
     for (int i = 0; i < 8; i++)
         on1 += st[i] == 1;
     CHECK_EQ(on1, 4);
     /* populate beyond the capacity: -1/ENOMEM, nothing changes */
-    CHECK_EQ(os->ops->populate_on(os, a + 8 * PG, 8 * PG, 3), -1);
+    CHECK_EQ(ph_os_populate_on(os, a + 8 * PG, 8 * PG, 3), -1);
     CHECK_EQ(errno, ENOMEM);
     CHECK_CONTAINS(ph_error_message(), "node 3 is full");
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 8, pages + 8, st), 0);
+    CHECK_EQ(ph_os_query(os, 8, pages + 8, st), 0);
     CHECK(st[0] == -ENOENT && st[7] == -ENOENT);
     /* a first touch on a full node falls back to the nearest with room */
     CHECK_EQ(ph_sim_touch(os, a + 8 * PG, PG, 3), 0);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 1, pages + 8, st), 0);
+    CHECK_EQ(ph_os_query(os, 1, pages + 8, st), 0);
     CHECK(st[0] >= 0 && st[0] != 3);
     CHECK_EQ(ph_sim_set_node_capacity(os, 3, 0), 0);
 
     /* discarded memory loses its home */
     CHECK_EQ(madvise(a, 2 * PG, MADV_DONTNEED), 0);
     fill(st, N);
-    CHECK_EQ(os->ops->query(os, 3, pages, st), 0);
+    CHECK_EQ(ph_os_query(os, 3, pages, st), 0);
     CHECK(st[0] == -ENOENT && st[1] == -ENOENT && st[2] >= 0);
-    CHECK_EQ(os->ops->unmap(os, a, N * PG), 0);
+    CHECK_EQ(ph_os_unmap(os, a, N * PG), 0);
 
     /* memory the simulator did not map: tracked on sight */
     static char foreign[64 * 4096] __attribute__((aligned(4096)));
     void *fp[3] = {foreign, foreign + 10 * PG, foreign + 63 * PG};
     memset(foreign + 10 * PG, 9, PG);
     fill(st, 3);
-    CHECK_EQ(os->ops->query(os, 3, fp, st), 0);
+    CHECK_EQ(ph_os_query(os, 3, fp, st), 0);
     CHECK_EQ(st[1], 0);
     int to2[3] = {2, 2, 2};
     fill(st, 3);
-    CHECK_EQ(os->ops->move(os, 3, fp, to2, st), 2);
+    CHECK_EQ(ph_os_move(os, 3, fp, to2, st), 2);
     CHECK_EQ(st[1], 2);
     CHECK_EQ(st[0], -ENOENT);
 
     /* a 2 MiB page moves as a whole; interleave goes by 2 MiB page */
-    char *h = os->ops->map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
+    char *h = ph_os_map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
     CHECK(h != NULL);
     uint8_t hs[8];
-    CHECK_EQ(os->ops->huge_state(os, h + PH_PAGE_2M - 4 * PG, 8, hs), 0);
+    CHECK_EQ(ph_os_huge_state(os, h + PH_PAGE_2M - 4 * PG, 8, hs), 0);
     CHECK(hs[0] == 1 && hs[7] == 1);
     int all[4] = {0, 1, 2, 3};
-    CHECK_EQ(os->ops->bind(os, h, 4 * PH_PAGE_2M, PH_BIND_INTERLEAVE, all, 4), 0);
+    CHECK_EQ(ph_os_bind(os, h, 4 * PH_PAGE_2M, PH_BIND_INTERLEAVE, all, 4), 0);
     memset(h, 3, 4 * PH_PAGE_2M);
     void *hp[4] = {h, h + PH_PAGE_2M + 5 * PG, h + 2 * PH_PAGE_2M + 511 * PG,
                    h + 3 * PH_PAGE_2M + 100 * PG};
     fill(st, 4);
-    CHECK_EQ(os->ops->query(os, 4, hp, st), 0);
+    CHECK_EQ(ph_os_query(os, 4, hp, st), 0);
     uintptr_t v0 = (uintptr_t)h / PH_PAGE_2M;
     for (int i = 0; i < 4; i++)
         CHECK_EQ(st[i], (int)((v0 + (uintptr_t)i) % 4));
@@ -419,17 +582,17 @@ static void sim_only(ph_os *os)
     void *sub[1] = {h + 17 * PG};
     int tgt[1] = {(int)((v0 + 1) % 4)};
     fill(st, 1);
-    CHECK_EQ(os->ops->move(os, 1, sub, tgt, st), 0);
+    CHECK_EQ(ph_os_move(os, 1, sub, tgt, st), 0);
     CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
     void *probe[2] = {h, h + PH_PAGE_2M - PG};
     fill(st, 2);
-    CHECK_EQ(os->ops->query(os, 2, probe, st), 0);
+    CHECK_EQ(ph_os_query(os, 2, probe, st), 0);
     CHECK(st[0] == tgt[0] && st[1] == tgt[0]);
     int from = (int)(v0 % 4);
     want = t->migrate_ns_call + t->migrate_ns_2m[from * t->nnodes + tgt[0]];
     CHECK(c1.migrate_cost_ns - c0.migrate_cost_ns > want - 1e-6 &&
           c1.migrate_cost_ns - c0.migrate_cost_ns < want + 1e-6);
-    CHECK_EQ(os->ops->unmap(os, h, 4 * PH_PAGE_2M), 0);
+    CHECK_EQ(ph_os_unmap(os, h, 4 * PH_PAGE_2M), 0);
 }
 
 /* ---- Linux's own ---------------------------------------------------------------- */
@@ -437,30 +600,30 @@ static void sim_only(ph_os *os)
 static void linux_only(ph_os *os)
 {
     printf("-- linux: zero page, huge page methods, hugetlbfs, threads\n");
-    CHECK_STR(os->ops->name, "linux");
-    CHECK_EQ(os->ops->set_thread_node(os, 0), -1);
+    CHECK_STR(ph_os_name(os), "linux");
+    CHECK_EQ(ph_os_set_thread_node(os, 0), -1);
     CHECK_EQ(errno, ENOTSUP);
 
     /* the zero page is not a home */
-    char *z = os->ops->map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    char *z = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
     CHECK(z != NULL);
     volatile char r = z[PG];
     (void)r;
     void *zp[2] = {z, z + PG};
     int st[2], nd[2] = {os->topo->nodes[0].id, os->topo->nodes[0].id};
     fill(st, 2);
-    CHECK_EQ(os->ops->query(os, 2, zp, st), 0);
+    CHECK_EQ(ph_os_query(os, 2, zp, st), 0);
     CHECK(st[0] == -ENOENT && st[1] == -ENOENT);
     fill(st, 2);
-    CHECK_EQ(os->ops->move(os, 2, zp, nd, st), 2);
+    CHECK_EQ(ph_os_move(os, 2, zp, nd, st), 2);
     CHECK(st[0] == -ENOENT && st[1] == -ENOENT);
-    CHECK_EQ(os->ops->unmap(os, z, 4 * PG), 0);
+    CHECK_EQ(ph_os_unmap(os, z, 4 * PG), 0);
 
     /* huge page methods agree on a THP range (when THP gives us any).  The
      * exact ones must match (khugepaged may collapse a range between two
      * readings: a few tries); smaps, an approximation, may mark more but
      * never less. */
-    char *h = os->ops->map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
+    char *h = ph_os_map(os, 4 * PH_PAGE_2M, PG, PH_MAP_HUGE_THP);
     CHECK(h != NULL);
     memset(h, 1, 4 * PH_PAGE_2M);
     size_t n = 4 * PH_PAGE_2M / PG;
@@ -471,7 +634,7 @@ static void linux_only(ph_os *os)
     for (int attempt = 0; attempt < 3 && !same; attempt++) {
         for (int k = 0; k < 4; k++) {
             int prev = ph_os_linux_huge_method(k);
-            got[k] = os->ops->huge_state(os, h, n, m[k]) == 0;
+            got[k] = ph_os_huge_state(os, h, n, m[k]) == 0;
             ph_os_linux_huge_method(prev);
         }
         same = 1;
@@ -492,38 +655,38 @@ static void linux_only(ph_os *os)
     CHECK(covers);
     for (int k = 0; k < 4; k++)
         free(m[k]);
-    CHECK_EQ(os->ops->unmap(os, h, 4 * PH_PAGE_2M), 0);
+    CHECK_EQ(ph_os_unmap(os, h, 4 * PH_PAGE_2M), 0);
 
     /* hugetlbfs: an empty pool fails at map time with a message */
     char buf[64] = "";
-    long pool = ph_os_read_text("/proc/sys/vm/nr_hugepages", buf, sizeof buf) > 0
+    long pool = ph_read_text("/proc/sys/vm/nr_hugepages", buf, sizeof buf) > 0
                     ? strtol(buf, NULL, 10)
                     : -1;
-    void *tl = os->ops->map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
+    void *tl = ph_os_map(os, PH_PAGE_2M, PG, PH_MAP_HUGE_TLBFS);
     if (pool == 0) {
         CHECK(tl == NULL);
         CHECK_EQ(errno, ENOMEM);
         CHECK_CONTAINS(ph_error_message(), "hugetlbfs pool");
     } else if (tl) {
         uint8_t hs[2];
-        CHECK_EQ(os->ops->populate_on(os, tl, PH_PAGE_2M, os->topo->nodes[0].id), 0);
-        CHECK_EQ(os->ops->huge_state(os, tl, 2, hs), 0);
+        CHECK_EQ(ph_os_populate_on(os, tl, PH_PAGE_2M, os->topo->nodes[0].id), 0);
+        CHECK_EQ(ph_os_huge_state(os, tl, 2, hs), 0);
         CHECK(hs[0] == 1);
-        CHECK_EQ(os->ops->unmap(os, tl, PH_PAGE_2M), 0);
+        CHECK_EQ(ph_os_unmap(os, tl, PH_PAGE_2M), 0);
     }
 
     /* a move to a node the topology lacks is -EINVAL, per page */
-    char *p = os->ops->map(os, 2 * PG, PG, 0);
+    char *p = ph_os_map(os, 2 * PG, PG, 0);
     memset(p, 1, 2 * PG);
     void *pp[2] = {p, p + PG};
     int bad[2] = {os->topo->nodes[0].id, 63};
-    if (ph_os_node_index(os->topo, 63) < 0) {
+    if (ph_topo_node_index(os->topo, 63) < 0) {
         fill(st, 2);
-        CHECK_EQ(os->ops->move(os, 2, pp, bad, st), 1);
+        CHECK_EQ(ph_os_move(os, 2, pp, bad, st), 1);
         CHECK_EQ(st[0], os->topo->nodes[0].id);
         CHECK_EQ(st[1], -EINVAL);
     }
-    CHECK_EQ(os->ops->unmap(os, p, 2 * PG), 0);
+    CHECK_EQ(ph_os_unmap(os, p, 2 * PG), 0);
 }
 
 int main(void)
@@ -536,6 +699,7 @@ int main(void)
         CHECK(sim != NULL);
         if (sim) {
             suite(sim, "sim");
+            bad_arguments(sim, "sim");
             sim_only(sim);
             ph_os_close(sim);
         }
@@ -543,8 +707,9 @@ int main(void)
         ph_os *w = ph_os_faulty_open(ph_os_sim_open(st), NULL);
         CHECK(w != NULL);
         if (w) {
-            CHECK_STR(w->ops->name, "faulty(sim)");
+            CHECK_STR(ph_os_name(w), "faulty(sim)");
             suite(w, "faulty(sim), no faults planned");
+            bad_arguments(w, "faulty(sim)");
             ph_os_close(w);
         }
     }
@@ -556,12 +721,14 @@ int main(void)
         ph_os *lx = ph_os_linux_open(lt);
         CHECK(lx != NULL);
         ph_os_probe pr;
-        if (lx && lx->ops->probe(lx, &pr) == 0 && pr.move_permitted == 1) {
+        if (lx && ph_os_probe_machine(lx, &pr) == 0 && pr.move_permitted == 1) {
             printf("-- linux probe: numa_balancing %d, THP %s, hugetlbfs 2M %d\n",
                    pr.numa_balancing, pr.thp_mode, pr.huge_2m_hugetlbfs);
             suite(lx, "linux");
+            bad_arguments(lx, "linux");
             linux_only(lx);
         } else if (lx) {
+            bad_arguments(lx, "linux");
             printf("-- linux: move_pages(2) not permitted here (errno %d): Linux part "
                    "skipped\n",
                    pr.move_errno);

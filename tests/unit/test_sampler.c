@@ -116,7 +116,7 @@ static void *fs_thread(void *p)
 {
     fs_arg *a = p;
     ph_sampler_thread_init();
-    sim->ops->set_thread_node(sim, a->node);
+    ph_os_set_thread_node(sim, a->node);
     for (int round = 0; round < 2; round++)
         for (size_t i = (size_t)a->node; i < FS_TOUCHED; i += 4) {
             volatile unsigned char *pg = a->buf + i * PG;
@@ -305,7 +305,7 @@ static void *race_thread(void *p)
 {
     race_arg *a = p;
     ph_sampler_thread_init();
-    sim->ops->set_thread_node(sim, a->node);
+    ph_os_set_thread_node(sim, a->node);
     for (int r = 0; r < RACE_ROUNDS; r++) {
         pthread_barrier_wait(a->bar); /* armed */
         *a->cell += 1;
@@ -364,7 +364,7 @@ static void *ham_thread(void *p)
 {
     ham_arg *a = p;
     ph_sampler_thread_init();
-    sim->ops->set_thread_node(sim, a->node);
+    ph_os_set_thread_node(sim, a->node);
     for (size_t i = 0; !atomic_load_explicit(a->stop, memory_order_relaxed); i++) {
         volatile unsigned char *pg = a->buf + (i * 7 % HAM_PAGES) * PG + (size_t)a->node;
         *pg = (unsigned char)(*pg + 1);
@@ -556,7 +556,7 @@ static void *stack_thread(void *p)
 {
     stack_arg *a = p;
     ph_sampler_thread_init();
-    sim->ops->set_thread_node(sim, 3);
+    ph_os_set_thread_node(sim, 3);
     volatile unsigned char here = 0;
     /* 64 KiB of margin for the sampler's own calls on this stack, then
      * 128 KiB watched, reaching below deep()'s stack pointer. */

@@ -9,7 +9,7 @@
  * real measurement with small sizes.
  */
 #include "base/error.h"
-#include "base/json.h"
+#include "base/json_write.h"
 #include "config/options.h"
 #include "topo/topo.h"
 
@@ -175,9 +175,9 @@ static void test_spec_ids_pools_latency(void)
         return;
     CHECK_EQ(t->nodes[0].id, 4);
     CHECK_EQ(t->nodes[1].id, 9);
-    CHECK_EQ(ph_topo_index(t, 9), 1);
-    CHECK_EQ(ph_topo_index(t, 4), 0);
-    CHECK_EQ(ph_topo_index(t, 0), -1);
+    CHECK_EQ(ph_topo_node_index(t, 9), 1);
+    CHECK_EQ(ph_topo_node_index(t, 4), 0);
+    CHECK_EQ(ph_topo_node_index(t, 0), -1);
     CHECK_EQ(t->nodes[0].npools, 2);
     CHECK_EQ(t->nodes[0].pools[0].page_bytes, 2u << 20);
     CHECK_EQ(t->nodes[0].pools[0].total, 512);
@@ -588,8 +588,16 @@ static const bad_json bad_jsons[] = {
     {"{\"version\": 2, \"nodes\": []}",
      "topology: t.json: version: expected an integer 1..1"},
     {"{\"nodes\": [{\"id\": 0, \"cpus\": [0]}],}",
-     "topology: t.json: line 1 col 36 (byte 35): expected a string key, "
-     "found '}'"},
+     "topology: t.json: line 1 col 36: string or '}' expected near '}'"},
+    /* jansson's refusals, with line and column */
+    {"{\"nodes\": [{\"id\": 0, \"cpus\": [0]}],\n \"nodes\": []}",
+     "topology: t.json: line 2 col 8: duplicate object key near '\"nodes\"'"},
+    {"{\"nodes\": [{\"id\": 0, \"id\": 1, \"cpus\": [0]}]}",
+     "topology: t.json: line 1 col 25: duplicate object key"},
+    {"{\"nodes\": [{\"id\": 0, \"cpus\": [0],\n\"mem_total_bytes\": 9223372036854775808}]}",
+     "topology: t.json: line 2 col 38: too big integer"},
+    {"{\"nodes\": [{\"id\": 0, \"cpus\": [0]}], \"migrate_ns_call\": 1e400}",
+     "topology: t.json: line 1 col 60: real number overflow"},
 };
 
 static void test_json_errors(void)
@@ -608,6 +616,18 @@ static void test_json_errors(void)
                      "\"future\": {\"a\": [1]}}";
     ph_topology *t = ph_topo_from_json_text(ok, strlen(ok), NULL);
     CHECK(t && t->nodes[0].id == 3 && t->nodes[0].mem_total_bytes == 0);
+    ph_topo_free(t);
+
+    /* Integers are exact to 64 bits (no trip through a double). */
+    const char *big = "{\"nodes\": [{\"id\": 0, \"cpus\": [0], "
+                      "\"mem_total_bytes\": 9223372036854775807, "
+                      "\"mem_free_bytes\": 9007199254740993}]}";
+    t = ph_topo_from_json_text(big, strlen(big), NULL);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK(t->nodes[0].mem_total_bytes == (uint64_t)INT64_MAX);
+        CHECK(t->nodes[0].mem_free_bytes == 9007199254740993ull);
+    }
     ph_topo_free(t);
 
     errno = 0;
@@ -749,7 +769,7 @@ static void test_load_dispatch(void)
     CHECK(ph_topo_load("nodes=0") == NULL);
     CHECK_ERR("nodes=0: must be 1..64");
     CHECK(ph_topo_load("{\"nodes\": ") == NULL);
-    CHECK_ERR("topology: inline JSON: line 1 col 11");
+    CHECK_ERR("topology: inline JSON: line 1 col 10: unexpected token near end of file");
 }
 
 /* ---- measured files ---------------------------------------------- */
@@ -799,8 +819,7 @@ static void test_load_measured(void)
     CHECK_ERR("latency_not_measured.json: holds no measured values");
     CHECK_EQ(ph_topo_load_measured(t, data("latency_bad_syntax.json")), -1);
     CHECK_ERR("latency file ");
-    CHECK_ERR("latency_bad_syntax.json: line 3 col 36 (byte 57): expected "
-              "',' or ']', found '{'");
+    CHECK_ERR("latency_bad_syntax.json: line 3 col 36: ']' expected near '{'");
     CHECK_EQ(ph_topo_load_measured(t, "/nonexistent/lat.json"), -1);
     CHECK_ERR("latency file /nonexistent/lat.json: cannot open");
     CHECK_EQ(t->measured, 0);

@@ -5,14 +5,8 @@
  *   pagehome hugepages [--json] [--node N] [--size S]
  *   pagehome hugepages --node N (--reserve C | --release C | --set C) [--size S] [--json]
  *
- * Where the numbers come from (all plain sysfs files, one number each):
- *   /sys/kernel/mm/hugepages/hugepages-<kB>kB/            the sizes the kernel
- *       {nr,free,surplus,resv}_hugepages                   offers; global counts
- *   /sys/devices/system/node/nodeN/hugepages/hugepages-<kB>kB/
- *       {nr,free,surplus}_hugepages                        per node (reserved
- *                                                          counts exist only
- *                                                          globally)
- *   /sys/kernel/mm/transparent_hugepage/enabled            THP mode, "[madvise]"
+ * The numbers are the kernel's sysfs files, read and written through
+ * os/hugetlb.h (the one place that knows them).
  *
  * Changing a pool is one write of the node's nr_hugepages followed by a
  * read-back: the kernel accepts any number and allocates what it can
@@ -33,34 +27,21 @@
  */
 #include "cli.h"
 
-#include "base/json.h"
+#include "base/json_write.h"
+#include "os/hugetlb.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#define HP_MAX_SIZES 16
-#define HP_SIZES_DIR "/sys/kernel/mm/hugepages"
-#define HP_NODES_DIR "/sys/devices/system/node"
-#define HP_THP_FILE "/sys/kernel/mm/transparent_hugepage/enabled"
+#define HP_MAX_SIZES PH_HUGETLB_MAX_SIZES
 
-typedef struct hp_size {
-    uint64_t kb;          /* page size in KiB, from the directory name */
-    char name[24];        /* "2M", "1G", "64K" */
-} hp_size;
-
-typedef struct hp_counts {
-    int present;          /* the directory exists and every file parsed */
-    uint64_t total_pages, free_pages, surplus_pages, reserved_pages;
-} hp_counts;
+typedef ph_hugetlb_size hp_size;
+typedef ph_hugetlb_counts hp_counts;
 
 typedef enum hp_action { HP_SHOW, HP_RESERVE, HP_RELEASE, HP_SET } hp_action;
 
@@ -106,61 +87,7 @@ static void hugepages_usage(FILE *out)
 "of /sys/... (a fake sysfs tree; default: the real one).\n");
 }
 
-/* ---- sysfs access ---- */
-
-static int sys_path(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* root + formatted path; -1 (ENAMETOOLONG) if it does not fit. */
-static int sys_path(char *buf, size_t len, const char *fmt, ...)
-{
-    int n = snprintf(buf, len, "%s", sysfs_root());
-    if (n < 0 || (size_t)n >= len) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(buf + n, len - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (m < 0 || (size_t)m >= len - (size_t)n) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return 0;
-}
-
-/* The whole (small) file into buf, NUL-terminated.  Reads to end of file,
- * so a file that hands its content over in pieces is read whole. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t used = 0;
-    for (;;) {
-        if (used + 1 >= len) {
-            close(fd);
-            errno = EFBIG;
-            return -1;
-        }
-        ssize_t r = read(fd, buf + used, len - 1 - used);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        used += (size_t)r;
-    }
-    close(fd);
-    buf[used] = '\0';
-    return 0;
-}
+/* ---- argument parsing ---- */
 
 /* A whole decimal number (digits only, no sign), at most INT64_MAX. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -179,189 +106,6 @@ static int parse_u64(const char *s, uint64_t *out)
     *out = v;
     return 0;
 }
-
-/* One number from a sysfs file; -1 with errno (EINVAL: not a number). */
-static int read_u64(const char *path, uint64_t *out)
-{
-    char buf[64];
-    if (read_text(path, buf, sizeof buf) < 0)
-        return -1;
-    size_t n = strlen(buf);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    if (parse_u64(buf, out) < 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    return 0;
-}
-
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static void size_name(uint64_t kb, char *buf, size_t len)
-{
-    if (kb % (1024 * 1024) == 0)
-        snprintf(buf, len, "%" PRIu64 "G", kb / (1024 * 1024));
-    else if (kb % 1024 == 0)
-        snprintf(buf, len, "%" PRIu64 "M", kb / 1024);
-    else
-        snprintf(buf, len, "%" PRIu64 "K", kb);
-}
-
-static int cmp_size(const void *a, const void *b)
-{
-    uint64_t x = ((const hp_size *)a)->kb, y = ((const hp_size *)b)->kb;
-    return (x > y) - (x < y);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* The page sizes the kernel offers, smallest first.  -1 with errno. */
-static int list_sizes(hp_size *sizes, int *nsizes)
-{
-    char dir[PATH_MAX];
-    if (sys_path(dir, sizeof dir, HP_SIZES_DIR) < 0)
-        return -1;
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *s = e->d_name;
-        if (strncmp(s, "hugepages-", 10) != 0)
-            continue;
-        char num[32];
-        size_t k = strlen(s + 10);
-        if (k < 3 || k - 2 >= sizeof num || strcmp(s + 10 + k - 2, "kB") != 0)
-            continue;
-        memcpy(num, s + 10, k - 2);
-        num[k - 2] = '\0';
-        uint64_t kb;
-        if (parse_u64(num, &kb) < 0 || kb == 0 || n == HP_MAX_SIZES)
-            continue;
-        sizes[n].kb = kb;
-        size_name(kb, sizes[n].name, sizeof sizes[n].name);
-        n++;
-    }
-    closedir(d);
-    qsort(sizes, (size_t)n, sizeof *sizes, cmp_size);
-    *nsizes = n;
-    return 0;
-}
-
-/* The NUMA nodes in sysfs, ascending (malloc'd).  0 nodes when the kernel
- * has no node directory (no CONFIG_NUMA).  -1 with errno. */
-static int list_nodes(int **nodes, int *nnodes)
-{
-    char dir[PATH_MAX];
-    *nodes = NULL;
-    *nnodes = 0;
-    if (sys_path(dir, sizeof dir, HP_NODES_DIR) < 0)
-        return -1;
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -1;
-    int n = 0, cap = 0;
-    int *v = NULL;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        uint64_t id;
-        if (strncmp(e->d_name, "node", 4) != 0 || parse_u64(e->d_name + 4, &id) < 0 ||
-            id > INT_MAX)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            int *nv = realloc(v, (size_t)cap * sizeof *v);
-            if (!nv) {
-                free(v);
-                closedir(d);
-                errno = ENOMEM;
-                return -1;
-            }
-            v = nv;
-        }
-        v[n++] = (int)id;
-    }
-    closedir(d);
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_int);
-    *nodes = v;
-    *nnodes = n;
-    return 0;
-}
-
-/* Directory of one pool: node < 0 is the global one. */
-static int pool_dir(char *buf, size_t len, int node, uint64_t kb)
-{
-    if (node < 0)
-        return sys_path(buf, len, HP_SIZES_DIR "/hugepages-%" PRIu64 "kB", kb);
-    return sys_path(buf, len, HP_NODES_DIR "/node%d/hugepages/hugepages-%" PRIu64 "kB",
-                    node, kb);
-}
-
-static int pool_file(char *buf, size_t len, int node, uint64_t kb, const char *file)
-{
-    char dir[PATH_MAX];
-    if (pool_dir(dir, sizeof dir, node, kb) < 0)
-        return -1;
-    int n = snprintf(buf, len, "%s/%s", dir, file);
-    if (n < 0 || (size_t)n >= len) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return 0;
-}
-
-/* Counts of one pool (node < 0: global, with reserved).  A missing pool
- * (a memoryless node has none) is present = 0 and not an error; -1 when
- * a file exists but cannot be read or holds no number (path in *bad). */
-static int read_pool(int node, uint64_t kb, hp_counts *c, char *bad, size_t badlen)
-{
-    static const char *files[] = {"nr_hugepages", "free_hugepages", "surplus_hugepages",
-                                  "resv_hugepages"};
-    char path[PATH_MAX];
-    memset(c, 0, sizeof *c);
-    if (pool_dir(path, sizeof path, node, kb) < 0)
-        return -1;
-    if (!is_dir(path))
-        return 0;
-    uint64_t *dst[] = {&c->total_pages, &c->free_pages, &c->surplus_pages,
-                       &c->reserved_pages};
-    for (int f = 0; f < (node < 0 ? 4 : 3); f++) {
-        if (pool_file(path, sizeof path, node, kb, files[f]) < 0 ||
-            read_u64(path, dst[f]) < 0) {
-            snprintf(bad, badlen, "%s", path);
-            return -1;
-        }
-    }
-    c->present = 1;
-    return 0;
-}
-
-/* The bracketed word of the THP "enabled" file; "" when there is none. */
-static void thp_mode(char *mode, size_t len)
-{
-    char path[PATH_MAX], buf[256];
-    mode[0] = '\0';
-    if (sys_path(path, sizeof path, HP_THP_FILE) < 0 || read_text(path, buf, sizeof buf) < 0)
-        return;
-    char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
-    if (l && r && (size_t)(r - l - 1) < len) {
-        memcpy(mode, l + 1, (size_t)(r - l - 1));
-        mode[r - l - 1] = '\0';
-    }
-}
-
-/* ---- argument parsing ---- */
 
 /* "2M", "2m", "2MB", "2MiB", "1G", "2048K", "2048kB" -> KiB.  -1 if not a size. */
 static int parse_size_kb(const char *s, uint64_t *kb)
@@ -515,20 +259,20 @@ static int show(const hp_size *sizes, int nsizes, const int *nodes, int nnodes,
         if (only_node >= 0 && nodes[i] != only_node)
             continue;
         for (int s = 0; s < nsizes; s++)
-            if (read_pool(nodes[i], sizes[s].kb, &node_c[i * nsizes + s], bad,
-                          sizeof bad) < 0) {
+            if (ph_hugetlb_read(sysfs_root(), nodes[i], sizes[s].kb, &node_c[i * nsizes + s],
+                                bad, sizeof bad) < 0) {
                 int e = errno;
                 free(node_c);
                 return cli_error(1, "hugepages: cannot read %s: %s", bad, strerror(e));
             }
     }
     for (int s = 0; s < nsizes; s++)
-        if (read_pool(-1, sizes[s].kb, &glob_c[s], bad, sizeof bad) < 0) {
+        if (ph_hugetlb_read(sysfs_root(), -1, sizes[s].kb, &glob_c[s], bad, sizeof bad) < 0) {
             int e = errno;
             free(node_c);
             return cli_error(1, "hugepages: cannot read %s: %s", bad, strerror(e));
         }
-    thp_mode(thp, sizeof thp);
+    ph_hugetlb_thp_mode(sysfs_root(), thp, sizeof thp);
     int rc = 0;
     if (json)
         rc = print_json(sizes, nsizes, nodes, nnodes, only_node, only_size, node_c, glob_c,
@@ -540,26 +284,6 @@ static int show(const hp_size *sizes, int nsizes, const int *nodes, int nnodes,
 }
 
 /* ---- changing a pool ---- */
-
-static int write_u64(const char *path, uint64_t v)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", v);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t w;
-    do
-        w = write(fd, buf, (size_t)n);
-    while (w < 0 && errno == EINTR);
-    int e = w < 0 ? errno : EIO;
-    int closed = close(fd);
-    if (w != n) {
-        errno = e;
-        return -1;
-    }
-    return closed; /* sysfs reports nothing at close; a file on a full disk can */
-}
 
 static int write_error(const char *path, int e)
 {
@@ -573,17 +297,17 @@ static int write_error(const char *path, int e)
 
 static int change(hp_action act, int node, const hp_size *sz, uint64_t count, int json)
 {
-    char dir[PATH_MAX], nr_path[PATH_MAX], path[PATH_MAX];
-    if (pool_dir(dir, sizeof dir, node, sz->kb) < 0)
+    const char *root = sysfs_root();
+    char dir[PATH_MAX], nr_path[PATH_MAX];
+    if (ph_hugetlb_path(dir, sizeof dir, root, node, sz->kb, NULL) < 0 ||
+        ph_hugetlb_path(nr_path, sizeof nr_path, root, node, sz->kb, "nr_hugepages") < 0)
         return cli_error(1, "hugepages: path too long (PAGEHOME_SYSFS_ROOT)");
-    if (!is_dir(dir))
+    if (!ph_hugetlb_has_pool(root, node, sz->kb))
         return cli_error(1, "hugepages: node %d has no %s pool (no %s; a node without "
                             "memory has none)", node, sz->name, dir);
-    if (pool_file(nr_path, sizeof nr_path, node, sz->kb, "nr_hugepages") < 0)
-        return cli_error(1, "hugepages: path too long (PAGEHOME_SYSFS_ROOT)");
 
     uint64_t before;
-    if (read_u64(nr_path, &before) < 0)
+    if (ph_hugetlb_read_file(root, node, sz->kb, "nr_hugepages", &before) < 0)
         return cli_error(1, "hugepages: cannot read %s: %s", nr_path, strerror(errno));
     uint64_t target;
     switch (act) {
@@ -604,20 +328,24 @@ static int change(hp_action act, int node, const hp_size *sz, uint64_t count, in
         target = count;
         break;
     }
-    if (target != before && write_u64(nr_path, target) < 0)
+    if (target != before && ph_hugetlb_write_total(root, node, sz->kb, target) < 0)
         return write_error(nr_path, errno);
 
     /* What the kernel made of it. */
-    uint64_t after, free_pages, surplus_pages;
-    if (read_u64(nr_path, &after) < 0)
+    uint64_t after;
+    if (ph_hugetlb_read_file(root, node, sz->kb, "nr_hugepages", &after) < 0)
         return cli_error(1, "hugepages: wrote %s but cannot read it back: %s", nr_path,
                          strerror(errno));
-    if (pool_file(path, sizeof path, node, sz->kb, "free_hugepages") < 0 ||
-        read_u64(path, &free_pages) < 0)
-        return cli_error(1, "hugepages: cannot read %s: %s", path, strerror(errno));
-    if (pool_file(path, sizeof path, node, sz->kb, "surplus_hugepages") < 0 ||
-        read_u64(path, &surplus_pages) < 0)
-        return cli_error(1, "hugepages: cannot read %s: %s", path, strerror(errno));
+    uint64_t free_pages, surplus_pages;
+    static const char *const others[] = {"free_hugepages", "surplus_hugepages"};
+    uint64_t *dst[] = {&free_pages, &surplus_pages};
+    for (int f = 0; f < 2; f++)
+        if (ph_hugetlb_read_file(root, node, sz->kb, others[f], dst[f]) < 0) {
+            int e = errno;
+            char path[PATH_MAX];
+            ph_hugetlb_path(path, sizeof path, root, node, sz->kb, others[f]);
+            return cli_error(1, "hugepages: cannot read %s: %s", path, strerror(e));
+        }
 
     int complete;
     int64_t delta = (int64_t)after - (int64_t)before;
@@ -743,9 +471,9 @@ int cmd_hugepages(int argc, char **argv)
 
     hp_size sizes[HP_MAX_SIZES];
     int nsizes = 0;
-    if (list_sizes(sizes, &nsizes) < 0 || nsizes == 0) {
+    if (ph_hugetlb_sizes(sysfs_root(), sizes, HP_MAX_SIZES, &nsizes) < 0 || nsizes == 0) {
         char dir[PATH_MAX];
-        sys_path(dir, sizeof dir, HP_SIZES_DIR);
+        ph_hugetlb_path(dir, sizeof dir, sysfs_root(), -1, 0, NULL);
         return cli_error(1, "hugepages: this kernel has no huge page (hugetlbfs) support "
                             "(no %s)", dir);
     }
@@ -765,7 +493,7 @@ int cmd_hugepages(int argc, char **argv)
             for (int s = 0; s < nsizes && used < sizeof offered; s++)
                 used += (size_t)snprintf(offered + used, sizeof offered - used, "%s%s",
                                          s ? ", " : "", sizes[s].name);
-            size_name(kb, name, sizeof name);
+            ph_hugetlb_size_name(kb, name, sizeof name);
             return cli_error(EXIT_USAGE, "hugepages: unsupported huge page size %s "
                                          "(this kernel offers %s)", name, offered);
         }
@@ -777,7 +505,7 @@ int cmd_hugepages(int argc, char **argv)
     }
 
     int *nodes, nnodes;
-    if (list_nodes(&nodes, &nnodes) < 0)
+    if (ph_hugetlb_nodes(sysfs_root(), &nodes, &nnodes) < 0)
         return cli_error(1, "hugepages: cannot list the NUMA nodes: %s", strerror(errno));
     if (node >= 0) {
         int found = 0;

@@ -57,7 +57,7 @@ static int pin_to_node(ph_machine *c, int node)
         return 0;
     if (errno != ENOTSUP)
         return -1;
-    int idx = ph_topo_index(c->topo, node);
+    int idx = ph_topo_node_index(c->topo, node);
     if (idx < 0 || c->topo->nodes[idx].ncpus == 0)
         return -1;
     cpu_set_t set;
@@ -96,7 +96,7 @@ static int touch(ph_machine *c, char *base, size_t bytes, int parallel, int *exp
     int nodes[PH_MAX_NODES];
     int n = parallel ? cpu_nodes(c->topo, nodes) : 1;
     if (!parallel)
-        nodes[0] = c->os->ops->current_node(c->os);
+        nodes[0] = ph_os_current_node(c->os);
     toucher tt[PH_MAX_NODES];
     pthread_t th[PH_MAX_NODES];
     for (int k = 0; k < n; k++) {
@@ -173,7 +173,7 @@ static int run_policy(ph_machine *c, const char *text, size_t bytes, const char 
     ph_query(a, bytes, status);
     size_t count[PH_MAX_NODES] = {0}, other = 0, match = 0;
     for (size_t p = 0; p < npages; p++) {
-        int idx = status[p] >= 0 ? ph_topo_index(t, status[p]) : -1;
+        int idx = status[p] >= 0 ? ph_topo_node_index(t, status[p]) : -1;
         if (idx >= 0)
             count[idx]++;
         else
@@ -231,7 +231,7 @@ int cmd_place(int argc, char **argv)
     const ph_topology *t = c->topo;
     char sz[32];
     cli_bytes(bytes, sz, sizeof sz);
-    printf("machine %s, %d node(s); %s array, touched %s\n\n", c->os->ops->name, t->nnodes, sz,
+    printf("machine %s, %d node(s); %s array, touched %s\n\n", ph_os_name(c->os), t->nnodes, sz,
            parallel ? "by one thread per node" : "by the main thread");
     printf("%-16s %8s", "policy", "pages");
     for (int i = 0; i < t->nnodes; i++)

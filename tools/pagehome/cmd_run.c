@@ -22,7 +22,7 @@
  */
 #include "cli.h"
 
-#include "base/json.h"
+#include "base/json_write.h"
 
 #include "pagehome.h"
 

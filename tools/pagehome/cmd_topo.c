@@ -91,8 +91,8 @@ static void print_text(const ph_machine *c)
     const ph_topology *t = c->topo;
     ph_os_probe pr;
     memset(&pr, 0, sizeof pr);
-    int probed = c->os->ops->probe(c->os, &pr) == 0;
-    printf("machine:   %s (topology from %s)\n", c->os->ops->name, t->source);
+    int probed = ph_os_probe_machine(c->os, &pr) == 0;
+    printf("machine:   %s (topology from %s)\n", ph_os_name(c->os), t->source);
     printf("nodes:     %d    cpus: %d\n\n", t->nnodes, t->ncpus);
     print_nodes(t);
     printf("\n");
