@@ -62,12 +62,12 @@
  */
 #include "experiment/run.h"
 
-#include "base/sort.h"
 #include "experiment/irix.h"
 #include "experiment/model.h"
 #include "experiment/workload.h"
 
 #include "base/error.h"
+#include "base/sort.h"
 #include "engine/engine.h"
 #include "machine/machine.h"
 #include "move/mover.h"
