@@ -24,7 +24,7 @@
  *   parallel_end
  *
  * Choosing the mechanism.  The engine is made by the first engine call,
- * which comes early whatever ompt.c does (heap.c registers the program's
+ * which comes early whatever ompt.c does (hot.c registers the program's
  * large allocations, preload.c its static segments), so the mechanism
  * cannot be chosen before the engine exists.  Instead: the engine starts
  * with the configured mechanism (iterative by default); thread notes start
