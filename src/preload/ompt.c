@@ -30,7 +30,8 @@
  * with the configured mechanism (iterative by default); thread notes start
  * at once; when neither detector has locked after OMPT_DECIDE_IDS regions
  * (or that many barriers of one region), the engine is switched to the
- * sampling mechanism at run time through ph_api_engine_switch() (api/),
+ * sampling mechanism at run time through ph_api_engine_switch()
+ * (api/transparent.h),
  * but only when `engine` was left at its default -- a mechanism the user
  * chose is kept.  Boundaries found later still call ph_iteration_end(),
  * which counts iterations under every mechanism.
@@ -57,6 +58,7 @@
 #include "preload/preload.h"
 
 #include "pagehome.h"
+#include "api/transparent.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "config/options.h"
@@ -76,15 +78,6 @@
 #define OMPT_DECIDE_IDS 64
 /* Distinct parallel regions that can be phases (the engine's limit). */
 #define OMPT_MAX_PHASES 64
-
-/* Switch the process engine's mechanism at run time ("sampling", ...):
- * provided by the API layer when it is; absent, the fallback is reported
- * but the engine keeps its mechanism. */
-extern int ph_api_engine_switch(const char *mechanism)
-    __attribute__((weak, visibility("hidden")));
-/* The engine's totals unless it is busy (api/api_engine.c). */
-extern int ph_api_engine_try_stats(ph_engine_stats_t *out)
-    __attribute__((weak, visibility("hidden")));
 
 PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
                                                  const char *runtime_version);
@@ -154,12 +147,6 @@ static void fall_back(void)
                 st.engine_on ? "; keeping the configured mechanism" : "");
         return;
     }
-    if (!ph_api_engine_switch) {
-        ph_info("ompt: no period after %d regions; the sampling mechanism "
-                "cannot be switched on at run time in this build",
-                OMPT_DECIDE_IDS);
-        return;
-    }
     if (ph_api_engine_switch("sampling") == 0) {
         st.switched = 1;
         ph_info("ompt: no period after %d regions: sampling mechanism",
@@ -218,7 +205,7 @@ static void progress(void)
     if (now - prev < 500000000u || !atomic_compare_exchange_strong(&last_ns, &prev, now))
         return;
     ph_engine_stats_t es;
-    if (!ph_api_engine_try_stats || ph_api_engine_try_stats(&es) != 0)
+    if (ph_api_engine_try_stats(&es) != 0)
         return; /* busy migrating: next time */
     double remote = es.accesses ? 100.0 * (double)es.remote_accesses_after /
                                       (double)es.accesses : 0.0;
