@@ -2,7 +2,9 @@
  * ompt.c -- the OpenMP tools interface of the transparent mode.
  *
  * LLVM's OpenMP runtime (libomp) calls ompt_start_tool, which
- * libpagehome_preload.so exports; the tool registers these callbacks:
+ * libpagehome_preload.so exports (ompt_chain.c: it also starts another
+ * OMPT tool found after this library, and multiplexes the two); pagehome's
+ * tool, ph_ompt_own_tool(), registers these callbacks:
  *
  *   implicit_task  begin of an implicit task of the outermost team:
  *                  ph_thread_note(index, team size) (the engine sees thread
@@ -50,10 +52,16 @@
  * PAGEHOME_ENGINE=off: the callbacks run and count, but no engine function
  * is called (statistics only).
  *
+ * The callbacks keep no state in the runtime's ompt_data_t slots (thread,
+ * parallel, task data): thread-local variables and code addresses only.
+ * When another tool runs beside pagehome the slots are that tool's
+ * (ompt_chain.c) and these callbacks get NULL for them.
+ *
  * Cost: one mutex and an O(1) match per outermost region once a period is
  * locked (O(max_period) while searching); no allocation after start-up
  * (the detectors are allocated in the initializer).
  */
+#include "preload/ompt_chain.h"
 #include "preload/period.h"
 #include "preload/preload.h"
 
@@ -78,9 +86,6 @@
 #define OMPT_DECIDE_IDS 64
 /* Distinct parallel regions that can be phases (the engine's limit). */
 #define OMPT_MAX_PHASES 64
-
-PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
-                                                 const char *runtime_version);
 
 enum { DECIDE_NONE = 0, DECIDE_PERIOD = 1, DECIDE_FALLBACK = 2 };
 
@@ -402,7 +407,7 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     "ompt: %llu regions, %s, %llu iteration boundaries "
                     "(%llu from barriers); %llu nested regions, %llu "
                     "barriers, %llu threads, %llu thread notes (%llu "
-                    "failed)%s",
+                    "failed)%s%s%s",
                     (unsigned long long)nreg, what,
                     (unsigned long long)(rb + bb), (unsigned long long)bb,
                     (unsigned long long)atomic_load(&st.nested),
@@ -410,7 +415,9 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     (unsigned long long)atomic_load(&st.threads),
                     (unsigned long long)atomic_load(&st.notes),
                     (unsigned long long)atomic_load(&st.note_errors),
-                    st.engine_on ? "" : "; engine off (statistics only)");
+                    st.engine_on ? "" : "; engine off (statistics only)",
+                    ph_ompt_chain_other() ? "; beside the tool " : "",
+                    ph_ompt_chain_other() ? ph_ompt_chain_other() : "");
 }
 
 void ph_preload_ompt_report(struct ph_jw *w)
@@ -428,6 +435,11 @@ void ph_preload_ompt_report(struct ph_jw *w)
     }
     ph_jw_key(w, "runtime");
     ph_jw_string(w, st.runtime);
+    ph_jw_key(w, "other_tool");
+    if (ph_ompt_chain_other())
+        ph_jw_string(w, ph_ompt_chain_other());
+    else
+        ph_jw_null(w);
     /* The engine lock is held by our caller and the callbacks take st.lock
      * before calling the engine: never wait for st.lock here. */
     int locked = 0;
@@ -566,8 +578,8 @@ __attribute__((destructor)) static void ompt_at_unload(void)
     print_summary();
 }
 
-PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
-                                                 const char *runtime_version)
+ompt_start_tool_result_t *ph_ompt_own_tool(unsigned int omp_version,
+                                           const char *runtime_version)
 {
     (void)omp_version;
     snprintf(st.runtime, sizeof st.runtime, "%s",
