@@ -372,6 +372,7 @@ typedef struct {
     size_t left[KEYS_PER_THREAD]; /* the model: 0 absent, else bytes left */
     int errors;
     atomic_int *stop;
+    pthread_barrier_t *go; /* all threads start together */
 } worker;
 
 static uintptr_t key_of(int thread, int i)
@@ -385,6 +386,7 @@ static void *work(void *arg)
 {
     worker *w = arg;
     uint64_t s = w->seed;
+    pthread_barrier_wait(w->go);
     for (int op = 0; op < OPS; op++) {
         int i = (int)(rng(&s) % KEYS_PER_THREAD);
         uintptr_t k = key_of(w->id, i);
@@ -439,6 +441,7 @@ static void *scan(void *arg)
     worker *w = arg;
     uint64_t s = w->seed;
     ph_block o[16];
+    pthread_barrier_wait(w->go);
     while (!atomic_load(w->stop)) {
         uintptr_t lo = key_of(0, (int)(rng(&s) % KEYS_PER_THREAD));
         uintptr_t hi = lo + (rng(&s) % 64 + 1) * PG;
@@ -461,6 +464,8 @@ static void test_stress(uint64_t seed)
     ph_blocks_init(&t, test_map, test_unmap);
     static worker ws[THREADS + 1];
     atomic_int stop = 0;
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, THREADS + 1);
     pthread_t th[THREADS + 1];
     for (int k = 0; k <= THREADS; k++) {
         memset(&ws[k], 0, sizeof ws[k]);
@@ -468,6 +473,7 @@ static void test_stress(uint64_t seed)
         ws[k].id = k;
         ws[k].seed = seed * 0x9E3779B97F4A7C15ull + (uint64_t)k + 1;
         ws[k].stop = &stop;
+        ws[k].go = &go;
     }
     CHECK_EQ(pthread_create(&th[THREADS], NULL, scan, &ws[THREADS]), 0);
     for (int k = 0; k < THREADS; k++)
@@ -476,6 +482,7 @@ static void test_stress(uint64_t seed)
         pthread_join(th[k], NULL);
     atomic_store(&stop, 1);
     pthread_join(th[THREADS], NULL);
+    pthread_barrier_destroy(&go);
     size_t live = 0;
     uint64_t bytes = 0;
     int missing = 0;
