@@ -10,6 +10,7 @@
  */
 #include "pagehome.h"
 
+#include "api/transparent.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "config/options.h"
@@ -180,9 +181,7 @@ PH_API int ph_stats_write(int fd)
     return e ? ph_engine_write_json(e, fd) : -1;
 }
 
-/* Not public: transparent mode's switch to another mechanism at run time
- * (src/preload/ompt.c).  name: "iterative", "sampling", ... */
-__attribute__((visibility("hidden"))) int ph_api_engine_switch(const char *name);
+/* Not public: api/transparent.h (src/preload/ompt.c). */
 int ph_api_engine_switch(const char *name)
 {
     static const char *const names[] = {"iterative", "sampling", "replay",
@@ -197,10 +196,8 @@ int ph_api_engine_switch(const char *name)
                    name ? name : "(null)");
 }
 
-/* Not public: the totals if the engine is not busy, for transparent
- * mode's progress line (src/preload/ompt.c), which must not wait for a
- * migration in progress.  -1 when busy or no engine. */
-__attribute__((visibility("hidden"))) int ph_api_engine_try_stats(ph_engine_stats_t *out);
+/* Not public: api/transparent.h (src/preload/ompt.c's progress line,
+ * which must not wait for a migration in progress). */
 int ph_api_engine_try_stats(ph_engine_stats_t *out)
 {
     ph_engine *e = atomic_load(&eng_ptr);

@@ -2,7 +2,9 @@
  * ompt.c -- the OpenMP tools interface of the transparent mode.
  *
  * LLVM's OpenMP runtime (libomp) calls ompt_start_tool, which
- * libpagehome_preload.so exports; the tool registers these callbacks:
+ * libpagehome_preload.so exports (ompt_chain.c: it also starts another
+ * OMPT tool found after this library, and multiplexes the two); pagehome's
+ * tool, ph_ompt_own_tool(), registers these callbacks:
  *
  *   implicit_task  begin of an implicit task of the outermost team:
  *                  ph_thread_note(index, team size) (the engine sees thread
@@ -24,13 +26,14 @@
  *   parallel_end
  *
  * Choosing the mechanism.  The engine is made by the first engine call,
- * which comes early whatever ompt.c does (heap.c registers the program's
+ * which comes early whatever ompt.c does (hot.c registers the program's
  * large allocations, preload.c its static segments), so the mechanism
  * cannot be chosen before the engine exists.  Instead: the engine starts
  * with the configured mechanism (iterative by default); thread notes start
  * at once; when neither detector has locked after OMPT_DECIDE_IDS regions
  * (or that many barriers of one region), the engine is switched to the
- * sampling mechanism at run time through ph_api_engine_switch() (api/),
+ * sampling mechanism at run time through ph_api_engine_switch()
+ * (api/transparent.h),
  * but only when `engine` was left at its default -- a mechanism the user
  * chose is kept.  Boundaries found later still call ph_iteration_end(),
  * which counts iterations under every mechanism.
@@ -49,14 +52,21 @@
  * PAGEHOME_ENGINE=off: the callbacks run and count, but no engine function
  * is called (statistics only).
  *
+ * The callbacks keep no state in the runtime's ompt_data_t slots (thread,
+ * parallel, task data): thread-local variables and code addresses only.
+ * When another tool runs beside pagehome the slots are that tool's
+ * (ompt_chain.c) and these callbacks get NULL for them.
+ *
  * Cost: one mutex and an O(1) match per outermost region once a period is
  * locked (O(max_period) while searching); no allocation after start-up
  * (the detectors are allocated in the initializer).
  */
+#include "preload/ompt_chain.h"
 #include "preload/period.h"
 #include "preload/preload.h"
 
 #include "pagehome.h"
+#include "api/transparent.h"
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/log.h"
@@ -77,18 +87,6 @@
 #define OMPT_DECIDE_IDS 64
 /* Distinct parallel regions that can be phases (the engine's limit). */
 #define OMPT_MAX_PHASES 64
-
-/* Switch the process engine's mechanism at run time ("sampling", ...):
- * provided by the API layer when it is; absent, the fallback is reported
- * but the engine keeps its mechanism. */
-extern int ph_api_engine_switch(const char *mechanism)
-    __attribute__((weak, visibility("hidden")));
-/* The engine's totals unless it is busy (api/api_engine.c). */
-extern int ph_api_engine_try_stats(ph_engine_stats_t *out)
-    __attribute__((weak, visibility("hidden")));
-
-PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
-                                                 const char *runtime_version);
 
 enum { DECIDE_NONE = 0, DECIDE_PERIOD = 1, DECIDE_FALLBACK = 2 };
 
@@ -155,12 +153,6 @@ static void fall_back(void)
                 st.engine_on ? "; keeping the configured mechanism" : "");
         return;
     }
-    if (!ph_api_engine_switch) {
-        ph_info("ompt: no period after %d regions; the sampling mechanism "
-                "cannot be switched on at run time in this build",
-                OMPT_DECIDE_IDS);
-        return;
-    }
     if (ph_api_engine_switch("sampling") == 0) {
         st.switched = 1;
         ph_info("ompt: no period after %d regions: sampling mechanism",
@@ -217,7 +209,7 @@ static void progress(void)
     if (now - prev < 500000000u || !atomic_compare_exchange_strong(&last_ns, &prev, now))
         return;
     ph_engine_stats_t es;
-    if (!ph_api_engine_try_stats || ph_api_engine_try_stats(&es) != 0)
+    if (ph_api_engine_try_stats(&es) != 0)
         return; /* busy migrating: next time */
     double remote = es.accesses ? 100.0 * (double)es.remote_accesses_after /
                                       (double)es.accesses : 0.0;
@@ -414,7 +406,7 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     "ompt: %llu regions, %s, %llu iteration boundaries "
                     "(%llu from barriers); %llu nested regions, %llu "
                     "barriers, %llu threads, %llu thread notes (%llu "
-                    "failed)%s",
+                    "failed)%s%s%s",
                     (unsigned long long)nreg, what,
                     (unsigned long long)(rb + bb), (unsigned long long)bb,
                     (unsigned long long)atomic_load(&st.nested),
@@ -422,7 +414,9 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     (unsigned long long)atomic_load(&st.threads),
                     (unsigned long long)atomic_load(&st.notes),
                     (unsigned long long)atomic_load(&st.note_errors),
-                    st.engine_on ? "" : "; engine off (statistics only)");
+                    st.engine_on ? "" : "; engine off (statistics only)",
+                    ph_ompt_chain_other() ? "; beside the tool " : "",
+                    ph_ompt_chain_other() ? ph_ompt_chain_other() : "");
 }
 
 void ph_preload_ompt_report(struct ph_jw *w)
@@ -440,6 +434,11 @@ void ph_preload_ompt_report(struct ph_jw *w)
     }
     ph_jw_key(w, "runtime");
     ph_jw_string(w, st.runtime);
+    ph_jw_key(w, "other_tool");
+    if (ph_ompt_chain_other())
+        ph_jw_string(w, ph_ompt_chain_other());
+    else
+        ph_jw_null(w);
     /* The engine lock is held by our caller and the callbacks take st.lock
      * before calling the engine: never wait for st.lock here. */
     int locked = 0;
@@ -578,8 +577,8 @@ __attribute__((destructor)) static void ompt_at_unload(void)
     print_summary();
 }
 
-PH_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
-                                                 const char *runtime_version)
+ompt_start_tool_result_t *ph_ompt_own_tool(unsigned int omp_version,
+                                           const char *runtime_version)
 {
     (void)omp_version;
     snprintf(st.runtime, sizeof st.runtime, "%s",

@@ -4,7 +4,7 @@
  * The constructor runs before main(): it initialises pagehome (tunables
  * from the environment that `pagehome run` prepared, the machine), then
  * registers the program's large static arrays as hot areas, and marks the
- * library ready so that heap.c starts serving large allocations.
+ * library ready so that hot.c starts serving large allocations.
  *
  * Static arrays: C static arrays and Fortran COMMON blocks live in the
  * executable's writable segments -- .data (file-backed, "rw-p" with the

@@ -2,18 +2,24 @@
  * preload.h -- transparent mode: what the parts of libpagehome_preload.so
  * share.  Private to src/preload/.
  *
- * libpagehome_preload.so is libpagehome plus four parts, loaded into an
+ * libpagehome_preload.so is libpagehome plus these parts, loaded into an
  * unmodified OpenMP program by `pagehome run` (LD_PRELOAD):
  *   preload.c  start-up and exit: reads the tunables, registers the large
  *              writable static segments, writes the statistics at exit;
- *   heap.c     the malloc family and mmap/munmap/mremap: allocations of at
- *              least `hot_threshold` bytes made by the program come from
- *              the placement allocator and are registered as hot areas;
+ *   malloc.c,  the malloc family and mmap/munmap/mremap: allocations of at
+ *   mmap.c     least `hot_threshold` bytes made by the program come from
+ *              the placement allocator and are registered as hot areas
+ *              (hot.c decides and serves, blocks.c is the table of hot
+ *              blocks, realsym.c finds the real functions);
  *   ompt.c     the OpenMP tools interface (ompt_start_tool): thread notes at
  *              implicit-task begin (the predictive criterion, per-thread
  *              signal stacks) and the stream of parallel regions;
+ *   ompt_chain.c  another OMPT tool in the same process (a profiler) keeps
+ *              its callbacks: it is started and multiplexed with ompt.c;
  *   period.c   finds the period of that stream (the outer iteration) and
- *              calls the engine's iteration end at each period boundary.
+ *              calls the engine's iteration end at each period boundary;
+ *   syscalls.c, signals.c  system calls on watched pages, the program's
+ *              own SIGSEGV handlers.
  */
 #ifndef PH_PRELOAD_PRELOAD_H
 #define PH_PRELOAD_PRELOAD_H
@@ -22,13 +28,13 @@
 #include <stdint.h>
 
 /* 1 when the return address ra is inside libpagehome_preload.so itself:
- * pagehome's own allocations are never intercepted (heap.c). */
+ * pagehome's own allocations are never intercepted (hot.c). */
 int ph_preload_is_internal(const void *ra);
 
 /* 1 once the preload library has finished its constructor. */
 int ph_preload_ready(void);
 
-/* heap.c's counters: hot blocks served since start and their bytes. */
+/* hot.c's counters: hot blocks served since start and their bytes. */
 void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);
 /* Hot blocks and bytes alive now, large requests passed to the real
  * allocator (internal, not ready, unsupported shapes), placement

@@ -1,0 +1,49 @@
+/*
+ * hot.h -- which of the program's allocations become hot blocks, and
+ * serving and releasing them (hot.c).  Used by the malloc family
+ * (malloc.c) and the mmap family (mmap.c).  Private to src/preload/.
+ */
+#ifndef PH_PRELOAD_HOT_H
+#define PH_PRELOAD_HOT_H
+
+#include "preload/blocks.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define PH_HOT_PAGE_BYTES ((size_t)4096)
+
+/* Raised while this thread is inside a call into pagehome made by the
+ * interposition: anything that call allocates goes to the real functions. */
+extern __thread int ph_heap_depth __attribute__((tls_model("initial-exec")));
+
+/* Every live hot block. */
+extern ph_blocks ph_heap_blocks;
+
+/* The threshold in bytes, 0 until the configuration was read. */
+extern atomic_size_t ph_hot_threshold;
+
+/* Fast test: can a request of size bytes be hot at all?  (1 also while the
+ * threshold is not known yet: then ph_hot_alloc decides.) */
+static inline int ph_hot_large(size_t size)
+{
+    size_t t = atomic_load_explicit(&ph_hot_threshold, memory_order_relaxed);
+    return !t || size >= t;
+}
+
+/* A hot block of size bytes aligned to align (a power of two, at least
+ * 4 KiB) for a request made at ra (the program's call site), or NULL:
+ * then the caller uses the real function.  kind: PH_BLOCK_HEAP/MMAP.
+ * errno is preserved. */
+void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra);
+
+/* Stop watching and free a block already taken out of the table. */
+void ph_hot_release(const ph_block *b);
+
+/* Stop watching one area (a block partly unmapped). */
+void ph_hot_unwatch(ph_hotarea_t *area);
+
+/* A large request that was not served hot: counted. */
+void ph_hot_note_large(size_t size);
+
+#endif
