@@ -1,9 +1,9 @@
 /*
  * cluster_merge.c -- the merged report of a cluster run.
  *
- * In a cluster run every rank writes its own statistics (the DSM's
- * ph_cluster_stats_write, to PAGEHOME_STATS_FILE with "%r" replaced by the
- * rank).  This file turns whatever per-rank JSON objects exist into one
+ * In a cluster run every rank writes its own statistics (the DSM writes
+ * them at ph_cluster_finalize to the tunable cluster_stats_file,
+ * PAGEHOME_CLUSTER_STATS_FILE, with "%r" replaced by the rank).  This file turns whatever per-rank JSON objects exist into one
  * document: the run's description and the sums of the ranks' counters
  * under "cluster", each rank's object under "ranks".  It knows nothing of
  * what the counters mean: any number is summed with the numbers at the
@@ -35,6 +35,8 @@ int cluster_rank_of(const char *path, json_t *obj)
         }
     }
     json_t *r = obj ? json_object_get(obj, "rank") : NULL;
+    if (!r && obj) /* the DSM's own layout: {"cluster": {"rank": R, ...}, ...} */
+        r = json_object_get(json_object_get(obj, "cluster"), "rank");
     if (json_is_integer(r) && json_integer_value(r) >= 0 &&
         json_integer_value(r) < 1000000000LL)
         return (int)json_integer_value(r);
@@ -45,7 +47,7 @@ int cluster_rank_of(const char *path, json_t *obj)
 static int not_a_counter(const char *key)
 {
     static const char *const names[] = {"rank", "ranks", "nranks", "pid", "version",
-                                        "pagehome_stats", "config", NULL};
+                                        "pagehome_stats", "config", "cluster", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(key, names[i]) == 0)
             return 1;

@@ -9,7 +9,7 @@
 
 /* The rank a per-rank file is for: the number in its name after the last
  * "rank" (rank-3.json, stats.rank12.json), else the "rank" member of the
- * object, else -1. */
+ * object or of its "cluster" object (the DSM's layout), else -1. */
 int cluster_rank_of(const char *path, json_t *obj);
 
 /* Read the per-rank JSON objects in files[0..nfiles) and write
@@ -23,7 +23,8 @@ int cluster_rank_of(const char *path, json_t *obj);
  * at the same place in the ranks' objects (nested objects summed member
  * by member), except the members that name or size things rather than
  * count them: rank, ranks, nranks, pid, version, pagehome_stats, anything
- * ending in _id, and whole "config" objects.  A file that is not a JSON
+ * ending in _id, and whole "config" and "cluster" objects (a rank's
+ * description: the DSM puts its rank, host, arena size there).  A file that is not a JSON
  * object is listed under "unreadable" with the reason.  Returns the
  * number of ranks merged, or -1 (message on stderr) when out_path cannot
  * be written. */

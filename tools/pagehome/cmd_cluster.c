@@ -33,8 +33,9 @@
  *   auto shm without hosts, else ucx.
  * MPICH 4.0 is ch4:ucx whatever is chosen; tcp sets UCX_TLS=tcp,self
  * (and UCX_NET_DEVICES=lo on one machine) unless they are set.
- * With --report FILE every rank writes PAGEHOME_STATS_FILE=FILE.ranks/
- * rank-%r.json (the DSM replaces %r by the rank; the directory must be on
+ * With --report FILE the tunable cluster_stats_file is FILE.ranks/rank-%r.json
+ * (PAGEHOME_CLUSTER_STATS_FILE; the DSM writes each rank's statistics there
+ * at ph_cluster_finalize, %r replaced by the rank; the directory must be on
  * a file system all hosts share); after the job they are merged into FILE
  * (cluster_merge.c) and removed.  SIGINT, SIGTERM and SIGHUP are passed to
  * the launcher, which stops the ranks; the exit status is the launcher's.
@@ -671,14 +672,14 @@ static void remove_rank_dir(const char *dir)
 }
 
 /* FILE.ranks/ for the ranks' files (made unless `dry`), and
- * PAGEHOME_STATS_FILE naming them. */
+ * PAGEHOME_CLUSTER_STATS_FILE naming them. */
 static int prepare_report(const char *report, char *dir, size_t len, launch *l, int dry)
 {
     char path[PATH_MAX + 32];
     if (snprintf(dir, len, "%s.ranks", report) >= (int)len)
         return cli_error(EXIT_USAGE, "cluster: --report path too long");
     snprintf(path, sizeof path, "%s/rank-%%r.json", dir);
-    set_env(l, "PAGEHOME_STATS_FILE", path, 1);
+    set_env(l, "PAGEHOME_CLUSTER_STATS_FILE", path, 1);
     if (dry)
         return 0;
     /* stale files of an earlier run must not pass for this one's */

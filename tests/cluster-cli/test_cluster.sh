@@ -83,7 +83,7 @@ expect 0 '^PAGEHOME_MOVE_RETRIES=5 PAGEHOME_SOME_NEW_TUNABLE=x mpirun .*-x PAGEH
     run PAGEHOME_CLUSTER_LAUNCHER=mpirun -n 2 --mpi openmpi --set move_retries=5 --set some_new_tunable=x --dry-run -- ./prog
 expect 0 '^PAGEHOME_SEED=7 mpirun .*-x PAGEHOME_SEED ./prog$' -- \
     clean PAGEHOME_CLUSTER_LAUNCHER=mpirun  "$ph" --set seed=7 cluster run -n 2 --mpi openmpi --dry-run -- ./prog
-expect 0 "^PAGEHOME_STATS_FILE=$tmp/r.json.ranks/rank-%r.json mpirun .*-x PAGEHOME_STATS_FILE ./prog\$" -- \
+expect 0 "^PAGEHOME_CLUSTER_STATS_FILE=$tmp/r.json.ranks/rank-%r.json mpirun .*-x PAGEHOME_CLUSTER_STATS_FILE ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=mpirun -n 2 --mpi openmpi --report "$tmp/r.json" --dry-run -- ./prog
 [ ! -e "$tmp/r.json.ranks" ] && pass=$((pass + 1)) ||
     { fail=$((fail + 1)); echo "FAILED: --dry-run made $tmp/r.json.ranks"; }
@@ -161,6 +161,20 @@ for k in ("rank", "pid", "version", "config", "node_id", "host", "per_page"):
     assert k not in t, k
 print("merge ok")
 EOF
+# the DSM's own layout: the rank inside "cluster", which is a description
+expect 0 '^2 rank\(s\) merged into' -- clean "$ph" cluster merge -o "$tmp/d.json" "$data/dsm-layout.json" "$data/rank-0.json"
+expect 0 'dsm layout ok' -- python3 - "$tmp/d.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["cluster"]["totals"]
+assert [x["rank"] for x in d["ranks"]] == [0, 2]
+assert d["ranks"][1]["cluster"]["host"] == "h2"
+assert "cluster" not in t and "intervals" not in t, t
+assert t["faults"] == {"fault_read_remote": 7, "fault_write_remote": 3, "read_miss": 120,
+                       "write_miss": 40, "read_miss_ns": 70800.5}, t["faults"]
+assert t["sync"] == {"barriers": 101} and t["barriers"] == 101
+print("dsm layout ok")
+EOF
 expect 1 '^0 rank\(s\) merged' -- clean "$ph" cluster merge -o "$tmp/m0.json" "$data/rank-4.json"
 expect 2 'cluster merge: -o FILE is required' -- clean "$ph" cluster merge "$data/rank-0.json"
 expect 2 'no per-rank files given' -- clean "$ph" cluster merge -o "$tmp/x.json"
@@ -169,14 +183,14 @@ expect 1 'cannot write /nonexistent/dir/m.json' -- clean "$ph" cluster merge -o 
 
 # ---- real runs on this machine, with each MPI built
 # A rank program that does what the DSM's statistics writer does: replace
-# %r in PAGEHOME_STATS_FILE by its rank and write one JSON object.
+# %r in PAGEHOME_CLUSTER_STATS_FILE by its rank and write one JSON object.
 cat >"$tmp/rankprog" <<'EOF'
 #!/bin/sh
 r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-?}}}
 echo "rank $r placement=$PAGEHOME_CLUSTER_PLACEMENT retries=$PAGEHOME_MOVE_RETRIES"
-[ -n "$PAGEHOME_STATS_FILE" ] || exit 0
+[ -n "$PAGEHOME_CLUSTER_STATS_FILE" ] || exit 0
 [ "$r" = 1 ] && [ -n "$SKIP_RANK1" ] && exit 0
-f=$(echo "$PAGEHOME_STATS_FILE" | sed "s/%r/$r/")
+f=$(echo "$PAGEHOME_CLUSTER_STATS_FILE" | sed "s/%r/$r/")
 printf '{"faults": {"read_miss": %d}, "barriers": 10, "host": "%s"}\n' $((r + 1)) "$(hostname)" >"$f"
 EOF
 chmod +x "$tmp/rankprog"
