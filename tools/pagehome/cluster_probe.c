@@ -219,11 +219,11 @@ int main(int argc, char **argv)
     if (rank == 0) {
         int hosts = 0;
         for (int r = 0; r < n; r++) {
-            char h[MPI_MAX_PROCESSOR_NAME];
+            char h[LINE];
             sscanf(all + (size_t)r * LINE, "%255s", h);
             int seen = 0;
             for (int q = 0; q < r && !seen; q++) {
-                char g[MPI_MAX_PROCESSOR_NAME];
+                char g[LINE];
                 sscanf(all + (size_t)q * LINE, "%255s", g);
                 seen = strcmp(g, h) == 0;
             }
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
         printf("ranks: %d on %d host(s)\n", n, hosts);
         printf("  %-5s %-20s %-8s %-10s %s\n", "rank", "host", "pid", "cpus", "netns");
         for (int r = 0; r < n; r++) {
-            char h[MPI_MAX_PROCESSOR_NAME], c[128];
+            char h[LINE], c[128];
             long pid;
             unsigned long ns;
             if (sscanf(all + (size_t)r * LINE, "%255s %ld %127s %lu", h, &pid, c, &ns) == 4)
