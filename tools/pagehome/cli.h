@@ -24,6 +24,7 @@ int cmd_report(int argc, char **argv);
 int cli_find_on_path(const char *name, char *out, size_t len);
 int cmd_hugepages(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 
 /* "pagehome: <msg>" to stderr; returns `status`. */
 int cli_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -38,6 +38,8 @@ static void usage(FILE *out)
 "  hugepages show the huge page pools of every node; --node N --reserve,\n"
 "            --release or --set COUNT changes one node's pool\n"
 "  sim       the UPMlib papers' experiments on simulated machines (e1..e5)\n"
+"  cluster   cluster mode: run a program's ranks through the MPI launcher\n"
+"            (pagehome cluster run -n N -- PROGRAM), `cluster info`\n"
 "  help      this text, or `pagehome help COMMAND`\n"
 "\n"
 "global options:\n"
@@ -140,6 +142,10 @@ int main(int argc, char **argv)
             char *h[] = {"sim", "--help", NULL};
             return cmd_sim(2, h);
         }
+        if (sub_argc > 1 && strcmp(sub_argv[1], "cluster") == 0) {
+            char *h[] = {"cluster", "--help", NULL};
+            return cmd_cluster(2, h);
+        }
         if (sub_argc > 1 && strcmp(sub_argv[1], "hugepages") == 0) {
             char *h[] = {"hugepages", "--help", NULL};
             return cmd_hugepages(2, h);
@@ -161,5 +167,7 @@ int main(int argc, char **argv)
         return cmd_hugepages(sub_argc, sub_argv);
     if (strcmp(cmd, "sim") == 0)
         return cmd_sim(sub_argc, sub_argv);
+    if (strcmp(cmd, "cluster") == 0)
+        return cmd_cluster(sub_argc, sub_argv);
     return cli_error(EXIT_USAGE, "unknown command '%s' (pagehome help lists them)", cmd);
 }
