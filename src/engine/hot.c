@@ -40,7 +40,7 @@ ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name, int id,
                             npages);
     }
     for (size_t i = 0; i < npages; i++)
-        h->pages[i] = (ph_page){.home = -1, .prev_home = -1};
+        h->pages[i] = (ph_page){.home = -1, .prev_home = -1, .first_home = -1};
     h->factor = 1.0;
     h->prev_remote_ns = -1.0;
     h->hist = -1;
@@ -84,6 +84,7 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
 
 int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
 {
+    (void)now;
     if (node < 0 || node >= h->nnodes)
         return -1;
     uint32_t *c = ph_hot_counts(h, i, 1);
@@ -92,7 +93,6 @@ int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
     uint32_t *cur = ph_cnt_cur(c, h->nnodes);
     cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
                                                : cur[node] + count;
-    h->pages[i].last_seen = now;
     return 0;
 }
 

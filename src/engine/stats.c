@@ -227,6 +227,8 @@ static void write_inv(ph_jw *w, const ph_invocation *v)
     KU(w, "failed_other", v->failed_other);
     KU(w, "frozen", v->frozen);
     KU(w, "melted", v->melted);
+    KU(w, "shared", v->shared);
+    KU(w, "unsettled", v->unsettled);
     KU(w, "accesses", v->accesses);
     KU(w, "remote_before", v->remote_before);
     KU(w, "remote_after", v->remote_after);
@@ -316,6 +318,8 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_key(&w, "source_stats");
     ph_jw_object(&w, 0);
     KU(&w, "armed_pages", ss.armed_pages);
+    KU(&w, "swept_pages", ss.swept_pages);
+    KU(&w, "empty_intervals", e->empty_intervals);
     KU(&w, "samples", ss.samples);
     KU(&w, "dropped", ss.dropped);
     KU(&w, "foreign_faults", ss.foreign_faults);

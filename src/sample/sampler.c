@@ -502,6 +502,11 @@ static int sp_arm(ph_source *src, int full)
         choose_full(s);
     else
         choose_budget(s);
+    for (size_t k = 0; k < s->narmed; k++) {
+        size_t len;
+        run_span(s->armed[k].slot, s->armed[k].run, &len);
+        s->st.swept_pages += len / PG_BYTES;
+    }
     keep_resident(s);
     int rc = protect(s, 0, s->narmed);
     for (size_t k = 0; k < s->narmed; k++) {

@@ -61,6 +61,10 @@ typedef void (*ph_sample_fn)(void *arg, const ph_sample *s, size_t n);
 
 typedef struct ph_source_stats {
     uint64_t armed_pages;     /* pages watched, summed over intervals */
+    uint64_t swept_pages;     /* pages the rotation passed, summed over
+                                 intervals: the watched ones and those left
+                                 out as never touched (a full sweep of the
+                                 hot pages adds their number) */
     uint64_t samples;         /* samples delivered by drain() */
     uint64_t dropped;         /* samples lost (ring full) */
     uint64_t foreign_faults;  /* SIGSEGVs that were not ours (chained) */
