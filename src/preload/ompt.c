@@ -122,6 +122,8 @@ static struct {
     uintptr_t barrier_anchor;
     atomic_ullong nested, barriers_n, barrier_kind[4];
     atomic_ullong threads, notes, note_errors, iter_errors;
+    atomic_ullong thread_kind[3];   /* thread_begin: initial, worker, other */
+    atomic_uint max_team;           /* largest outermost team seen */
     atomic_int printed;
     char runtime[128];      /* runtime_version given to ompt_start_tool */
     /* hybrid mechanism: outermost regions as phases */
@@ -341,9 +343,10 @@ static void iteration_end(void)
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *data)
 {
-    (void)type;
     (void)data;
     atomic_fetch_add_explicit(&st.threads, 1, memory_order_relaxed);
+    int k = type == ompt_thread_initial ? 0 : type == ompt_thread_worker ? 1 : 2;
+    atomic_fetch_add_explicit(&st.thread_kind[k], 1, memory_order_relaxed);
 }
 
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
@@ -414,8 +417,13 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     }
     if (endpoint != ompt_scope_begin)
         return;
-    if (++tls_depth == 1)
+    if (++tls_depth == 1) {
         tls_index = index;
+        unsigned m = atomic_load_explicit(&st.max_team, memory_order_relaxed);
+        while (nthreads > m &&
+               !atomic_compare_exchange_weak(&st.max_team, &m, nthreads))
+            ;
+    }
     if (!st.engine_on)
         return;
     if (tls_depth == 1) {
@@ -520,13 +528,13 @@ int ph_preload_ompt_summary(char *buf, size_t len)
     return snprintf(buf, len,
                     "ompt: %llu regions, %s, %llu iteration boundaries "
                     "(%llu from barriers); %llu nested regions, %llu "
-                    "barriers, %llu threads, %llu thread notes (%llu "
+                    "barriers, %u threads, %llu thread notes (%llu "
                     "failed)%s%s%s",
                     (unsigned long long)nreg, what,
                     (unsigned long long)(rb + bb), (unsigned long long)bb,
                     (unsigned long long)atomic_load(&st.nested),
                     (unsigned long long)atomic_load(&st.barriers_n),
-                    (unsigned long long)atomic_load(&st.threads),
+                    atomic_load(&st.max_team),
                     (unsigned long long)atomic_load(&st.notes),
                     (unsigned long long)atomic_load(&st.note_errors),
                     st.engine_on ? "" : "; engine off (statistics only)",
@@ -603,8 +611,19 @@ void ph_preload_ompt_report(struct ph_jw *w)
     ph_jw_uint(w, atomic_load(&st.nested));
     ph_jw_key(w, "barriers");
     ph_jw_uint(w, atomic_load(&st.barriers_n));
+    /* the threads that ran the program's parallel regions: the largest
+     * outermost team; the runtime's own threads are counted apart */
     ph_jw_key(w, "threads");
-    ph_jw_uint(w, atomic_load(&st.threads));
+    ph_jw_uint(w, atomic_load(&st.max_team));
+    ph_jw_key(w, "runtime_threads");
+    ph_jw_object(w, 1);
+    ph_jw_key(w, "initial");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[0]));
+    ph_jw_key(w, "worker");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[1]));
+    ph_jw_key(w, "other");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[2]));
+    ph_jw_end(w);
     ph_jw_key(w, "thread_notes");
     ph_jw_uint(w, atomic_load(&st.notes));
     ph_jw_key(w, "engine_calls");
