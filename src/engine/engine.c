@@ -325,8 +325,11 @@ void ph_engine_rearm_if_empty(ph_engine *e)
 {
     /* an arm that found no resident page (an area registered before the
      * program touched it) is redone at region boundaries, at most every
-     * 10 ms, so that the first iterations are watched too */
-    if (!e->armed || e->interval_armed || e->interval_samples ||
+     * 10 ms, so that the first iterations are watched too (a program with
+     * few iterations may have one boundary in all).  Not with engine_sync,
+     * whose intervals start at iteration boundaries, as the memory
+     * manager's do not. */
+    if (!e->armed || e->interval_armed || e->interval_samples || e->cfg.sync ||
         e->recording >= 0 || e->cfg.mech == PH_MECH_OFF ||
         ph_now_ns() - e->last_arm_ns < 10000000u)
         return;
@@ -362,8 +365,13 @@ static void run_iterative(ph_engine *e)
     uint64_t samples = e->interval_samples;
     ph_engine_disarm(e);
     adapt_budget(e);
+    uint64_t cand0 = e->tot.candidates;
     uint64_t moved = ph_engine_invoke(e, PH_INV_ITERATIVE,
                                       e->cfg.critical_pages, ns);
+    /* observing, the engine would have moved its candidates: it goes on
+     * looking while there are any */
+    if (e->cfg.observe)
+        moved = e->tot.candidates - cand0;
     uint64_t swept = ph_engine_swept_pages(e);
     if (moved) {
         e->quiet = 0;

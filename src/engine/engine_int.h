@@ -57,8 +57,11 @@ typedef struct ph_area_rec {
     int8_t strip_start[PH_STRIP_MAX];      /* node index per bucket, -1 */
     int8_t strip_end[PH_STRIP_MAX];
     /* at the end: pages ever sampled, those of them on the node that
-     * sampled them most (queried), pages moved twice or more */
+     * sampled them most (queried), pages moved twice or more; and of the
+     * sampled pages whose home the engine found before moving any, those
+     * whose first home was that node (the owner-local share at start) */
     uint64_t sampled_pages, sampled_local, moved_twice;
+    uint64_t start_pages, start_local;
 } ph_area_rec;
 
 struct ph_engine {
