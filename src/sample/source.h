@@ -111,6 +111,10 @@ typedef struct ph_sampler_opts {
     size_t run_pages;
     /* Samples each thread's ring holds between drains (0: 4096). */
     size_t ring_samples;
+    /* On a machine that cannot see first touches (ph_os_tracks_touch: the
+     * simulator), watch a new range where it is untouched and tell the
+     * machine who touches each run first (sampler.c).  0 = no. */
+    int first_touch;
 } ph_sampler_opts;
 
 /* Open the SIGSEGV sampler (opts required: max_runs and run_pages at
