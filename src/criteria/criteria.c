@@ -512,13 +512,10 @@ void ph_crit_hood_clear(ph_crit_hood *h)
     h->last_dom = -1;
 }
 
-void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc, int n,
-                      uint32_t unit)
+void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
+                      const uint32_t *now, int n, uint32_t unit)
 {
     if (!h || !acc || n <= 0 || n > PH_CRIT_HOOD_NODES)
-        return;
-    int d = ph_crit_dominant(acc, n);
-    if (d < 0)
         return;
     uint64_t sum = 0;
     int nodes = 0;
@@ -527,11 +524,17 @@ void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc, int n,
         sum += acc[i];
         nodes += acc[i] != 0;
     }
-    h->sampled++;
-    if (sum >= 2 * (uint64_t)(unit ? unit : 1)) {
-        h->multi++;
-        h->pure += nodes == 1;
+    if (sum) {
+        h->sampled++;
+        if (sum >= 2 * (uint64_t)(unit ? unit : 1)) {
+            h->multi++;
+            h->pure += nodes == 1;
+        }
     }
+    int d = ph_crit_dominant(now ? now : acc, n);
+    if (d < 0)
+        return;
+    h->now_sampled++;
     h->dom[d]++;
     if (h->last_dom >= 0) {
         h->pairs++;
@@ -540,10 +543,12 @@ void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc, int n,
     h->last_dom = d;
 }
 
-/* Every node has its share of the accesses counted in t[0..n): none more
- * than 2/n of them, none less than 1/(2n) (0 when nothing was counted).
- * A page two nodes share half and half is not uniformly shared on four. */
-static int evenly_from_every_node(const uint64_t *t, int n)
+/* Every node has its share of the accesses counted in t[0..n): with
+ * max_share (one page), none less than 1/(2n) of them and none more than
+ * 2/n; without (a neighbourhood), none less than 1/(4n) (0 when nothing
+ * was counted).  A page two nodes share half and half is not uniformly
+ * shared on four. */
+static int from_every_node(const uint64_t *t, int n, int max_share)
 {
     uint64_t sum = 0, max = 0, min = UINT64_MAX;
     for (int i = 0; i < n; i++) {
@@ -553,8 +558,9 @@ static int evenly_from_every_node(const uint64_t *t, int n)
         if (t[i] < min)
             min = t[i];
     }
-    return sum > 0 && (double)max * (double)n <= 2.0 * (double)sum &&
-           2.0 * (double)n * (double)min >= (double)sum;
+    if (max_share && (double)max * (double)n > 2.0 * (double)sum)
+        return 0;
+    return sum > 0 && (max_share ? 2.0 : 4.0) * (double)n * (double)min >= (double)sum;
 }
 
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
@@ -569,7 +575,7 @@ int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
      * certainty */
     if (!(2.0 * (double)n * (double)h->agree <= (double)(n + 1) * (double)h->pairs))
         return 0;
-    return evenly_from_every_node(h->total, n);
+    return from_every_node(h->total, n, 0);
 }
 
 int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
@@ -583,16 +589,16 @@ int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
     }
     if (sum < 4 * (uint64_t)n * (uint64_t)(unit ? unit : 1))
         return 0;
-    return evenly_from_every_node(t, n);
+    return from_every_node(t, n, 1);
 }
 
 int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
                         uint32_t min_pages, double min_share)
 {
     if (!h || target < 0 || target >= n || n > PH_CRIT_HOOD_NODES ||
-        h->sampled == 0 || h->sampled < min_pages)
+        h->now_sampled == 0 || h->now_sampled < min_pages)
         return 0;
-    return (double)h->dom[target] >= min_share * (double)h->sampled;
+    return (double)h->dom[target] >= min_share * (double)h->now_sampled;
 }
 
 unsigned ph_crit_melt_after(unsigned melt_iters, unsigned freezes)
@@ -601,4 +607,23 @@ unsigned ph_crit_melt_after(unsigned melt_iters, unsigned freezes)
     for (unsigned k = 1; k < freezes && m < 65535u; k++)
         m *= 2;
     return m > 65535u ? 65535u : (unsigned)m;
+}
+
+int ph_crit_interval_skewed(const uint64_t *now, const uint64_t *run, int n)
+{
+    if (!now || !run || n < 2)
+        return 0;
+    uint64_t sn = 0, sr = 0;
+    int top = 0;
+    for (int i = 0; i < n; i++) {
+        sn += now[i];
+        sr += run[i];
+        if (now[i] > now[top])
+            top = i;
+    }
+    if (sn == 0 || sr == 0)
+        return 0;
+    double share_now = (double)now[top] / (double)sn;
+    double share_run = (double)run[top] / (double)sr;
+    return share_now * (double)n > 2.0 && share_now > 1.5 * share_run;
 }

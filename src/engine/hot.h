@@ -65,6 +65,10 @@ typedef struct ph_hot {
     ph_page *pages;         /* npages */
     uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
     size_t nchunks;
+    /* per chunk, over every interval: consecutive pages sampled in the
+     * same interval, and those whose dominant nodes agreed (the
+     * neighbourhood evidence of invoke.c; both halved when full) */
+    uint16_t *adj_pairs, *adj_agree;
     /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
     double prev_remote_ns;      /* metric of the last sweep, -1 none */

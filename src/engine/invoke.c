@@ -328,7 +328,15 @@ static void hood_of(ph_engine *e, ph_hot *h, size_t first, size_t last,
         uint32_t tot[PH_MAX_NODES];
         for (int k = 0; k < n; k++)
             tot[k] = cum[k] > UINT32_MAX - cur[k] ? UINT32_MAX : cum[k] + cur[k];
-        ph_crit_hood_add(hd, tot, n, unit);
+        ph_crit_hood_add(hd, tot, cur, n, unit);
+    }
+    /* neighbours' agreement over every interval, not this one's alone: in
+     * one interval a few threads may take most first touches (the others
+     * descheduled), and a table read at random then looks owned */
+    size_t c = first / PH_HOT_CHUNK_PAGES;
+    if (c < h->nchunks && last - first == PH_HOT_CHUNK_PAGES) {
+        hd->pairs = h->adj_pairs[c];
+        hd->agree = h->adj_agree[c];
     }
 }
 
@@ -356,17 +364,51 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     double per_node[PH_MAX_NODES] = {0};
     size_t m = 0; /* candidates, compacted to the front of w */
     uint32_t unit = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
+    /* the sampling mechanism: an interval one node dominated (the others
+     * did not run much) moves nothing (ph_crit_interval_skewed) */
+    int skewed = 0;
+    if (kind == PH_INV_SAMPLING) {
+        uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
+        for (size_t j = 0; j < w->n; j++) {
+            uint32_t *cnt = ph_hot_counts(h, w->idx[j], 0);
+            const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
+            for (int k = 0; k < n; k++) {
+                now_t[k] += cur[k];
+                run_t[k] += (uint64_t)cum[k] + cur[k];
+            }
+        }
+        skewed = ph_crit_interval_skewed(now_t, run_t, n);
+    }
     /* the neighbourhood of the chunk hood_chunk, made when a page of it
      * first has a target (most pages at home need none) */
     ph_crit_hood hood;
     size_t hood_chunk = SIZE_MAX;
     int hood_shared = 0;
+    /* the chunks' agreement of neighbours, this interval's pairs added */
+    size_t adj_chunk = SIZE_MAX;
+    int adj_last = -1;
     for (size_t j = 0; j < w->n; j++) {
         size_t i = w->idx[j];
         ph_page *pg = &h->pages[i];
         uint32_t *cnt = ph_hot_counts(h, i, 0);
         const uint32_t *cur = ph_cnt_cur(cnt, n);
         int home = w->home[j];
+        int dnow = ph_crit_dominant(cur, n);
+        if (i / PH_HOT_CHUNK_PAGES != adj_chunk) {
+            adj_chunk = i / PH_HOT_CHUNK_PAGES;
+            adj_last = -1;
+        }
+        if (dnow >= 0) {
+            if (adj_last >= 0) {
+                if (h->adj_pairs[adj_chunk] == UINT16_MAX) {
+                    h->adj_pairs[adj_chunk] /= 2;
+                    h->adj_agree[adj_chunk] /= 2;
+                }
+                h->adj_pairs[adj_chunk]++;
+                h->adj_agree[adj_chunk] += dnow == adj_last;
+            }
+            adj_last = dnow;
+        }
         inv.scanned++;
         for (int k = 0; k < n; k++)
             inv.accesses += cur[k];
@@ -427,6 +469,10 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                  * history (two samples, or one its neighbourhood agrees
                  * with); and a page that ping-ponged before (two owners
                  * alternate) moves again only as clearly claimed */
+                if (target >= 0 && skewed) {
+                    inv.unsettled++;
+                    target = -1;
+                }
                 if (target >= 0 &&
                     (kind == PH_INV_SAMPLING || pg->freezes)) {
                     /* a page moved before must be claimed more clearly */

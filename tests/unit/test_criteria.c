@@ -760,7 +760,7 @@ static void hood_of_pages(ph_crit_hood *h, int n, int samples, int random,
                 node = (owner + 1) % n;
             acc[node]++;
         }
-        ph_crit_hood_add(h, acc, n, 1);
+        ph_crit_hood_add(h, acc, NULL, n, 1);
     }
 }
 
@@ -796,13 +796,13 @@ static void test_uniform_shared(void)
         uint32_t acc[4] = {0};
         acc[p % 4] = 1;
         acc[(p + 1) % 4] = 1;
-        ph_crit_hood_add(&h, acc, 4, 1);
+        ph_crit_hood_add(&h, acc, NULL, 4, 1);
     }
     CHECK_EQ(h.multi, 15);
     CHECK_EQ(h.pure, 0);
     CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0); /* too few to tell */
     uint32_t acc[4] = {0, 1, 0, 1};
-    ph_crit_hood_add(&h, acc, 4, 1);
+    ph_crit_hood_add(&h, acc, NULL, 4, 1);
     /* dominants 0 1 2 0 | 0 1 2 0 ... then 1: 3 of 15 pairs agree */
     CHECK_EQ(h.sampled, 16);
     CHECK_EQ(h.pairs, 15);
@@ -813,7 +813,7 @@ static void test_uniform_shared(void)
     for (int p = 0; p < 64; p++) {
         uint32_t a1[4] = {0};
         a1[p % 4] = 2;
-        ph_crit_hood_add(&h, a1, 4, 1);
+        ph_crit_hood_add(&h, a1, NULL, 4, 1);
     }
     CHECK_EQ(h.pure, 64);
     CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
@@ -824,7 +824,7 @@ static void test_uniform_shared(void)
         uint32_t a2[4] = {0};
         a2[p % 2] = 2;
         a2[1 - p % 2] = 1;
-        ph_crit_hood_add(&h, a2, 4, 1);
+        ph_crit_hood_add(&h, a2, NULL, 4, 1);
     }
     CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
     CHECK_EQ(ph_crit_uniform_shared(&h, 2, 16), 1);
@@ -835,13 +835,29 @@ static void test_uniform_shared(void)
         a3[p % 4] = 2;
         if (p % 3 == 0)
             a3[(p + 2) % 4] = 1;
-        ph_crit_hood_add(&h, a3, 4, 1);
+        ph_crit_hood_add(&h, a3, NULL, 4, 1);
     }
     CHECK(h.pure * 2 > h.multi);
     CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
+    /* read at random by every node after one node initialised it (one
+     * sample of each page from node 0 first, then one a page in each of
+     * two intervals): still shared, judged on the latest interval's
+     * samples (over the run node 0 dominates most pages: ties go to it) */
+    ph_crit_hood hi;
+    ph_crit_hood_clear(&hi);
+    for (int p = 0; p < 256; p++) {
+        uint32_t a4[4] = {1, 0, 0, 0}, now[4] = {0};
+        a4[rng_below(4)]++;
+        int last = (int)rng_below(4);
+        a4[last]++;
+        now[last] = 1;
+        ph_crit_hood_add(&hi, a4, now, 4, 1);
+    }
+    CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 1);
+    CHECK(hi.now_sampled == 256 && hi.sampled == 256);
     /* unsampled pages add nothing; bad arguments */
     uint32_t z[4] = {0};
-    ph_crit_hood_add(&h, z, 4, 1);
+    ph_crit_hood_add(&h, z, NULL, 4, 1);
     CHECK_EQ(h.sampled, 64);
     CHECK_EQ(ph_crit_uniform_shared(NULL, 4, 16), 0);
     CHECK_EQ(ph_crit_uniform_shared(&h, 1, 16), 0);
@@ -868,7 +884,7 @@ static void test_hood_agrees(void)
     for (int p = 0; p < 20; p++) {
         uint32_t acc[4] = {0};
         acc[p < 16 ? 2 : 1] = 1;
-        ph_crit_hood_add(&h, acc, 4, 1);
+        ph_crit_hood_add(&h, acc, NULL, 4, 1);
     }
     CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 16, 0.75), 1); /* 16 of 20 */
     CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 16, 0.85), 0);
@@ -876,6 +892,20 @@ static void test_hood_agrees(void)
     CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 21, 0.75), 0); /* too few pages */
     CHECK_EQ(ph_crit_hood_agrees(&h, 4, 4, 16, 0.75), 0);
     CHECK_EQ(ph_crit_hood_agrees(&h, 4, -1, 16, 0.75), 0);
+}
+
+static void test_interval_skewed(void)
+{
+    uint64_t even[4] = {25, 25, 25, 25}, one[4] = {0, 97, 2, 1};
+    uint64_t run_even[4] = {250, 250, 250, 250}, run_one[4] = {0, 970, 20, 10};
+    uint64_t two[4] = {50, 50, 0, 0};
+    CHECK_EQ(ph_crit_interval_skewed(even, run_even, 4), 0);
+    CHECK_EQ(ph_crit_interval_skewed(one, run_even, 4), 1);  /* one thread ran */
+    CHECK_EQ(ph_crit_interval_skewed(one, run_one, 4), 0);   /* it always does */
+    CHECK_EQ(ph_crit_interval_skewed(two, run_even, 4), 0);  /* 50% = 2/n */
+    CHECK_EQ(ph_crit_interval_skewed(one, run_even, 1), 0);
+    uint64_t z[4] = {0};
+    CHECK_EQ(ph_crit_interval_skewed(z, run_even, 4), 0);
 }
 
 static void test_melt_after(void)
@@ -895,6 +925,7 @@ int main(void)
     test_page_uniform();
     test_hood_agrees();
     test_melt_after();
+    test_interval_skewed();
     test_settled();
     test_competitive_basic();
     test_competitive_indexing();
