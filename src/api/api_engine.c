@@ -63,6 +63,8 @@ static ph_engine *make_engine(ph_machine *c)
         .max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS),
         .run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES),
         .ring_samples = 8192,
+        /* the simulator learns who touches a page first from the traps */
+        .first_touch = ph_os_tracks_touch(c->os),
     };
     ph_source *src = ph_sampler_open(c->os, &so);
     if (!src)

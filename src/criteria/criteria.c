@@ -503,3 +503,127 @@ int ph_crit_settled(const uint32_t *total, int n, int target, double min_share,
         sum += total[k];
     return sum && sum >= min_total && (double)total[target] > min_share * (double)sum;
 }
+
+/* ---- evidence ------------------------------------------------------------ */
+
+void ph_crit_hood_clear(ph_crit_hood *h)
+{
+    memset(h, 0, sizeof *h);
+    h->last_dom = -1;
+}
+
+void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
+                      const uint32_t *now, int n, uint32_t unit)
+{
+    if (!h || !acc || n <= 0 || n > PH_CRIT_HOOD_NODES)
+        return;
+    uint64_t sum = 0;
+    int nodes = 0;
+    for (int i = 0; i < n; i++) {
+        h->total[i] += acc[i];
+        sum += acc[i];
+        nodes += acc[i] != 0;
+    }
+    if (sum) {
+        h->sampled++;
+        if (sum >= 2 * (uint64_t)(unit ? unit : 1)) {
+            h->multi++;
+            h->pure += nodes == 1;
+        }
+    }
+    int d = ph_crit_dominant(now ? now : acc, n);
+    if (d < 0)
+        return;
+    h->now_sampled++;
+    h->dom[d]++;
+    if (h->last_dom >= 0) {
+        h->pairs++;
+        h->agree += d == h->last_dom;
+    }
+    h->last_dom = d;
+}
+
+/* Every node has its share of the accesses counted in t[0..n): with
+ * max_share (one page), none less than 1/(2n) of them and none more than
+ * 2/n; without (a neighbourhood), none less than 1/(4n) (0 when nothing
+ * was counted).  A page two nodes share half and half is not uniformly
+ * shared on four. */
+static int from_every_node(const uint64_t *t, int n, int max_share)
+{
+    uint64_t sum = 0, max = 0, min = UINT64_MAX;
+    for (int i = 0; i < n; i++) {
+        sum += t[i];
+        if (t[i] > max)
+            max = t[i];
+        if (t[i] < min)
+            min = t[i];
+    }
+    if (max_share && (double)max * (double)n > 2.0 * (double)sum)
+        return 0;
+    return sum > 0 && (max_share ? 2.0 : 4.0) * (double)n * (double)min >= (double)sum;
+}
+
+int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
+{
+    if (!h || n < 2 || n > PH_CRIT_HOOD_NODES || h->multi == 0 ||
+        h->multi < min_pages || h->pairs == 0)
+        return 0;
+    /* at most half the pages with two samples or more are pure */
+    if (!(2 * (uint64_t)h->pure <= (uint64_t)h->multi))
+        return 0;
+    /* agreement of neighbours at most halfway between chance (1/n) and
+     * certainty */
+    if (!(2.0 * (double)n * (double)h->agree <= (double)(n + 1) * (double)h->pairs))
+        return 0;
+    return from_every_node(h->total, n, 0);
+}
+
+int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
+{
+    if (!acc || n < 2 || n > PH_CRIT_HOOD_NODES)
+        return 0;
+    uint64_t t[PH_CRIT_HOOD_NODES], sum = 0;
+    for (int i = 0; i < n; i++) {
+        t[i] = acc[i];
+        sum += acc[i];
+    }
+    if (sum < 4 * (uint64_t)n * (uint64_t)(unit ? unit : 1))
+        return 0;
+    return from_every_node(t, n, 1);
+}
+
+int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
+                        uint32_t min_pages, double min_share)
+{
+    if (!h || target < 0 || target >= n || n > PH_CRIT_HOOD_NODES ||
+        h->now_sampled == 0 || h->now_sampled < min_pages)
+        return 0;
+    return (double)h->dom[target] >= min_share * (double)h->now_sampled;
+}
+
+unsigned ph_crit_melt_after(unsigned melt_iters, unsigned freezes)
+{
+    unsigned long long m = melt_iters;
+    for (unsigned k = 1; k < freezes && m < 65535u; k++)
+        m *= 2;
+    return m > 65535u ? 65535u : (unsigned)m;
+}
+
+int ph_crit_interval_skewed(const uint64_t *now, const uint64_t *run, int n)
+{
+    if (!now || !run || n < 2)
+        return 0;
+    uint64_t sn = 0, sr = 0;
+    int top = 0;
+    for (int i = 0; i < n; i++) {
+        sn += now[i];
+        sr += run[i];
+        if (now[i] > now[top])
+            top = i;
+    }
+    if (sn == 0 || sr == 0)
+        return 0;
+    double share_now = (double)now[top] / (double)sn;
+    double share_run = (double)run[top] / (double)sr;
+    return share_now * (double)n > 2.0 && share_now > 1.5 * share_run;
+}

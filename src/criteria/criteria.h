@@ -141,4 +141,98 @@ int ph_crit_settled(const uint32_t *total, int n, int target, double min_share,
  * unknown (< 0). */
 int ph_crit_one_node(const int *homes, size_t n);
 
+/* ---- evidence (ours) ---------------------------------------------------
+ *
+ * One sample per watched page and interval is little evidence: a page of
+ * a table every node reads at random gets its sample from a random node,
+ * and one whose owner alternates within an iteration (an ADI sweep with
+ * another ownership) from whichever owner touched it first after the
+ * arm.  These rules weigh a page's counts against its neighbourhood and
+ * its own past.  Counts are accesses; `unit` is the accesses one sample
+ * stands for (the engine's sample_weight), so count / unit is samples.
+ *
+ * Neighbourhood: the sampled pages of one 2 MiB-aligned chunk of 512
+ * pages, summed by ph_crit_hood_add (whole-run counts of each page).
+ *
+ * Uniformly shared (ph_crit_uniform_shared): three signs together, each
+ * of which alone also fits owned data.  (1) Its pages are not pure: of
+ * the pages with two samples or more (at least min_pages of them), at
+ * most half have all their samples from one node -- a page owned by one
+ * node is pure, also when the owners of neighbouring pages differ page
+ * by page (cyclic ownership), while a page read at random by n nodes is
+ * pure with probability n^(1-s) after s samples.  (2) The dominant nodes
+ * of consecutive sampled pages seldom agree, in at most (1 + 1/n) / 2 of
+ * the pairs -- an array owned by blocks has runs of pages with one
+ * dominant node (also after its owners changed: every page of a run
+ * changed alike), a table read at random agrees in 1/n of the pairs.
+ * The dominant nodes compared are those of the latest interval's counts
+ * (`now`): over the whole run one node can dominate a table it
+ * initialised, and ties go to the lowest node.
+ * (3) Every node has a share of the neighbourhood's accesses: none less
+ * than 1/(4n) (one node may have much more than its share: the one that
+ * initialised the table, say).  Its pages stay where they are:
+ * wherever they are, (n-1)/n of their accesses are remote, and moving
+ * them only chases the last sample.  A page with at least 4n samples of
+ * its own in one interval spread that evenly over the nodes is
+ * uniformly shared by itself (ph_crit_page_uniform; exact counts, or a
+ * page watched many times); a page two nodes share is not, on more than
+ * two nodes.  (One interval: a page whose owner changes from one
+ * interval to the next is spread over the nodes in its history, not
+ * shared.)
+ *
+ * Agreement (ph_crit_hood_agrees): at least min_pages pages of a
+ * neighbourhood (here: the pages around the page) were sampled in the
+ * latest interval and at least min_share of them have target as their
+ * dominant node there.  The
+ * sampling mechanism moves a page with a single sample when its
+ * neighbours agree (a block-owned array: its neighbours are owned by the
+ * same thread), instead of waiting for a second sample a whole sweep of
+ * the hot pages later.
+ *
+ * Pages that never settle: a page the ping-pong rule froze has two
+ * owners that alternate; after it melts it moves again only to a node
+ * settled in its whole history (ph_crit_settled), and each further
+ * freeze lasts twice as long (ph_crit_melt_after). */
+#define PH_CRIT_HOOD_NODES 64
+typedef struct ph_crit_hood {
+    /* whole run */
+    uint32_t sampled;                    /* pages with a sample */
+    uint32_t multi;                      /* pages with two or more */
+    uint32_t pure;                       /* of those, all from one node */
+    uint64_t total[PH_CRIT_HOOD_NODES];  /* accesses from node i */
+    /* the latest interval */
+    uint32_t now_sampled;                /* pages with a sample */
+    uint32_t dom[PH_CRIT_HOOD_NODES];    /* pages whose dominant node is i */
+    uint32_t pairs;                      /* consecutive such pages */
+    uint32_t agree;                      /* of those, same dominant node */
+    int last_dom;                        /* the last page's, -1 none */
+} ph_crit_hood;
+
+/* Empty neighbourhood. */
+void ph_crit_hood_clear(ph_crit_hood *h);
+/* Add the next page's counts, pages in address order: acc[0..n) over the
+ * whole run, now[0..n) of the latest interval (NULL: acc), n <=
+ * PH_CRIT_HOOD_NODES, unit accesses a sample.  A page without any count
+ * is not sampled and adds nothing. */
+void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
+                      const uint32_t *now, int n, uint32_t unit);
+/* 1 when the neighbourhood is uniformly shared (see above). */
+int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages);
+/* 1 when one page's own counts show uniform sharing (see above). */
+int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit);
+/* 1 when the neighbourhood agrees that target owns its pages. */
+int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
+                        uint32_t min_pages, double min_share);
+/* An interval whose samples do not represent the run (the sampling
+ * mechanism, which wakes at arbitrary moments): the largest node's share
+ * of the area's samples in it, now[0..n), is more than 2/n and more than
+ * half as large again as its share over the whole run, run[0..n) (which
+ * includes now).  One thread that ran alone for a while (the others
+ * descheduled on a loaded machine, or a serial part of the program) then
+ * took most first touches: its samples say who ran, not who owns. */
+int ph_crit_interval_skewed(const uint64_t *now, const uint64_t *run, int n);
+/* Iterations a page frozen for the freezes-th time stays frozen:
+ * melt_iters, doubled for every freeze after the first, at most 65535. */
+unsigned ph_crit_melt_after(unsigned melt_iters, unsigned freezes);
+
 #endif

@@ -155,6 +155,8 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
     /* A new area is not cold, and a deactivated engine looks again. */
     e->active = 1;
     e->quiet = 0;
+    e->quiet_samples = 0;
+    e->stable_mark = ph_engine_swept_pages(e);
     if (e->cfg.mech != PH_MECH_OFF && !e->armed)
         ph_engine_arm(e);
     pthread_mutex_unlock(&e->lock);
@@ -204,6 +206,7 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
     ph_engine *e = arg;
     uint16_t now = (uint16_t)e->iteration;
     uint64_t wt = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
+    e->interval_samples += n;
     for (size_t k = 0; k < n; k++) {
         uint64_t c64 = (uint64_t)s[k].count * wt;
         uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
@@ -282,12 +285,56 @@ void ph_engine_arm(ph_engine *e)
 {
     if (e->nhots == 0)
         return;
+    uint64_t before = ph_engine_armed_pages(e);
+    e->last_arm_ns = ph_now_ns();
     if (e->src->ops->arm(e->src, e->cfg.full_snapshot) == 0) {
         e->armed = 1;
         e->interval_ns = ph_now_ns();
         memset(&e->last_ss, 0, sizeof e->last_ss);
         e->src->ops->stats(e->src, &e->last_ss);
+        e->interval_armed = e->last_ss.armed_pages - before;
+        e->interval_samples = 0;
+        e->empty_ends = 0;
     }
+}
+
+/* Iteration ends (or wake-ups) an interval that trapped nothing goes on
+ * over before the next pages are watched. */
+#define PH_EMPTY_EXTEND 3
+
+/* An interval that trapped nothing carries no evidence: no invocation
+ * (nothing to decide, and a quiet invocation would count toward
+ * stability).  It goes on -- the pages it watches may be touched by a
+ * later part of the iteration, when the iteration found is one part of
+ * the real one -- for up to PH_EMPTY_EXTEND ends; then, or at once when
+ * it watched nothing (no page resident yet), the next pages are armed.
+ * Returns 1 when the caller must not invoke (lock held). */
+static int empty_interval(ph_engine *e)
+{
+    if (e->interval_samples)
+        return 0;
+    if (e->interval_armed && ++e->empty_ends <= PH_EMPTY_EXTEND)
+        return 1;
+    e->empty_intervals++;
+    ph_engine_disarm(e);
+    ph_engine_arm(e);
+    return 1;
+}
+
+void ph_engine_rearm_if_empty(ph_engine *e)
+{
+    /* an arm that found no resident page (an area registered before the
+     * program touched it) is redone at region boundaries, at most every
+     * 10 ms, so that the first iterations are watched too (a program with
+     * few iterations may have one boundary in all).  Not with engine_sync,
+     * whose intervals start at iteration boundaries, as the memory
+     * manager's do not. */
+    if (!e->armed || e->interval_armed || e->interval_samples || e->cfg.sync ||
+        e->recording >= 0 || e->cfg.mech == PH_MECH_OFF ||
+        ph_now_ns() - e->last_arm_ns < 10000000u)
+        return;
+    ph_engine_disarm(e);
+    ph_engine_arm(e);
 }
 
 void ph_engine_disarm(ph_engine *e)
@@ -313,17 +360,42 @@ static void run_iterative(ph_engine *e)
     if (!e->active || e->nhots == 0 || e->recording >= 0)
         return;
     uint64_t ns = ph_engine_drain(e);
+    if (empty_interval(e))
+        return;
+    uint64_t samples = e->interval_samples;
     ph_engine_disarm(e);
     adapt_budget(e);
+    uint64_t cand0 = e->tot.candidates;
     uint64_t moved = ph_engine_invoke(e, PH_INV_ITERATIVE,
                                       e->cfg.critical_pages, ns);
-    e->quiet = moved ? 0 : e->quiet + 1;
+    /* observing, the engine would have moved its candidates: it goes on
+     * looking while there are any */
+    if (e->cfg.observe)
+        moved = e->tot.candidates - cand0;
+    uint64_t swept = ph_engine_swept_pages(e);
+    if (moved) {
+        e->quiet = 0;
+        e->quiet_samples = 0;
+        e->stable_mark = swept;
+    } else {
+        e->quiet++;
+        e->quiet_samples += samples;
+    }
+    uint64_t watched = 0;
+    for (size_t a = 0; a < e->nhots; a++)
+        if (e->hots[a]->watched)
+            watched += e->hots[a]->npages;
+    /* Stable: stable_after invocations with samples and no migration, and
+     * every watched page looked at since the last migration. */
     if (e->cfg.stable_after && e->quiet >= e->cfg.stable_after &&
-        !e->predictive) {
+        !e->predictive && swept - e->stable_mark >= watched) {
         e->active = 0;
-        ph_info("engine: placement stable after %u iterations: the "
-                "iterative mechanism stops until a thread migrates",
-                e->iteration);
+        ph_info("engine: placement stable after %u iterations (%u "
+                "invocations without a migration, %llu samples in them, "
+                "every watched page looked at since the last migration): "
+                "the iterative mechanism stops until a thread migrates",
+                e->iteration, e->quiet,
+                (unsigned long long)e->quiet_samples);
     }
     if (e->active && iterative_now(e))
         ph_engine_arm(e);
@@ -365,6 +437,8 @@ static void tick_locked(ph_engine *e)
     if (e->nhots == 0 || e->recording >= 0)
         return;
     uint64_t ns = ph_engine_drain(e);
+    if (empty_interval(e))
+        return;
     ph_engine_disarm(e);
     adapt_budget(e);
     ph_engine_invoke(e, PH_INV_SAMPLING, e->cfg.sample_max_moves, ns);
@@ -551,6 +625,14 @@ uint64_t ph_engine_armed_pages(ph_engine *e)
     return ss.armed_pages;
 }
 
+uint64_t ph_engine_swept_pages(ph_engine *e)
+{
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    return ss.swept_pages;
+}
+
 int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
 {
     if ((int)mech < 0 || mech > PH_MECH_OFF)
@@ -563,6 +645,8 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
     e->cfg.mech = mech;
     e->active = 1;
     e->quiet = 0;
+    e->quiet_samples = 0;
+    e->stable_mark = ph_engine_swept_pages(e);
     if (mech == PH_MECH_OFF)
         ph_engine_disarm(e);
     else if (!e->armed)

@@ -98,6 +98,10 @@ typedef struct ph_invocation {
     int area_id;
     int phase;               /* RECORD/REPLAY/UNDO: the phase, else -1 */
     uint64_t scanned, candidates, migrated, failed, frozen, melted;
+    uint64_t shared;         /* competitive targets refused: the page is
+                                uniformly shared (ph_crit_uniform_shared) */
+    uint64_t unsettled;      /* refused: not settled in the page's history
+                                (sampling mechanism; pages that ping-ponged) */
     uint64_t failed_busy, failed_nomem, failed_access, failed_fault,
         failed_other;
     uint64_t accesses;        /* estimated: samples x sample_weight */

@@ -57,8 +57,11 @@ typedef struct ph_area_rec {
     int8_t strip_start[PH_STRIP_MAX];      /* node index per bucket, -1 */
     int8_t strip_end[PH_STRIP_MAX];
     /* at the end: pages ever sampled, those of them on the node that
-     * sampled them most (queried), pages moved twice or more */
+     * sampled them most (queried), pages moved twice or more; and of the
+     * sampled pages whose home the engine found before moving any, those
+     * whose first home was that node (the owner-local share at start) */
     uint64_t sampled_pages, sampled_local, moved_twice;
+    uint64_t start_pages, start_local;
 } ph_area_rec;
 
 struct ph_engine {
@@ -84,7 +87,22 @@ struct ph_engine {
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
     int active;              /* iterative mechanism running */
-    unsigned quiet;          /* invocations without migrations */
+    unsigned quiet;          /* invocations without migrations (each with
+                                samples: evidence) */
+    /* Evidence (engine.c): stability is concluded only from samples.  An
+     * interval that trapped nothing is not an invocation: it goes on
+     * over up to PH_EMPTY_EXTEND iteration ends, then the next pages are
+     * watched.  The placement is stable after stable_after quiet
+     * invocations *and* a full sweep of the watched pages since the last
+     * migration. */
+    uint64_t interval_samples; /* samples ingested since the last arm */
+    uint64_t interval_armed;   /* pages the last arm watched */
+    unsigned empty_ends;       /* iteration ends the interval went on */
+    uint64_t stable_mark;      /* source's swept_pages at the last
+                                  migration (or new area) */
+    uint64_t quiet_samples;    /* samples of the quiet invocations */
+    uint64_t empty_intervals;  /* intervals that trapped nothing */
+    uint64_t last_arm_ns;      /* when the source was last armed */
     int predictive;
     uint8_t gained[PH_MAX_NODES];
     int nthreads;
@@ -142,10 +160,15 @@ size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
  * while recording).  Returns the time spent, ns. */
 uint64_t ph_engine_drain(ph_engine *e);
 void ph_engine_arm(ph_engine *e);
+/* Arm again when the last arm watched no page (lock held; threads.c calls
+ * it at region boundaries). */
+void ph_engine_rearm_if_empty(ph_engine *e);
 void ph_engine_disarm(ph_engine *e);
 
 /* The source's armed_pages counter (cold areas count sweeps with it). */
 uint64_t ph_engine_armed_pages(ph_engine *e);
+/* The source's swept_pages counter (stability counts sweeps with it). */
+uint64_t ph_engine_swept_pages(ph_engine *e);
 
 /* stats.c */
 void ph_engine_log_add(ph_engine *e, const ph_invocation *inv);

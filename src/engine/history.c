@@ -21,7 +21,9 @@
  *   - the owner-local share at the end: of the pages ever sampled, those
  *     whose home (asked of the OS) is the node that sampled them most over
  *     the whole run (cumulative counts), and the pages the engine moved
- *     twice or more (thrashing shows there).
+ *     twice or more (thrashing shows there); and at the start: of the
+ *     sampled pages whose home the engine asked before it moved any
+ *     (ph_page.first_home), those whose first home was that node.
  * At most PH_HISTORY_MAX records; later areas are counted, not recorded.
  * All functions run with the engine lock held.
  */
@@ -68,6 +70,7 @@ static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
     int dom[BATCH], home[BATCH];
     int n = e->nnodes;
     r->sampled_pages = r->sampled_local = r->moved_twice = 0;
+    r->start_pages = r->start_local = 0;
     size_t k = 0;
     for (size_t i = 0; i <= h->npages; i++) {
         if (i < h->npages) {
@@ -83,6 +86,10 @@ static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
             int d = ph_crit_dominant(acc, n);
             if (d < 0)
                 continue;
+            if (h->pages[i].first_home >= 0) {
+                r->start_pages++;
+                r->start_local += h->pages[i].first_home == d;
+            }
             pages[k] = (void *)(h->base + i * 4096);
             dom[k++] = d;
         }

@@ -28,19 +28,22 @@ ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name, int id,
     h->nchunks = (npages + PH_HOT_CHUNK_PAGES - 1) / PH_HOT_CHUNK_PAGES;
     h->pages = malloc(npages * sizeof *h->pages);
     h->chunks = calloc(h->nchunks, sizeof *h->chunks);
+    h->adj_pairs = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->adj_pairs);
+    h->adj_agree = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->adj_agree);
     uintptr_t first = (base + 0x1fffff) & ~(uintptr_t)0x1fffff;
     h->unit_first = (first - base) / 4096;
     h->nunits = h->unit_first < npages ? (npages - h->unit_first) / PH_HOT_CHUNK_PAGES : 0;
     h->unit_state = calloc(h->nunits ? h->nunits : 1, 1);
     h->unit_streak = calloc(h->nunits ? h->nunits : 1, 1);
-    if (!h->pages || !h->chunks || !h->unit_state || !h->unit_streak) {
+    if (!h->pages || !h->chunks || !h->unit_state || !h->unit_streak ||
+        !h->adj_pairs || !h->adj_agree) {
         ph_hot_free(h);
         return ph_fail_null(ENOMEM, "hot area \"%s\": out of memory for the "
                             "bookkeeping of %zu pages", name ? name : "",
                             npages);
     }
     for (size_t i = 0; i < npages; i++)
-        h->pages[i] = (ph_page){.home = -1, .prev_home = -1};
+        h->pages[i] = (ph_page){.home = -1, .prev_home = -1, .first_home = -1};
     h->factor = 1.0;
     h->prev_remote_ns = -1.0;
     h->hist = -1;
@@ -55,6 +58,8 @@ void ph_hot_free(ph_hot *h)
         for (size_t c = 0; c < h->nchunks; c++)
             free(h->chunks[c]);
     free(h->chunks);
+    free(h->adj_pairs);
+    free(h->adj_agree);
     free(h->pages);
     free(h->unit_state);
     free(h->unit_streak);
@@ -84,6 +89,7 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
 
 int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
 {
+    (void)now;
     if (node < 0 || node >= h->nnodes)
         return -1;
     uint32_t *c = ph_hot_counts(h, i, 1);
@@ -92,7 +98,6 @@ int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
     uint32_t *cur = ph_cnt_cur(c, h->nnodes);
     cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
                                                : cur[node] + count;
-    h->pages[i].last_seen = now;
     return 0;
 }
 
@@ -120,7 +125,8 @@ void ph_hot_roll(ph_hot *h)
 size_t ph_hot_bytes(const ph_hot *h)
 {
     size_t b = sizeof *h + h->npages * sizeof *h->pages +
-               h->nchunks * sizeof *h->chunks + 2 * h->nunits;
+               h->nchunks * (sizeof *h->chunks + 2 * sizeof(uint16_t)) +
+               2 * h->nunits;
     for (size_t c = 0; c < h->nchunks; c++)
         if (h->chunks[c])
             b += chunk_words(h) * sizeof(uint32_t);

@@ -8,7 +8,8 @@
  *
  * Bookkeeping, per 4 KiB page:
  *   dense (always, 8 bytes a page)   ph_page: home, previous home,
- *                                    migration count, flags, frozen-since
+ *                                    migration count, flags, frozen-since,
+ *                                    freezes, first home
  *   counts (only for chunks of 512 pages that ever got a sample)
  *                                    per node: this interval, the previous
  *                                    interval, cumulative -- uint32 each,
@@ -47,7 +48,9 @@ typedef struct ph_page {
     uint8_t migrations;    /* saturating at 255 */
     uint8_t flags;         /* ph_page_flags */
     uint16_t frozen_since; /* engine iteration (mod 2^16) */
-    uint16_t last_seen;    /* engine iteration of the last sample */
+    uint8_t freezes;       /* ping-pong freezes so far (saturating) */
+    int8_t first_home;     /* node index where the engine first found it
+                              (before any move of its own), -1 unknown */
 } ph_page;
 
 /* Counters of one area (cumulative since registration). */
@@ -62,6 +65,10 @@ typedef struct ph_hot {
     ph_page *pages;         /* npages */
     uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
     size_t nchunks;
+    /* per chunk, over every interval: consecutive pages sampled in the
+     * same interval, and those whose dominant nodes agreed (the
+     * neighbourhood evidence of invoke.c; both halved when full) */
+    uint16_t *adj_pairs, *adj_agree;
     /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
     double prev_remote_ns;      /* metric of the last sweep, -1 none */
@@ -111,7 +118,8 @@ static inline uint32_t *ph_cnt_cur(uint32_t *c, int n) { (void)n; return c; }
 static inline uint32_t *ph_cnt_prev(uint32_t *c, int n) { return c + n; }
 static inline uint32_t *ph_cnt_cum(uint32_t *c, int n) { return c + 2 * n; }
 
-/* Add a sample: count accesses from node index `node` to page i. */
+/* Add a sample: count accesses from node index `node` to page i (now,
+ * the engine's iteration, is not kept any more). */
 int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
                uint16_t now);
 

@@ -44,6 +44,17 @@
 #define SAMPLING_MOVED_SHARE 0.75
 #define SAMPLING_MIN_SAMPLES 2
 
+/* Neighbourhood evidence.  Uniformly shared (ph_crit_uniform_shared):
+ * the pages of a 512-page chunk with two samples or more it needs.  A
+ * page with one sample moves on its neighbours' word
+ * (ph_crit_hood_agrees): the pages within HOOD_RADIUS of it, of which at
+ * least HOOD_MIN_SAMPLED sampled and HOOD_AGREE_SHARE of those with the
+ * target as their dominant node. */
+#define HOOD_MIN_MULTI 8
+#define HOOD_RADIUS 16
+#define HOOD_MIN_SAMPLED 16
+#define HOOD_AGREE_SHARE 0.75
+
 /* Work arrays of one area's invocation. */
 /* Kept by the engine between invocations (e->work): regrowing them at
  * every invocation cost about a quarter of a hot area's scan. */
@@ -256,6 +267,12 @@ static int collect(ph_engine *e, ph_hot *h, work *w)
             pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
         }
     }
+    /* where the engine first found each page, before it moved any */
+    for (size_t j = 0; j < w->n; j++) {
+        ph_page *pg = &h->pages[w->idx[j]];
+        if (pg->first_home < 0 && w->home[j] >= 0 && !(pg->flags & PH_PG_MOVED))
+            pg->first_home = (int8_t)w->home[j];
+    }
     return 0;
 }
 
@@ -291,6 +308,38 @@ static size_t keep_critical(work *w, size_t m, size_t cap)
     return k;
 }
 
+/* The neighbourhood of pages [first, last) of h: the whole-run counts
+ * (cumulative plus this interval) of its sampled pages. */
+static void hood_of(ph_engine *e, ph_hot *h, size_t first, size_t last,
+                    ph_crit_hood *hd)
+{
+    int n = e->nnodes;
+    uint32_t unit = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
+    ph_crit_hood_clear(hd);
+    if (last > h->npages)
+        last = h->npages;
+    for (size_t p = first; p < last; p++) {
+        uint32_t *cnt = ph_hot_counts(h, p, 0);
+        if (!cnt) { /* a chunk without counts */
+            p = (p / PH_HOT_CHUNK_PAGES + 1) * PH_HOT_CHUNK_PAGES - 1;
+            continue;
+        }
+        const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
+        uint32_t tot[PH_MAX_NODES];
+        for (int k = 0; k < n; k++)
+            tot[k] = cum[k] > UINT32_MAX - cur[k] ? UINT32_MAX : cum[k] + cur[k];
+        ph_crit_hood_add(hd, tot, cur, n, unit);
+    }
+    /* neighbours' agreement over every interval, not this one's alone: in
+     * one interval a few threads may take most first touches (the others
+     * descheduled), and a table read at random then looks owned */
+    size_t c = first / PH_HOT_CHUNK_PAGES;
+    if (c < h->nchunks && last - first == PH_HOT_CHUNK_PAGES) {
+        hd->pairs = h->adj_pairs[c];
+        hd->agree = h->adj_agree[c];
+    }
+}
+
 /* The algorithm on one area.  Returns migrations; *found gets the number
  * of candidates. */
 static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
@@ -314,12 +363,52 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     w->n = ph_engine_huge_pass(e, h, w->n, w->idx, w->addr, w->home, &inv);
     double per_node[PH_MAX_NODES] = {0};
     size_t m = 0; /* candidates, compacted to the front of w */
+    uint32_t unit = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
+    /* the sampling mechanism: an interval one node dominated (the others
+     * did not run much) moves nothing (ph_crit_interval_skewed) */
+    int skewed = 0;
+    if (kind == PH_INV_SAMPLING) {
+        uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
+        for (size_t j = 0; j < w->n; j++) {
+            uint32_t *cnt = ph_hot_counts(h, w->idx[j], 0);
+            const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
+            for (int k = 0; k < n; k++) {
+                now_t[k] += cur[k];
+                run_t[k] += (uint64_t)cum[k] + cur[k];
+            }
+        }
+        skewed = ph_crit_interval_skewed(now_t, run_t, n);
+    }
+    /* the neighbourhood of the chunk hood_chunk, made when a page of it
+     * first has a target (most pages at home need none) */
+    ph_crit_hood hood;
+    size_t hood_chunk = SIZE_MAX;
+    int hood_shared = 0;
+    /* the chunks' agreement of neighbours, this interval's pairs added */
+    size_t adj_chunk = SIZE_MAX;
+    int adj_last = -1;
     for (size_t j = 0; j < w->n; j++) {
         size_t i = w->idx[j];
         ph_page *pg = &h->pages[i];
         uint32_t *cnt = ph_hot_counts(h, i, 0);
         const uint32_t *cur = ph_cnt_cur(cnt, n);
         int home = w->home[j];
+        int dnow = ph_crit_dominant(cur, n);
+        if (i / PH_HOT_CHUNK_PAGES != adj_chunk) {
+            adj_chunk = i / PH_HOT_CHUNK_PAGES;
+            adj_last = -1;
+        }
+        if (dnow >= 0) {
+            if (adj_last >= 0) {
+                if (h->adj_pairs[adj_chunk] == UINT16_MAX) {
+                    h->adj_pairs[adj_chunk] /= 2;
+                    h->adj_agree[adj_chunk] /= 2;
+                }
+                h->adj_pairs[adj_chunk]++;
+                h->adj_agree[adj_chunk] += dnow == adj_last;
+            }
+            adj_last = dnow;
+        }
         inv.scanned++;
         for (int k = 0; k < n; k++)
             inv.accesses += cur[k];
@@ -336,7 +425,8 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         inv.remote_before += rem;
         add_remote_latency(e, cur, home, per_node);
         if ((pg->flags & PH_PG_FROZEN) &&
-            ph_crit_melts(pg->frozen_since, now, e->cfg.melt_iters)) {
+            ph_crit_melts(pg->frozen_since, now,
+                          ph_crit_melt_after(e->cfg.melt_iters, pg->freezes))) {
             pg->flags &= (uint8_t)~PH_PG_FROZEN;
             /* a melted page starts afresh: judged against its previous
              * home it would freeze again on the very move it needs when
@@ -355,27 +445,63 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
             } else {
                 target = ph_crit_competitive(&e->lat, cur, home, h->factor,
                                              e->cfg.optimistic, &ratio);
+                uint32_t tot[PH_MAX_NODES];
+                const uint32_t *cum = ph_cnt_cum(cnt, n);
+                for (int k = 0; k < n; k++)
+                    tot[k] = cum[k] > UINT32_MAX - cur[k] ? UINT32_MAX
+                                                          : cum[k] + cur[k];
+                if (target >= 0 && i / PH_HOT_CHUNK_PAGES != hood_chunk) {
+                    hood_chunk = i / PH_HOT_CHUNK_PAGES;
+                    hood_of(e, h, hood_chunk * PH_HOT_CHUNK_PAGES,
+                            (hood_chunk + 1) * PH_HOT_CHUNK_PAGES, &hood);
+                    hood_shared = ph_crit_uniform_shared(&hood, n,
+                                                         HOOD_MIN_MULTI);
+                }
+                /* a page of a table every node reads at random stays
+                 * where it is: moving it chases the last sample */
+                if (target >= 0 &&
+                    (hood_shared || ph_crit_page_uniform(cur, n, unit))) {
+                    inv.shared++;
+                    target = -1;
+                }
                 /* the sampling mechanism wakes at arbitrary moments: a
                  * page moves only to the node that dominates its whole
-                 * history (a page of a table every node reads must not
-                 * follow each sample) */
-                if (target >= 0 && kind == PH_INV_SAMPLING) {
-                    uint32_t tot[PH_MAX_NODES];
-                    const uint32_t *cum = ph_cnt_cum(cnt, n);
-                    for (int k = 0; k < n; k++)
-                        tot[k] = cum[k] + cur[k];
+                 * history (two samples, or one its neighbourhood agrees
+                 * with); and a page that ping-ponged before (two owners
+                 * alternate) moves again only as clearly claimed */
+                if (target >= 0 && skewed) {
+                    inv.unsettled++;
+                    target = -1;
+                }
+                if (target >= 0 &&
+                    (kind == PH_INV_SAMPLING || pg->freezes)) {
                     /* a page moved before must be claimed more clearly */
-                    double share = pg->migrations ? SAMPLING_MOVED_SHARE
-                                                  : SAMPLING_MIN_SHARE;
-                    uint64_t min_total = (uint64_t)SAMPLING_MIN_SAMPLES *
-                                         (e->cfg.sample_weight ? e->cfg.sample_weight : 1);
-                    if (!ph_crit_settled(tot, n, target, share, min_total))
+                    double share = pg->migrations || pg->freezes
+                                       ? SAMPLING_MOVED_SHARE
+                                       : SAMPLING_MIN_SHARE;
+                    uint64_t min_total = (uint64_t)SAMPLING_MIN_SAMPLES * unit;
+                    int ok = ph_crit_settled(tot, n, target, share, min_total);
+                    if (!ok && kind == PH_INV_SAMPLING && !pg->migrations &&
+                        !pg->freezes &&
+                        ph_crit_settled(tot, n, target, share, 1)) {
+                        ph_crit_hood near;
+                        hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0,
+                                i + HOOD_RADIUS + 1, &near);
+                        ok = ph_crit_hood_agrees(&near, n, target,
+                                                 HOOD_MIN_SAMPLED,
+                                                 HOOD_AGREE_SHARE);
+                    }
+                    if (!ok) {
+                        inv.unsettled++;
                         target = -1;
+                    }
                 }
                 if (target >= 0 &&
                     ph_crit_pingpong(home, pg->prev_home, target)) {
                     pg->flags |= PH_PG_FROZEN;
                     pg->frozen_since = now;
+                    if (pg->freezes < 255)
+                        pg->freezes++;
                     inv.frozen++;
                     inv.candidates++;
                     target = -1;

@@ -187,6 +187,15 @@ static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
     else
         ph_jw_null(w);
     KU(w, "pages_moved_twice", r->moved_twice);
+    /* the owner-local share when the engine first looked, before it moved
+     * anything (homes asked of the OS then; owners from the whole run) */
+    KU(w, "start_pages", r->start_pages);
+    KU(w, "start_pages_on_top_accessor", r->start_local);
+    ph_jw_key(w, "owner_local_share_start");
+    if (r->start_pages)
+        ph_jw_double(w, (double)r->start_local / (double)r->start_pages);
+    else
+        ph_jw_null(w);
     /* home strips: node index of each bucket's middle page, -1 unknown */
     KD(w, "strip_pages_per_bucket",
        r->nend ? (double)r->npages / (double)r->nend
@@ -227,6 +236,8 @@ static void write_inv(ph_jw *w, const ph_invocation *v)
     KU(w, "failed_other", v->failed_other);
     KU(w, "frozen", v->frozen);
     KU(w, "melted", v->melted);
+    KU(w, "shared", v->shared);
+    KU(w, "unsettled", v->unsettled);
     KU(w, "accesses", v->accesses);
     KU(w, "remote_before", v->remote_before);
     KU(w, "remote_after", v->remote_after);
@@ -316,6 +327,8 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_key(&w, "source_stats");
     ph_jw_object(&w, 0);
     KU(&w, "armed_pages", ss.armed_pages);
+    KU(&w, "swept_pages", ss.swept_pages);
+    KU(&w, "empty_intervals", e->empty_intervals);
     KU(&w, "samples", ss.samples);
     KU(&w, "dropped", ss.dropped);
     KU(&w, "foreign_faults", ss.foreign_faults);

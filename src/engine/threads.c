@@ -42,6 +42,8 @@ static void trigger(ph_engine *e, int to, const char *why, int thread)
             h->watched = 1;
     }
     e->quiet = 0;
+    e->quiet_samples = 0;
+    e->stable_mark = ph_engine_swept_pages(e);
     if (!e->active) {
         e->active = 1;
         if (e->cfg.mech != PH_MECH_OFF && !e->armed)
@@ -92,6 +94,8 @@ int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node)
         t->cand = node;
         t->cand_seen = 1;
     }
+    if (thread == 0 && e->active)
+        ph_engine_rearm_if_empty(e);
     pthread_mutex_unlock(&e->lock);
     return 0;
 }

@@ -388,6 +388,17 @@ int ph_os_current_node(ph_os *os)
     return os ? os->ops->current_node(os) : -1;
 }
 
+void ph_os_note_touch(ph_os *os, void *addr, size_t len, int node)
+{
+    if (os && os->ops->note_touch && addr && len)
+        os->ops->note_touch(os, addr, len, node);
+}
+
+int ph_os_tracks_touch(const ph_os *os)
+{
+    return os && os->ops->note_touch != NULL;
+}
+
 int ph_os_set_thread_node(ph_os *os, int node)
 {
     if (!os)

@@ -81,6 +81,15 @@
  *  - current_cpu() and current_node() are async-signal-safe: no locks, no
  *    allocation, errno untouched; they may be called from a SIGSEGV
  *    handler.  They return -1 when they cannot tell.
+ *  - note_touch() (optional: NULL where the kernel places first touches
+ *    itself, as on Linux) is async-signal-safe too.  It tells the machine
+ *    that the calling thread, on node `node`, touches [addr, addr+len)
+ *    and is the first to do so where a page has no home yet: the
+ *    sampler's trap on a watched page, before the kernel faults it in.
+ *    The simulator gives such a page, when it is faulted, that node (not
+ *    the node of whoever asks about it first); a note it cannot keep
+ *    (its record of notes full) is lost, and the page falls back to the
+ *    asking thread's node.
  *  - Every operation is thread-safe.
  */
 #ifndef PH_OS_OS_H
@@ -163,6 +172,7 @@ typedef struct ph_os_ops {
 
     int (*current_cpu)(ph_os *os);
     int (*current_node)(ph_os *os);
+    void (*note_touch)(ph_os *os, void *addr, size_t len, int node);
     /* Virtual binding of the calling thread (sim); ENOTSUP on Linux.
      * node < 0 returns the thread to the default rule. */
     int (*set_thread_node)(ph_os *os, int node);
@@ -202,6 +212,10 @@ int ph_os_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out);
 /* Async-signal-safe (no checks beyond os itself, errno untouched). */
 int ph_os_current_cpu(ph_os *os);
 int ph_os_current_node(ph_os *os);
+void ph_os_note_touch(ph_os *os, void *addr, size_t len, int node);
+/* 1 when the machine wants note_touch() (it cannot see who faults a
+ * page: the simulator), 0 when it does not. */
+int ph_os_tracks_touch(const ph_os *os);
 int ph_os_set_thread_node(ph_os *os, int node);
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out);
 
@@ -232,6 +246,9 @@ typedef struct ph_sim_counters {
     uint64_t move_calls, move_pages, moved_pages, move_failed_pages;
     uint64_t bind_calls, populate_calls, populated_pages;
     double migrate_cost_ns;  /* modeled time spent migrating */
+    /* note_touch: pages that got their first toucher's node from a note,
+     * notes lost to a full record */
+    uint64_t touch_pages, touch_lost;
 } ph_sim_counters;
 /* -1/EINVAL when os is not the simulator. */
 int ph_sim_counters_get(ph_os *os, ph_sim_counters *out);

@@ -15,11 +15,18 @@
  * node bind() chose for it (-1 = none).  A 2 MiB page keeps one home for
  * its 512 entries and moves as a whole.
  *
- * First touch is approximated.  The simulator cannot see which thread
- * faulted a page, so a page that is resident for real (mincore) but has no
- * home yet gets one when the simulator first looks at it: the node bind()
- * chose, or else the virtual node of the thread that is asking (which is
- * the toucher when a program touches and queries its own data).  A page
+ * First touch.  The simulator cannot see which thread faulted a page, so
+ * a page that is resident for real (mincore) but has no home yet gets one
+ * when the simulator first looks at it: the node bind() chose, else the
+ * node of the thread that touched it first when someone told
+ * (note_touch: the sampler's trap on a watched page that was never
+ * touched, in the touching thread's signal handler), else the virtual
+ * node of the thread that is asking (which is the toucher when a program
+ * touches and queries its own data).  note_touch() is async-signal-safe:
+ * it only appends (range, node) to a bounded lock-free ring (Vyukov's
+ * bounded queue: a sequence number per cell), which every call that
+ * settles homes empties first, under the lock, into the ranges' `touch`
+ * nodes; a full ring loses the note (counted in touch_lost).  A page
  * that was only read maps the kernel's shared zero page: mincore calls it
  * resident, but like Linux the simulator does not count it as faulted
  * (pagemap: present but not exclusively mapped).  A page shared with a
@@ -84,7 +91,18 @@ typedef struct sim_range {
     unsigned map_flags;
     int16_t *home;          /* per 4 KiB page: node index or -1 */
     int16_t *bound;         /* per 4 KiB page: node index or -1 */
+    int16_t *touch;         /* per 4 KiB page: first toucher's node index,
+                               -1 (note_touch) */
 } sim_range;
+
+/* A note_touch() not yet applied. */
+#define SIM_TOUCH_CELLS 16384u
+typedef struct sim_touch {
+    atomic_uint_fast64_t seq;
+    uintptr_t start;
+    size_t len;
+    int node;               /* OS node number */
+} sim_touch;
 
 typedef struct sim_state {
     pthread_mutex_t lock;
@@ -98,6 +116,12 @@ typedef struct sim_state {
     uint64_t tlb_resv;      /* pool pages mapped, not homed yet */
     int pagemap_fd;         /* /proc/self/pagemap, -1 if unreadable */
     atomic_int binding;     /* ph_sim_binding of unbound threads */
+    /* note_touch ring: producers reserve with a CAS on touch_head, the
+     * consumer (lock held) advances touch_tail */
+    sim_touch *touch;       /* SIM_TOUCH_CELLS */
+    atomic_uint_fast64_t touch_head;
+    uint64_t touch_tail;
+    atomic_uint_fast64_t touch_lost;
 } sim_state;
 
 static atomic_uint_fast64_t sim_next_id = 1;
@@ -257,14 +281,17 @@ static sim_range *range_new(uintptr_t start, uintptr_t end, size_t page_bytes)
     r->page_bytes = page_bytes;
     r->home = malloc(n * sizeof *r->home);
     r->bound = malloc(n * sizeof *r->bound);
-    if (!r->home || !r->bound) {
+    r->touch = malloc(n * sizeof *r->touch);
+    if (!r->home || !r->bound || !r->touch) {
         free(r->home);
         free(r->bound);
+        free(r->touch);
         free(r);
         return NULL;
     }
     memset(r->home, 0xff, n * sizeof *r->home);   /* all -1 */
     memset(r->bound, 0xff, n * sizeof *r->bound);
+    memset(r->touch, 0xff, n * sizeof *r->touch);
     return r;
 }
 
@@ -273,6 +300,7 @@ static void range_free(sim_range *r)
     if (r) {
         free(r->home);
         free(r->bound);
+        free(r->touch);
         free(r);
     }
 }
@@ -297,11 +325,13 @@ static int insert(sim_state *s, sim_range *r)
 /* Give up the homes of pages [from, to) of r. */
 static void release_homes(sim_state *s, sim_range *r, size_t from, size_t to)
 {
-    for (size_t i = from; i < to; i++)
+    for (size_t i = from; i < to; i++) {
         if (r->home[i] >= 0) {
             s->used[r->home[i]]--;
             r->home[i] = -1;
         }
+        r->touch[i] = -1; /* a page touched anew is first touched anew */
+    }
 }
 
 /* ---- hugetlbfs pools (lock held) ------------------------------------------- */
@@ -367,6 +397,7 @@ static sim_range *slice(const sim_range *r, size_t from, size_t to)
         return NULL;
     memcpy(p->home, r->home + from, (to - from) * sizeof *p->home);
     memcpy(p->bound, r->bound + from, (to - from) * sizeof *p->bound);
+    memcpy(p->touch, r->touch + from, (to - from) * sizeof *p->touch);
     p->owned = r->owned;
     p->hugetlb = r->hugetlb;
     p->map_flags = r->map_flags;
@@ -527,11 +558,74 @@ static int settle(sim_state *s, ph_os *os, sim_range *r, size_t i, int res)
     }
     if (h < 0 && res == 1 && written(s, r->start + i * PH_PAGE_4K)) {
         int want = r->bound[first] >= 0 ? r->bound[first]
+                   : r->touch[first] >= 0 ? r->touch[first]
                                           : thread_node_index(s, os->topo, NULL);
         h = r->hugetlb ? pick_tlb_home(s, os->topo, want) : pick_home(s, os->topo, want, n);
         set_unit_home(s, r, first, n, h);
     }
     return h;
+}
+
+/* ---- first touches (note_touch) ------------------------------------------ */
+
+/* Async-signal-safe: append one note, or count it lost when the ring is
+ * full. */
+static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
+{
+    sim_state *s = os->impl;
+    uint64_t pos = atomic_load_explicit(&s->touch_head, memory_order_relaxed);
+    for (;;) {
+        sim_touch *c = &s->touch[pos & (SIM_TOUCH_CELLS - 1)];
+        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        int64_t dif = (int64_t)(seq - pos);
+        if (dif == 0) {
+            if (atomic_compare_exchange_weak_explicit(&s->touch_head, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                c->start = (uintptr_t)addr;
+                c->len = len;
+                c->node = node;
+                atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+                return;
+            }
+        } else if (dif < 0) {
+            atomic_fetch_add_explicit(&s->touch_lost, 1, memory_order_relaxed);
+            return;
+        } else {
+            pos = atomic_load_explicit(&s->touch_head, memory_order_relaxed);
+        }
+    }
+}
+
+/* Lock held: apply the notes made since the last call.  A page of a noted
+ * range that has no home and no earlier note gets the node; memory not
+ * mapped any more is skipped. */
+static void drain_touches(sim_state *s, ph_os *os)
+{
+    for (;;) {
+        uint64_t pos = s->touch_tail;
+        sim_touch *c = &s->touch[pos & (SIM_TOUCH_CELLS - 1)];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
+            return;
+        uintptr_t a = c->start & ~(uintptr_t)(PH_PAGE_4K - 1);
+        size_t n = (c->len + (c->start - a) + PH_PAGE_4K - 1) / PH_PAGE_4K;
+        int idx = ph_topo_node_index(os->topo, c->node);
+        s->touch_tail = pos + 1;
+        atomic_store_explicit(&c->seq, pos + SIM_TOUCH_CELLS, memory_order_release);
+        if (idx < 0 || residency_range(a, n, NULL) != 0)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            uintptr_t p = a + k * PH_PAGE_4K;
+            sim_range *r = find_or_track(s, p, 0);
+            if (!r)
+                continue;
+            size_t pi = (p - r->start) / PH_PAGE_4K;
+            if (r->home[pi] < 0 && r->touch[pi] < 0) {
+                r->touch[pi] = (int16_t)idx;
+                s->c.touch_pages++;
+            }
+        }
+    }
 }
 
 /* ---- costs ---------------------------------------------------------------- */
@@ -566,6 +660,7 @@ static int sim_query(ph_os *os, size_t count, void *const *pages, int *status)
     if (!res)
         return ph_fail(ENOMEM, "query: out of memory for %zu pages", count);
     pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
     s->c.query_calls++;
     s->c.query_pages += count;
     for (size_t i = 0; i < count; i++) {
@@ -600,6 +695,7 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
         return ph_fail(ENOMEM, "move: out of memory for %zu pages", count);
     long missed = 0;
     pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
     s->c.move_calls++;
     s->c.move_pages += count;
     s->c.migrate_cost_ns += call_cost(t);
@@ -779,6 +875,7 @@ static int populate_common(ph_os *os, void *addr, size_t len, int node, int exac
                        n * PH_PAGE_4K);
     }
     pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
     if (exact)
         s->c.populate_calls++;
     int rc = give_homes(s, os, a, n, res, idx, exact, who);
@@ -1065,6 +1162,7 @@ static void sim_close(ph_os *os)
         if (s->pagemap_fd >= 0)
             close(s->pagemap_fd);
         pthread_mutex_destroy(&s->lock);
+        free(s->touch);
         free(s);
     }
     free(os);
@@ -1084,6 +1182,7 @@ static const ph_os_ops sim_ops = {
     .huge_pool = sim_huge_pool,
     .current_cpu = sim_current_cpu,
     .current_node = sim_current_node,
+    .note_touch = sim_note_touch,
     .set_thread_node = sim_set_thread_node,
     .probe = sim_probe,
     .close = sim_close,
@@ -1096,6 +1195,13 @@ ph_os *ph_os_sim_open(const struct ph_topology *topo)
     sim_state *s = calloc(1, sizeof *s);
     if (!s)
         return ph_fail_null(ENOMEM, "simulated machine: out of memory");
+    s->touch = calloc(SIM_TOUCH_CELLS, sizeof *s->touch);
+    if (!s->touch) {
+        free(s);
+        return ph_fail_null(ENOMEM, "simulated machine: out of memory");
+    }
+    for (uint64_t k = 0; k < SIM_TOUCH_CELLS; k++)
+        atomic_init(&s->touch[k].seq, k);
     pthread_mutex_init(&s->lock, NULL);
     s->id = atomic_fetch_add(&sim_next_id, 1);
     s->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -1104,6 +1210,7 @@ ph_os *ph_os_sim_open(const struct ph_topology *topo)
         if (s->pagemap_fd >= 0)
             close(s->pagemap_fd);
         pthread_mutex_destroy(&s->lock);
+        free(s->touch);
         free(s);
     }
     return os;
@@ -1117,7 +1224,9 @@ int ph_sim_counters_get(ph_os *os, ph_sim_counters *out)
     if (!s || !out)
         return ph_fail(ENOTSUP, "ph_sim_counters_get: not the simulated machine");
     pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
     *out = s->c;
+    out->touch_lost = atomic_load(&s->touch_lost);
     pthread_mutex_unlock(&s->lock);
     return 0;
 }

@@ -37,6 +37,13 @@
  * but only when `engine` was left at its default -- a mechanism the user
  * chose is kept.  Boundaries found later still call ph_iteration_end(),
  * which counts iterations under every mechanism.
+ * By time as well: a program may run one long region without barriers
+ * (a Monte Carlo kernel) or take long over its first iterations, and then
+ * no callback comes to count.  A watchdog thread, started at the first
+ * outermost region, decides the fallback when period_wait_ms have passed
+ * since then without a period; when a period is found after such a
+ * fallback, the engine goes back to the iterative mechanism (the
+ * sampling mechanism only stood in until the iteration was known).
  *
  * Phases (the hybrid mechanism only, PAGEHOME_ENGINE=hybrid / --migrate
  * hybrid).  While the regions have a period, every distinct outermost
@@ -76,6 +83,7 @@
 #include <omp-tools.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,12 +108,22 @@ static struct {
     int decided;            /* DECIDE_* */
     int switched;           /* the engine now samples */
     uint64_t decided_at;    /* regions when decided */
+    int by_time;            /* the fallback came from the watchdog */
+    int switched_back;      /* a period found later: iterative again */
+    uint64_t first_region_ns; /* the first outermost region began */
+    uint64_t decided_ms;    /* ms after it when the fallback was decided */
+    /* watchdog (time fallback) */
+    pthread_t watchdog;
+    int watchdog_on, watchdog_stop;
+    pthread_cond_t watchdog_cv;
     /* counters (under lock unless atomic) */
     uint64_t regions_n, region_boundaries, barrier_boundaries;
     size_t barrier_period;  /* last barrier period found */
     uintptr_t barrier_anchor;
     atomic_ullong nested, barriers_n, barrier_kind[4];
     atomic_ullong threads, notes, note_errors, iter_errors;
+    atomic_ullong thread_kind[3];   /* thread_begin: initial, worker, other */
+    atomic_uint max_team;           /* largest outermost team seen */
     atomic_int printed;
     char runtime[128];      /* runtime_version given to ompt_start_tool */
     /* hybrid mechanism: outermost regions as phases */
@@ -123,14 +141,21 @@ static _Thread_local unsigned tls_index;
 
 /* ---- decisions --------------------------------------------------------- */
 
-/* Under st.lock: decide once whether the stream has a period. */
+/* Under st.lock: decide once whether the stream has a period.  Returns
+ * 1 to fall back to sampling, 2 to go back to the iterative mechanism (a
+ * period found after the watchdog's fallback), else 0. */
 static int decide_locked(void)
 {
-    if (st.decided)
-        return 0;
     ph_period_report rr, br;
     ph_period_get_report(st.regions, &rr);
     ph_period_get_report(st.barriers, &br);
+    if (st.decided == DECIDE_FALLBACK && st.by_time && !st.switched_back &&
+        (rr.period || br.period)) {
+        st.switched_back = 1;
+        return st.switched ? 2 : 0;
+    }
+    if (st.decided)
+        return 0;
     if (rr.period || br.period) {
         st.decided = DECIDE_PERIOD;
         st.decided_at = st.regions_n;
@@ -145,22 +170,105 @@ static int decide_locked(void)
     return 0;
 }
 
-/* Outside st.lock: the stream has no period. */
-static void fall_back(void)
+/* Outside st.lock: the stream has no period (fb 1), or has one after
+ * the watchdog's fallback (fb 2). */
+static void fall_back(int fb)
 {
+    char why[96];
+    if (st.by_time)
+        snprintf(why, sizeof why, "no period %llu ms after the first parallel region",
+                 (unsigned long long)st.decided_ms);
+    else
+        snprintf(why, sizeof why, "no period after %d regions", OMPT_DECIDE_IDS);
+    if (fb == 2) {
+        if (ph_api_engine_switch("iterative") == 0)
+            ph_info("ompt: a period found at last: the iterative mechanism again");
+        else
+            ph_warn("ompt: cannot switch to the iterative mechanism: %s",
+                    ph_last_error());
+        return;
+    }
     if (!st.engine_on || !st.may_switch) {
-        ph_info("ompt: no period after %d regions%s", OMPT_DECIDE_IDS,
+        ph_info("ompt: %s%s", why,
                 st.engine_on ? "; keeping the configured mechanism" : "");
         return;
     }
     if (ph_api_engine_switch("sampling") == 0) {
         st.switched = 1;
-        ph_info("ompt: no period after %d regions: sampling mechanism",
-                OMPT_DECIDE_IDS);
+        ph_info("ompt: %s: sampling mechanism%s", why,
+                st.by_time ? " until one is found" : "");
     } else {
         ph_warn("ompt: cannot switch to the sampling mechanism: %s",
                 ph_last_error());
     }
+}
+
+/* The watchdog: at period_wait_ms after the first outermost region, the
+ * fallback when nothing was decided by then. */
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    uint64_t wait_ns = (uint64_t)ph_opt_int(PH_OPT_PERIOD_WAIT_MS) * 1000000u;
+    pthread_mutex_lock(&st.lock);
+    uint64_t due = st.first_region_ns + wait_ns;
+    struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u),
+                          .tv_nsec = (long)(due % 1000000000u)};
+    while (!st.watchdog_stop && ph_now_ns() < due)
+        pthread_cond_timedwait(&st.watchdog_cv, &st.lock, &ts);
+    int fb = 0;
+    if (!st.watchdog_stop && !st.decided) {
+        ph_period_report rr, br;
+        ph_period_get_report(st.regions, &rr);
+        ph_period_get_report(st.barriers, &br);
+        if (!rr.period && !br.period) {
+            st.decided = DECIDE_FALLBACK;
+            st.decided_at = st.regions_n;
+            st.by_time = 1;
+            st.decided_ms = (ph_now_ns() - st.first_region_ns) / 1000000u;
+            fb = 1;
+        }
+    }
+    pthread_mutex_unlock(&st.lock);
+    if (fb)
+        fall_back(1);
+    return NULL;
+}
+
+/* Under st.lock, at the first outermost region: start the watchdog. */
+static void watchdog_start_locked(void)
+{
+    st.first_region_ns = ph_now_ns();
+    if (ph_opt_int(PH_OPT_PERIOD_WAIT_MS) <= 0)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&st.watchdog_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    /* the watchdog must not take a signal meant for the program's
+     * threads, nor run OMPT callbacks: a plain thread with every signal
+     * blocked */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    st.watchdog_on = pthread_create(&st.watchdog, NULL, watchdog_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!st.watchdog_on)
+        ph_info("ompt: no watchdog thread: the fallback is decided by the "
+                "region count only");
+}
+
+static void watchdog_stop(void)
+{
+    pthread_mutex_lock(&st.lock);
+    int on = st.watchdog_on;
+    st.watchdog_on = 0;
+    st.watchdog_stop = 1;
+    if (on)
+        pthread_cond_signal(&st.watchdog_cv);
+    pthread_mutex_unlock(&st.lock);
+    if (on)
+        pthread_join(st.watchdog, NULL);
 }
 
 /* Under st.lock, hybrid mechanism: the phase of an outermost region.
@@ -235,9 +343,10 @@ static void iteration_end(void)
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *data)
 {
-    (void)type;
     (void)data;
     atomic_fetch_add_explicit(&st.threads, 1, memory_order_relaxed);
+    int k = type == ompt_thread_initial ? 0 : type == ompt_thread_worker ? 1 : 2;
+    atomic_fetch_add_explicit(&st.thread_kind[k], 1, memory_order_relaxed);
 }
 
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
@@ -254,7 +363,8 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
         return;
     }
     pthread_mutex_lock(&st.lock);
-    st.regions_n++;
+    if (st.regions_n++ == 0)
+        watchdog_start_locked();
     int boundary = ph_period_feed(st.regions, (uintptr_t)codeptr);
     if (boundary)
         st.region_boundaries++;
@@ -264,7 +374,7 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
     st.phase_open = phase;
     pthread_mutex_unlock(&st.lock);
     if (fb)
-        fall_back();
+        fall_back(fb);
     if (boundary)
         iteration_end();
     if (phase >= 0) {
@@ -307,8 +417,13 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     }
     if (endpoint != ompt_scope_begin)
         return;
-    if (++tls_depth == 1)
+    if (++tls_depth == 1) {
         tls_index = index;
+        unsigned m = atomic_load_explicit(&st.max_team, memory_order_relaxed);
+        while (nthreads > m &&
+               !atomic_compare_exchange_weak(&st.max_team, &m, nthreads))
+            ;
+    }
     if (!st.engine_on)
         return;
     if (tls_depth == 1) {
@@ -364,7 +479,7 @@ static void on_sync_region(ompt_sync_region_t kind,
     int fb = decide_locked();
     pthread_mutex_unlock(&st.lock);
     if (fb)
-        fall_back();
+        fall_back(fb);
     if (boundary)
         iteration_end();
 }
@@ -393,6 +508,14 @@ int ph_preload_ompt_summary(char *buf, size_t len)
     else if (bp)
         snprintf(what, sizeof what, "barrier period %zu (anchor %#lx)", bp,
                  (unsigned long)ba);
+    else if (decided == DECIDE_FALLBACK && st.by_time)
+        snprintf(what, sizeof what,
+                 "no period %llu ms after the first region (%llu regions): "
+                 "fallback (%s)",
+                 (unsigned long long)st.decided_ms, (unsigned long long)decided_at,
+                 !st.engine_on ? "engine off"
+                 : switched    ? "sampling mechanism"
+                               : "mechanism unchanged");
     else if (decided == DECIDE_FALLBACK)
         snprintf(what, sizeof what,
                  "no period after %llu regions: fallback (%s)",
@@ -405,13 +528,13 @@ int ph_preload_ompt_summary(char *buf, size_t len)
     return snprintf(buf, len,
                     "ompt: %llu regions, %s, %llu iteration boundaries "
                     "(%llu from barriers); %llu nested regions, %llu "
-                    "barriers, %llu threads, %llu thread notes (%llu "
+                    "barriers, %u threads, %llu thread notes (%llu "
                     "failed)%s%s%s",
                     (unsigned long long)nreg, what,
                     (unsigned long long)(rb + bb), (unsigned long long)bb,
                     (unsigned long long)atomic_load(&st.nested),
                     (unsigned long long)atomic_load(&st.barriers_n),
-                    (unsigned long long)atomic_load(&st.threads),
+                    atomic_load(&st.max_team),
                     (unsigned long long)atomic_load(&st.notes),
                     (unsigned long long)atomic_load(&st.note_errors),
                     st.engine_on ? "" : "; engine off (statistics only)",
@@ -455,8 +578,21 @@ void ph_preload_ompt_report(struct ph_jw *w)
         ph_jw_key(w, "iteration");
         ph_jw_string(w, rr.last_period        ? "period of the parallel regions"
                         : st.barrier_period   ? "period of one region's barriers"
+                        : st.decided == DECIDE_FALLBACK && st.by_time
+                            ? "none: fallback after period_wait_ms"
                         : st.decided == DECIDE_FALLBACK ? "none: fallback"
                                                         : "none yet");
+        ph_jw_key(w, "fallback");
+        ph_jw_string(w, st.decided != DECIDE_FALLBACK ? "none"
+                        : st.by_time                  ? "time"
+                                                      : "regions");
+        ph_jw_key(w, "fallback_after_ms");
+        if (st.decided == DECIDE_FALLBACK && st.by_time)
+            ph_jw_uint(w, st.decided_ms);
+        else
+            ph_jw_null(w);
+        ph_jw_key(w, "back_to_iterative");
+        ph_jw_bool(w, st.switched_back && st.switched);
         ph_jw_key(w, "period");
         ph_jw_uint(w, rr.last_period ? rr.last_period : st.barrier_period);
         ph_jw_key(w, "anchor");
@@ -475,8 +611,19 @@ void ph_preload_ompt_report(struct ph_jw *w)
     ph_jw_uint(w, atomic_load(&st.nested));
     ph_jw_key(w, "barriers");
     ph_jw_uint(w, atomic_load(&st.barriers_n));
+    /* the threads that ran the program's parallel regions: the largest
+     * outermost team; the runtime's own threads are counted apart */
     ph_jw_key(w, "threads");
-    ph_jw_uint(w, atomic_load(&st.threads));
+    ph_jw_uint(w, atomic_load(&st.max_team));
+    ph_jw_key(w, "runtime_threads");
+    ph_jw_object(w, 1);
+    ph_jw_key(w, "initial");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[0]));
+    ph_jw_key(w, "worker");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[1]));
+    ph_jw_key(w, "other");
+    ph_jw_uint(w, atomic_load(&st.thread_kind[2]));
+    ph_jw_end(w);
     ph_jw_key(w, "thread_notes");
     ph_jw_uint(w, atomic_load(&st.notes));
     ph_jw_key(w, "engine_calls");
@@ -568,6 +715,7 @@ static int tool_initialize(ompt_function_lookup_t lookup,
 static void tool_finalize(ompt_data_t *tool_data)
 {
     (void)tool_data;
+    watchdog_stop();
     print_summary();
 }
 

@@ -16,11 +16,19 @@
  * first page of the file-backed segment is left out: it
  * holds the GOT and the runtime's small variables, which every call
  * through the PLT touches (watching it would trap all the time and tell
- * nothing about the program's data).  Shared libraries' segments are not
+ * nothing about the program's data).  A placement the user chose
+ * (`placement` set, `pagehome run --placement`) applies to them as to the
+ * heap: ph_place before they are watched (resident pages move, the rest
+ * are bound for their first touch), whether the engine is on or not; the
+ * report counts them (transparent.static).  Shared libraries' segments are not
  * registered: their big writable data is rare and not the program's.
  *
  * At exit the destructor finalizes the engine (lifting every protection
- * while the OpenMP workers may still run) and writes stats_file.
+ * while the OpenMP workers may still run) and writes stats_file.  With
+ * the engine off there is no engine to write it: the file then says so
+ * ("engine": null) and holds what transparent mode saw all the same (the
+ * OpenMP runtime, its regions and iteration, the heap and static
+ * segments), so that it never contradicts what stderr said.
  */
 #include "preload/preload.h"
 
@@ -40,10 +48,59 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define HUGE_BYTES ((uintptr_t)2 << 20)
+
 static atomic_int ready;
-/* Static segments registered at start-up, and their bytes. */
+/* Static segments registered at start-up, and their bytes; those the
+ * chosen placement was applied to, and their pages that did not reach it. */
 static unsigned static_segments;
 static uint64_t static_bytes;
+static unsigned static_placed;
+static uint64_t static_place_failed;
+
+/* Apply the placement the user chose to a static segment [lo, hi) (on
+ * 2 MiB pages from a to b when it was put on THP).  First touch (the
+ * default) changes nothing. */
+static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
+                         const char *what)
+{
+    if (ph_opt_source_of(PH_OPT_PLACEMENT) == PH_SRC_DEFAULT)
+        return;
+    ph_placement_t pl;
+    if (ph_placement_parse(&pl, ph_opt_str(PH_OPT_PLACEMENT)) != 0) {
+        ph_warn("transparent mode: placement \"%s\": %s: the static %s segment is "
+                "left as it is", ph_opt_str(PH_OPT_PLACEMENT), ph_last_error(), what);
+        return;
+    }
+    if (pl.policy == PH_POLICY_FIRST_TOUCH)
+        return;
+    typedef struct part { uintptr_t from, to; size_t page; } part;
+    part parts[3] = {{lo, hi, 4096}, {0, 0, 0}, {0, 0, 0}};
+    if (b > a) { /* THP in the middle, 4 KiB at the ends */
+        parts[0] = (part){lo, a, 4096};
+        parts[1] = (part){a, b, (size_t)HUGE_BYTES};
+        parts[2] = (part){b, hi, 4096};
+    }
+    long failed = 0;
+    for (int k = 0; k < 3; k++) {
+        if (parts[k].to <= parts[k].from)
+            continue;
+        pl.page_bytes = parts[k].page;
+        int rc = ph_place((void *)parts[k].from, parts[k].to - parts[k].from, &pl, NULL);
+        if (rc < 0) {
+            ph_warn("transparent mode: cannot apply placement \"%s\" to the static %s "
+                    "segment %p-%p: %s", ph_opt_str(PH_OPT_PLACEMENT), what,
+                    (void *)parts[k].from, (void *)parts[k].to, ph_last_error());
+            return;
+        }
+        failed += rc;
+    }
+    static_placed++;
+    static_place_failed += (uint64_t)failed;
+    ph_info("transparent mode: placement \"%s\" applied to the static %s segment %p-%p%s",
+            ph_opt_str(PH_OPT_PLACEMENT), what, (void *)lo, (void *)hi,
+            failed ? " (some pages did not reach it)" : "");
+}
 
 int ph_preload_ready(void)
 {
@@ -73,17 +130,16 @@ static int parse_map_line(const char *s, map_line *m)
     return 0;
 }
 
-#define HUGE_BYTES ((uintptr_t)2 << 20)
 
 /* pagesize 2M: put the whole 2 MiB pages inside the static segment
- * [lo, hi) on THP.  A new THP mapping is made elsewhere, the segment's
+ * [lo, hi) on THP (returns 1 when done).  A new THP mapping is made elsewhere, the segment's
  * contents are copied into it (for .bss only the pages that are resident:
  * the others are zero and stay untouched, so first touch still places
  * them), and mremap moves it over the segment.  Runs in the constructor,
  * before main(), while the program has no threads of its own: nothing
  * writes the segment between the copy and the remap.  The parts before
  * the first and after the last 2 MiB boundary stay 4 KiB pages. */
-static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
+static int to_huge(uintptr_t lo, uintptr_t hi, const char *what)
 {
     uintptr_t a = (lo + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
     uintptr_t b = hi & ~(HUGE_BYTES - 1);
@@ -91,7 +147,7 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
         ph_info("transparent mode: static %s segment %p-%p holds no whole 2 MiB "
                 "page: not convertible, 4 KiB pages", what, (void *)lo, (void *)hi);
         madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
-        return;
+        return 0;
     }
     size_t len = b - a;
     char *raw = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
@@ -99,7 +155,7 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
     if (raw == MAP_FAILED) {
         ph_warn("transparent mode: static %s segment: no memory to convert it to "
                 "2 MiB pages: 4 KiB pages", what);
-        return;
+        return 0;
     }
     uintptr_t n = ((uintptr_t)raw + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
     if (n > (uintptr_t)raw)
@@ -110,7 +166,7 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
         munmap((void *)n, len);
         ph_info("transparent mode: static %s segment: THP refused by the kernel: "
                 "4 KiB pages", what);
-        return;
+        return 0;
     }
     int bss = strcmp(what, "bss") == 0;
     unsigned char vec[512];
@@ -128,7 +184,7 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
         ph_warn("transparent mode: static %s segment: mremap failed (%s): 4 KiB pages",
                 what, strerror(errno));
         munmap((void *)n, len);
-        return;
+        return 0;
     }
     if (a > lo)
         madvise((void *)lo, a - lo, MADV_NOHUGEPAGE);
@@ -137,6 +193,7 @@ static void to_huge(uintptr_t lo, uintptr_t hi, const char *what)
     ph_info("transparent mode: static %s segment: %zu MiB on 2 MiB pages "
             "(%zu KiB copied), %zu KiB at its ends on 4 KiB pages", what, len >> 20,
             copied >> 10, (size_t)((a - lo) + (hi - b)) >> 10);
+    return 1;
 }
 
 /* watch = 0 (engine off): the segments are only put on 2 MiB pages when
@@ -172,15 +229,23 @@ static void register_static(size_t threshold, int watch)
         after_exe_data = rw && is_exe;
         if (!what || m.hi <= lo || m.hi - lo < threshold)
             continue;
-        if (!watch && !huge)
-            continue; /* engine off, 4 KiB: leave the segment as it is */
-        if (huge)
-            to_huge(lo, m.hi, what);
-        else
+        if (!watch && !huge) {
+            /* engine off, 4 KiB: the segment keeps its pages, but a chosen
+             * placement still applies */
+            place_static(lo, m.hi, 0, 0, what);
+            continue;
+        }
+        uintptr_t ha = 0, hb = 0;
+        if (huge && to_huge(lo, m.hi, what)) {
+            ha = (lo + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+            hb = m.hi & ~(HUGE_BYTES - 1);
+        } else if (!huge) {
             /* 4 KiB precision: with THP=always the kernel would back the
              * segment with 2 MiB pages, and moving one 4 KiB page of those
              * moves all 512 (pages not yet touched are not huge yet). */
             madvise((void *)lo, m.hi - lo, MADV_NOHUGEPAGE);
+        }
+        place_static(lo, m.hi, ha, hb, what);
         if (!watch)
             continue;
         char name[64];
@@ -237,9 +302,56 @@ static void report_transparent(ph_jw *w)
     ph_jw_uint(w, static_segments);
     ph_jw_key(w, "bytes");
     ph_jw_uint(w, static_bytes);
+    ph_jw_key(w, "placement_applied");
+    ph_jw_uint(w, static_placed);
+    ph_jw_key(w, "placement_pages_failed");
+    ph_jw_uint(w, static_place_failed);
     ph_jw_end(w);
     ph_preload_ompt_report(w);
     ph_jw_end(w);
+}
+
+/* Engine off: the statistics file, without an engine. */
+static void write_engine_off_stats(void)
+{
+    const char *path = ph_opt_str(PH_OPT_STATS_FILE);
+    if (!path || !*path)
+        return;
+    ph_jw w;
+    ph_jw_init(&w, 1);
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "pagehome_stats");
+    ph_jw_int(&w, 1);
+    ph_jw_key(&w, "engine");
+    ph_jw_null(&w);
+    ph_jw_key(&w, "note");
+    ph_jw_string(&w, "the engine was off (--migrate off, engine=off): placement and "
+                     "interposition only, no sampling and no migration; what transparent "
+                     "mode saw is below");
+    ph_jw_key(&w, "config");
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "mechanism");
+    ph_jw_string(&w, "off");
+    ph_jw_key(&w, "tunables");
+    ph_jw_object(&w, 0);
+    for (int id = 0; id < PH_OPT_COUNT; id++) {
+        char val[256];
+        ph_opt_format((ph_opt_id)id, val, sizeof val);
+        ph_jw_key(&w, ph_opt_name((ph_opt_id)id));
+        ph_jw_object(&w, 1);
+        ph_jw_key(&w, "value");
+        ph_jw_string(&w, val);
+        ph_jw_key(&w, "source");
+        ph_jw_string(&w, ph_opt_source_name(ph_opt_source_of((ph_opt_id)id)));
+        ph_jw_end(&w);
+    }
+    ph_jw_end(&w);
+    ph_jw_end(&w);
+    report_transparent(&w);
+    ph_jw_end(&w);
+    if (ph_jw_write_file(&w, path) != 0)
+        ph_warn("stats_file: cannot write %s", path);
+    ph_jw_free(&w);
 }
 
 __attribute__((constructor)) static void preload_start(void)
@@ -265,5 +377,7 @@ __attribute__((destructor)) static void preload_end(void)
     ph_info("transparent mode: %llu large allocations (%llu MiB) were hot "
             "areas", (unsigned long long)blocks,
             (unsigned long long)(bytes >> 20));
+    if (ph_opt_int(PH_OPT_ENGINE) == 4 /* off */)
+        write_engine_off_stats();
     ph_finalize();
 }

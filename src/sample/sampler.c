@@ -37,6 +37,16 @@
  * smaller than 2 MiB.  So arm() leaves out runs with no resident page
  * (mincore): untouched memory is first touched unwatched.
  *
+ * First touches on a machine that cannot see them (ph_os_tracks_touch:
+ * the simulator, where homes are virtual and a page would otherwise get
+ * the node of whoever asks about it first): a range added is watched at
+ * once where it is untouched, its runs made as coarse as the free room
+ * under max_runs needs, until the end of the second interval that
+ * follows; the handler tells the machine the run's first toucher
+ * (ph_os_note_touch).  Memory first touched while watched there stays cut
+ * into that many VMAs (at most max_runs), which on the simulator costs
+ * nothing that matters.
+ *
  * Limits: PH_SIG_MAX_INSTANCES samplers and PH_SIG_MAX_SLOTS ranges at
  * once (the handler scans the range table linearly, after trying the
  * range the thread hit last); rings hold ring_samples entries rounded up
@@ -73,6 +83,7 @@ typedef struct sp_range {
     size_t slot;
     uintptr_t start;
     size_t npages;
+    int fresh;   /* arms left under first-touch watching (tracks_touch) */
 } sp_range;
 
 typedef struct sp_armed {
@@ -93,6 +104,7 @@ typedef struct sampler {
     uint64_t foreign_base;
     size_t rings_bytes;
     void *ring_mem;
+    int tracks_touch;            /* ph_os_tracks_touch of the machine */
 } sampler;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,6 +196,7 @@ static int inst_open(sampler *s, ph_os *os)
         return ph_fail(ENOMEM, "sampler: no memory for the sample rings");
     }
     in->os = os;
+    in->tracks_touch = s->o.first_touch && ph_os_tracks_touch(os);
     for (int id = 0; id < PH_SIG_NODE_IDS; id++)
         in->node_index[id] = (int16_t)ph_topo_node_index(os->topo, id);
     atomic_store(&in->traps, 0);
@@ -490,6 +503,65 @@ static void keep_resident(sampler *s)
     s->narmed = keep;
 }
 
+/* First-touch watch of range ri (tracks_touch): its runs with no resident
+ * page, as coarse as the room under max_runs left by the interval needs,
+ * are protected now (the range's runs chosen by the rotation are taken
+ * out: they are resident, later intervals watch them).  0 or -1/errno. */
+static int first_touch_arm(sampler *s, size_t ri)
+{
+    const sp_range *rg = &s->ranges[ri];
+    size_t room = s->o.max_runs - s->narmed, mine = 0;
+    for (size_t k = 0; k < s->narmed; k++)
+        mine += s->armed[k].slot == rg->slot;
+    if (div_up(rg->npages, s->o.run_pages) > room + mine) {
+        /* coarser runs needed: the rotation's runs of the range are
+         * opened and taken out (the range is watched whole below) */
+        size_t keep = 0;
+        for (size_t k = 0; k < s->narmed; k++) {
+            if (s->armed[k].slot == rg->slot) {
+                lift(s, k, k + 1);
+                continue;
+            }
+            s->armed[keep++] = s->armed[k];
+        }
+        s->narmed = keep;
+        room = s->o.max_runs - s->narmed;
+    }
+    if (room == 0)
+        return 0;
+    size_t g = div_up(rg->npages, room);
+    if (g < s->o.run_pages)
+        g = s->o.run_pages;
+    set_geometry(rg->slot, g);
+    /* coarser runs than the rotation's: the whole range is watched (a
+     * resident part too: one sample a run this time) */
+    int all = g > s->o.run_pages;
+    size_t nruns = div_up(rg->npages, g), from = s->narmed;
+    unsigned char vec[512];
+    for (size_t r = 0; r < nruns && s->narmed < s->o.max_runs; r++) {
+        size_t len;
+        uintptr_t a = run_span(rg->slot, r, &len);
+        int resident = 0;
+        for (size_t off = 0; off < len && !resident; off += sizeof vec * PG_BYTES) {
+            size_t l = len - off < sizeof vec * PG_BYTES ? len - off : sizeof vec * PG_BYTES;
+            if (mincore((void *)(a + off), l, vec) != 0)
+                break;
+            for (size_t q = 0; q < l / PG_BYTES && !resident; q++)
+                resident = vec[q] & 1;
+        }
+        if (!resident || all)
+            s->armed[s->narmed++] = (sp_armed){rg->slot, r};
+    }
+    for (size_t k = from; k < s->narmed; k++) {
+        size_t len;
+        run_span(s->armed[k].slot, s->armed[k].run, &len);
+        s->st.armed_pages += len / PG_BYTES;
+    }
+    if (s->narmed > s->st.max_runs)
+        s->st.max_runs = s->narmed;
+    return protect(s, from, s->narmed);
+}
+
 static int sp_arm(ph_source *src, int full)
 {
     sampler *s = sp_of(src);
@@ -502,6 +574,11 @@ static int sp_arm(ph_source *src, int full)
         choose_full(s);
     else
         choose_budget(s);
+    for (size_t k = 0; k < s->narmed; k++) {
+        size_t len;
+        run_span(s->armed[k].slot, s->armed[k].run, &len);
+        s->st.swept_pages += len / PG_BYTES;
+    }
     keep_resident(s);
     int rc = protect(s, 0, s->narmed);
     for (size_t k = 0; k < s->narmed; k++) {
@@ -511,6 +588,11 @@ static int sp_arm(ph_source *src, int full)
     }
     if (s->narmed > s->st.max_runs)
         s->st.max_runs = s->narmed;
+    for (size_t i = 0; i < s->nranges && rc == 0; i++)
+        if (s->ranges[i].fresh > 0) {
+            s->ranges[i].fresh--;
+            rc = first_touch_arm(s, i);
+        }
     s->st.arm_ns += ph_now_ns() - t0;
     if (rc != 0)
         return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s", strerror(errno));
@@ -534,7 +616,16 @@ static int sp_add_range(ph_source *src, void *addr, size_t bytes)
     long slot = slot_open(s, a, a + bytes);
     if (slot < 0)
         return -1;
-    s->ranges[s->nranges++] = (sp_range){(size_t)slot, a, bytes / PG_BYTES};
+    s->ranges[s->nranges++] = (sp_range){(size_t)slot, a, bytes / PG_BYTES,
+                                         s->tracks_touch ? 2 : 0};
+    if (s->tracks_touch) {
+        uint64_t t0 = ph_now_ns();
+        int rc = first_touch_arm(s, s->nranges - 1);
+        s->st.arm_ns += ph_now_ns() - t0;
+        if (rc != 0)
+            return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s",
+                           strerror(errno));
+    }
     return 0;
 }
 
@@ -688,6 +779,7 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         return NULL;
     }
     s->foreign_base = atomic_load(&ph_sig_foreign);
+    s->tracks_touch = o.first_touch && ph_os_tracks_touch(os);
     s->src.ops = &sampler_ops;
     s->src.impl = s;
     return &s->src;

@@ -34,7 +34,7 @@
  * Async-signal-safety: no allocation, no locks, no stdio.  Only atomics,
  * the preallocated tables and rings, initial-exec thread-locals (no
  * allocation on first access), mprotect(2), clock_gettime(2), sigaction(2),
- * raise(3), and ph_os_current_node() (async-signal-safe by the os.h
+ * raise(3), ph_os_current_node() and ph_os_note_touch() (async-signal-safe by the os.h
  * contract).  errno is saved and restored.  While the handler runs every
  * signal is blocked (sa_mask full), so it never nests on one thread and a
  * thread's ring has exactly one producer at a time.
@@ -126,11 +126,16 @@ static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
-static void record(size_t slot, uint64_t slot_gen, uintptr_t page)
+static void record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
+                   size_t run_len)
 {
     size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
     ph_sig_inst *in = &ph_sig_insts[i];
     int id = ph_os_current_node(in->os);
+    /* a machine that cannot see first touches learns this one (its pages
+     * without a home get this node when they are faulted) */
+    if (in->tracks_touch && id >= 0)
+        ph_os_note_touch(in->os, (void *)run, run_len, id);
     int node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
     ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
     if (!r) {
@@ -187,7 +192,7 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
                                                 memory_order_acquire)) {
         uintptr_t a = start + r * run_bytes;
         uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1));
+        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1), a, b - a);
         int ok = open_run(s, a, b - a) == 0;
         atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
         tl_idle_retry.addr = 0;

@@ -81,6 +81,7 @@ typedef struct ph_sig_inst {
     atomic_uint_fast64_t dropped;     /* no ring, or no node */
     atomic_uint_fast64_t handler_ns;
     atomic_long users;                /* threads giving rings back */
+    int tracks_touch;                 /* tell os who touched a run first */
 } ph_sig_inst;
 
 typedef struct ph_sig_slot {

@@ -61,6 +61,10 @@ typedef void (*ph_sample_fn)(void *arg, const ph_sample *s, size_t n);
 
 typedef struct ph_source_stats {
     uint64_t armed_pages;     /* pages watched, summed over intervals */
+    uint64_t swept_pages;     /* pages the rotation passed, summed over
+                                 intervals: the watched ones and those left
+                                 out as never touched (a full sweep of the
+                                 hot pages adds their number) */
     uint64_t samples;         /* samples delivered by drain() */
     uint64_t dropped;         /* samples lost (ring full) */
     uint64_t foreign_faults;  /* SIGSEGVs that were not ours (chained) */
@@ -107,6 +111,10 @@ typedef struct ph_sampler_opts {
     size_t run_pages;
     /* Samples each thread's ring holds between drains (0: 4096). */
     size_t ring_samples;
+    /* On a machine that cannot see first touches (ph_os_tracks_touch: the
+     * simulator), watch a new range where it is untouched and tell the
+     * machine who touches each run first (sampler.c).  0 = no. */
+    int first_touch;
 } ph_sampler_opts;
 
 /* Open the SIGSEGV sampler (opts required: max_runs and run_pages at

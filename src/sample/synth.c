@@ -9,8 +9,11 @@
  *
  * Watching follows the sampler's budget rule: pages_per_interval pages per
  * arm(), taken round-robin over all ranges from a rotating cursor (0 or
- * full: every page).  drain() reports the pages watched since arm() once;
- * the next report needs the next arm().
+ * full: every page).  Like a watched page of the sampler, which traps on
+ * its first touch after arm() and is open after that, a watched page is
+ * reported once per arm(): by the first drain() whose model counts for it
+ * are not all zero; until then it stays watched (an interval the engine
+ * lets go on over several iteration ends sees it when it is used).
  * Ranges are numbered by the order they were added (0, 1, ...), and keep
  * their number when others are removed: that number is the model's
  * `range` argument.
@@ -42,9 +45,12 @@ typedef struct synth {
     synth_range *r;
     size_t nr, cap, next_id;
     size_t cursor_range, cursor_page; /* rotation */
-    int armed, full, drained;
+    int armed, full;
     /* the interval's watched window: from (range, page), count pages */
     size_t win_range, win_page, win_pages;
+    /* watched pages reported since arm() (bit k: the k-th watched page) */
+    uint64_t *fired;
+    size_t fired_bits;
     ph_source_stats st;
 } synth;
 
@@ -119,16 +125,35 @@ static size_t total_pages(const synth *y)
     return t;
 }
 
+/* Room for `bits` fired bits, all clear.  0, or -1 (out of memory: every
+ * page then counts as not fired, reported at each drain). */
+static int fired_reset(synth *y, size_t bits)
+{
+    size_t words = (bits + 63) / 64;
+    if (bits > y->fired_bits) {
+        uint64_t *f = realloc(y->fired, (words ? words : 1) * sizeof *f);
+        if (!f)
+            return -1;
+        y->fired = f;
+        y->fired_bits = words * 64;
+    }
+    if (words)
+        memset(y->fired, 0, words * sizeof *y->fired);
+    return 0;
+}
+
 static int s_arm(ph_source *s, int full)
 {
     synth *y = s->impl;
     size_t total = total_pages(y);
     y->armed = 1;
-    y->drained = 0;
     y->st.intervals++;
+    if (fired_reset(y, full || y->budget == 0 || y->budget >= total ? total : y->budget) != 0)
+        return ph_fail(ENOMEM, "synthetic source: out of memory");
     if (full || y->budget == 0 || y->budget >= total) {
         y->full = 1;
         y->st.armed_pages += total;
+        y->st.swept_pages += total;
         return 0;
     }
     y->full = 0;
@@ -140,6 +165,7 @@ static int s_arm(ph_source *s, int full)
     y->win_page = y->cursor_page;
     y->win_pages = y->budget;
     y->st.armed_pages += y->budget;
+    y->st.swept_pages += y->budget;
     /* advance the cursor by the budget */
     size_t left = y->budget;
     while (left) {
@@ -162,44 +188,51 @@ static int s_disarm(ph_source *s)
     return 0;
 }
 
-/* Report one page; flush the batch when full. */
-static void report(synth *y, size_t ri, size_t page, ph_sample *batch,
+/* Report the k-th watched page, page `page` of range ri, unless it was
+ * reported since arm(); flush the batch when full. */
+static void report(synth *y, size_t k, size_t ri, size_t page, ph_sample *batch,
                    size_t *nb, ph_sample_fn fn, void *arg, uint32_t *acc,
                    size_t *total)
 {
+    if (k < y->fired_bits && (y->fired[k / 64] >> (k % 64) & 1))
+        return;
     memset(acc, 0, (size_t)y->nnodes * sizeof *acc);
     if (y->fn(y->model, y->r[ri].id, page, acc, y->nnodes) != 0)
         return;
-    for (int k = 0; k < y->nnodes; k++) {
-        uint32_t c = thin(y, acc[k], 1.0 - y->noise);
+    int any = 0;
+    for (int n = 0; n < y->nnodes; n++) {
+        uint32_t c = thin(y, acc[n], 1.0 - y->noise);
         if (!c)
             continue;
-        batch[(*nb)++] = (ph_sample){y->r[ri].base + page * 4096, k, c};
+        any = 1;
+        batch[(*nb)++] = (ph_sample){y->r[ri].base + page * 4096, n, c};
         (*total)++;
         if (*nb == 256) {
             fn(arg, batch, *nb);
             *nb = 0;
         }
     }
+    if (any && k < y->fired_bits)
+        y->fired[k / 64] |= (uint64_t)1 << (k % 64);
 }
 
 static size_t s_drain(ph_source *s, ph_sample_fn fn, void *arg)
 {
     synth *y = s->impl;
-    if (!y->armed || y->drained || y->nr == 0)
+    if (!y->armed || y->nr == 0)
         return 0;
-    y->drained = 1;
     ph_sample batch[256];
     uint32_t acc[PH_MAX_NODES];
     size_t nb = 0, total = 0;
     if (y->full) {
+        size_t k = 0;
         for (size_t ri = 0; ri < y->nr; ri++)
             for (size_t p = 0; p < y->r[ri].npages; p++)
-                report(y, ri, p, batch, &nb, fn, arg, acc, &total);
+                report(y, k++, ri, p, batch, &nb, fn, arg, acc, &total);
     } else {
         size_t ri = y->win_range, p = y->win_page;
         for (size_t k = 0; k < y->win_pages; k++) {
-            report(y, ri, p, batch, &nb, fn, arg, acc, &total);
+            report(y, k, ri, p, batch, &nb, fn, arg, acc, &total);
             if (++p == y->r[ri].npages) {
                 p = 0;
                 ri = (ri + 1) % y->nr;
@@ -224,6 +257,7 @@ static void s_close(ph_source *s)
         return;
     synth *y = s->impl;
     free(y->r);
+    free(y->fired);
     free(y);
     free(s);
 }

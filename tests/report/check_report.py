@@ -116,6 +116,19 @@ def expected_steps(data):
     return steps
 
 
+def expected_steps_ordered(data):
+    """The steps of an iteration-driven run in iteration order, with sums."""
+    steps = {}
+    for r in data["invocations"]:
+        if r["kind"] == "sampling":
+            continue
+        s = steps.setdefault(r["iteration"], {"label": str(r["iteration"]), "accesses": 0,
+                                              "remote_before": 0})
+        s["accesses"] += r["accesses"]
+        s["remote_before"] += r["remote_before"]
+    return [steps[k] for k in sorted(steps)]
+
+
 def section(text, title):
     """The lines of one section of the summary (up to the blank line)."""
     lines = text.splitlines()
@@ -165,6 +178,30 @@ def check_text(text, data):
           f"text: remote share {share}")
     check(f"{tot['iterations']} iterations, {tot['invocations']} invocations" in text,
           "text: iterations and invocations")
+
+    # the result leads, each figure labelled measured or estimated
+    first = [ln for ln in text.splitlines()[1:] if ln.strip()][0]
+    check(first == "Result:", f"text: the Result section comes first (got {first!r})")
+    res = section(text, "Result")
+    sp = sum(a["sampled_pages"] for a in data["areas"])
+    sl = sum(a["sampled_pages_on_top_accessor"] for a in data["areas"])
+    hot = sum(a["pages"] for a in data["areas"])
+    twice = sum(a["pages_moved_twice"] for a in data["areas"])
+    own = [ln for ln in res if ln.strip().startswith("owner-local share")]
+    check(len(own) == 1 and f"-> {pct(sl, sp)} at the end [measured" in own[0],
+          f"text: owner-local share at the end {pct(sl, sp)}: {own}")
+    steps_acc = [s for s in expected_steps_ordered(data) if s["accesses"]]
+    if steps_acc:
+        f0, fl = steps_acc[0], steps_acc[-1]
+        want = (f"{100.0 * f0['remote_before'] / f0['accesses']:.1f}% in the first "
+                f"iteration ({f0['label']}) -> "
+                f"{100.0 * fl['remote_before'] / fl['accesses']:.1f}% in the last "
+                f"({fl['label']}) [measured")
+        check(any(want in ln for ln in res), f"text: first/last remote share: {want}")
+    check(any(f"{twice} pages ({pct(twice, hot)} of the hot pages) [measured]" in ln
+              for ln in res), f"text: pages moved twice {twice}")
+    check(any(f"{tot['frozen']} ping-pong freezes" in ln for ln in res), "text: frozen")
+    check(any("[estimated]" in ln for ln in res), "text: an estimated figure says so")
 
     areas = table(section(text, "Areas"), "id")
     check(len(areas) == len(data["areas"]), f"text: {len(data['areas'])} area rows")

@@ -741,8 +741,191 @@ static void test_settled(void)
     CHECK_EQ(ph_crit_settled(a, 4, -1, 0.5, 1), 0);
 }
 
+/* ---- evidence: neighbourhoods, uniformly shared pages, melting ---------- */
+
+/* A 512-page neighbourhood on n nodes where each page got `samples`
+ * samples (weight 1) from the node owner(p) says, or from random nodes. */
+static void hood_of_pages(ph_crit_hood *h, int n, int samples, int random,
+                          int blocks, int shifted)
+{
+    ph_crit_hood_clear(h);
+    for (int p = 0; p < 512; p++) {
+        uint32_t acc[8] = {0};
+        int owner = p * blocks / 512 % n;
+        for (int s = 0; s < samples; s++) {
+            int node = random ? (int)rng_below((uint32_t)n) : owner;
+            /* shifted: half the samples from the owner of the next block
+             * (an owner change over the run) */
+            if (!random && shifted && s % 2)
+                node = (owner + 1) % n;
+            acc[node]++;
+        }
+        ph_crit_hood_add(h, acc, NULL, n, 1);
+    }
+}
+
+static void test_uniform_shared(void)
+{
+    ph_crit_hood h;
+    for (int n = 2; n <= 8; n *= 2) {
+        for (int samples = 1; samples <= 4; samples++) {
+            /* a table read at random by every node: shared once its
+             * pages have two samples (three on two nodes, where two
+             * random samples agree half the time); one sample each
+             * cannot tell it from an array owned page by page */
+            hood_of_pages(&h, n, samples, 1, 1, 0);
+            CHECK_EQ(h.sampled, 512);
+            if (samples == 1)
+                CHECK_EQ(ph_crit_uniform_shared(&h, n, 16), 0);
+            else if (samples >= (n == 2 ? 3 : 2))
+                CHECK_EQ(ph_crit_uniform_shared(&h, n, 16), 1);
+            /* an array owned by blocks: 1, 4 or 16 owners in the
+             * neighbourhood, with or without an owner change: not */
+            for (int blocks = 1; blocks <= 16; blocks *= 4) {
+                hood_of_pages(&h, n, samples, 0, blocks, 0);
+                CHECK_EQ(ph_crit_uniform_shared(&h, n, 16), 0);
+                hood_of_pages(&h, n, samples, 0, blocks, 1);
+                CHECK_EQ(ph_crit_uniform_shared(&h, n, 16), 0);
+            }
+        }
+    }
+    /* by hand: pages with two samples from nodes p%4 and (p+1)%4 (none
+     * pure), whose dominant (lower index on a tie) changes page by page */
+    ph_crit_hood_clear(&h);
+    for (int p = 0; p < 15; p++) {
+        uint32_t acc[4] = {0};
+        acc[p % 4] = 1;
+        acc[(p + 1) % 4] = 1;
+        ph_crit_hood_add(&h, acc, NULL, 4, 1);
+    }
+    CHECK_EQ(h.multi, 15);
+    CHECK_EQ(h.pure, 0);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0); /* too few to tell */
+    uint32_t acc[4] = {0, 1, 0, 1};
+    ph_crit_hood_add(&h, acc, NULL, 4, 1);
+    /* dominants 0 1 2 0 | 0 1 2 0 ... then 1: 3 of 15 pairs agree */
+    CHECK_EQ(h.sampled, 16);
+    CHECK_EQ(h.pairs, 15);
+    CHECK_EQ(h.agree, 3);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 1);
+    /* the same pages pure, each from one node (cyclic ownership): not */
+    ph_crit_hood_clear(&h);
+    for (int p = 0; p < 64; p++) {
+        uint32_t a1[4] = {0};
+        a1[p % 4] = 2;
+        ph_crit_hood_add(&h, a1, NULL, 4, 1);
+    }
+    CHECK_EQ(h.pure, 64);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
+    /* neighbours disagree, pages impure, but two nodes have everything:
+     * not every node shares it (on 4 nodes) */
+    ph_crit_hood_clear(&h);
+    for (int p = 0; p < 64; p++) {
+        uint32_t a2[4] = {0};
+        a2[p % 2] = 2;
+        a2[1 - p % 2] = 1;
+        ph_crit_hood_add(&h, a2, NULL, 4, 1);
+    }
+    CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 2, 16), 1);
+    /* more than half pure: not */
+    ph_crit_hood_clear(&h);
+    for (int p = 0; p < 64; p++) {
+        uint32_t a3[4] = {0};
+        a3[p % 4] = 2;
+        if (p % 3 == 0)
+            a3[(p + 2) % 4] = 1;
+        ph_crit_hood_add(&h, a3, NULL, 4, 1);
+    }
+    CHECK(h.pure * 2 > h.multi);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 4, 16), 0);
+    /* read at random by every node after one node initialised it (one
+     * sample of each page from node 0 first, then one a page in each of
+     * two intervals): still shared, judged on the latest interval's
+     * samples (over the run node 0 dominates most pages: ties go to it) */
+    ph_crit_hood hi;
+    ph_crit_hood_clear(&hi);
+    for (int p = 0; p < 256; p++) {
+        uint32_t a4[4] = {1, 0, 0, 0}, now[4] = {0};
+        a4[rng_below(4)]++;
+        int last = (int)rng_below(4);
+        a4[last]++;
+        now[last] = 1;
+        ph_crit_hood_add(&hi, a4, now, 4, 1);
+    }
+    CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 1);
+    CHECK(hi.now_sampled == 256 && hi.sampled == 256);
+    /* unsampled pages add nothing; bad arguments */
+    uint32_t z[4] = {0};
+    ph_crit_hood_add(&h, z, NULL, 4, 1);
+    CHECK_EQ(h.sampled, 64);
+    CHECK_EQ(ph_crit_uniform_shared(NULL, 4, 16), 0);
+    CHECK_EQ(ph_crit_uniform_shared(&h, 1, 16), 0);
+}
+
+static void test_page_uniform(void)
+{
+    uint32_t even[4] = {4, 4, 4, 4}, few[4] = {3, 3, 3, 3}, two[4] = {8, 8, 0, 0};
+    uint32_t skew[4] = {9, 3, 2, 2}, thin[4] = {7, 5, 3, 1};
+    CHECK_EQ(ph_crit_page_uniform(even, 4, 1), 1);
+    CHECK_EQ(ph_crit_page_uniform(few, 4, 1), 0);   /* 12 < 4n samples */
+    CHECK_EQ(ph_crit_page_uniform(even, 4, 2), 0);  /* 8 samples of weight 2 */
+    CHECK_EQ(ph_crit_page_uniform(two, 4, 1), 0);   /* two nodes share it */
+    CHECK_EQ(ph_crit_page_uniform(two, 2, 1), 1);   /* ... all there are */
+    CHECK_EQ(ph_crit_page_uniform(skew, 4, 1), 0);  /* 56% > 2/n */
+    CHECK_EQ(ph_crit_page_uniform(thin, 4, 1), 0);  /* 6% < 1/(2n) */
+    CHECK_EQ(ph_crit_page_uniform(even, 1, 1), 0);
+}
+
+static void test_hood_agrees(void)
+{
+    ph_crit_hood h;
+    ph_crit_hood_clear(&h);
+    for (int p = 0; p < 20; p++) {
+        uint32_t acc[4] = {0};
+        acc[p < 16 ? 2 : 1] = 1;
+        ph_crit_hood_add(&h, acc, NULL, 4, 1);
+    }
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 16, 0.75), 1); /* 16 of 20 */
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 16, 0.85), 0);
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, 1, 16, 0.75), 0);
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, 2, 21, 0.75), 0); /* too few pages */
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, 4, 16, 0.75), 0);
+    CHECK_EQ(ph_crit_hood_agrees(&h, 4, -1, 16, 0.75), 0);
+}
+
+static void test_interval_skewed(void)
+{
+    uint64_t even[4] = {25, 25, 25, 25}, one[4] = {0, 97, 2, 1};
+    uint64_t run_even[4] = {250, 250, 250, 250}, run_one[4] = {0, 970, 20, 10};
+    uint64_t two[4] = {50, 50, 0, 0};
+    CHECK_EQ(ph_crit_interval_skewed(even, run_even, 4), 0);
+    CHECK_EQ(ph_crit_interval_skewed(one, run_even, 4), 1);  /* one thread ran */
+    CHECK_EQ(ph_crit_interval_skewed(one, run_one, 4), 0);   /* it always does */
+    CHECK_EQ(ph_crit_interval_skewed(two, run_even, 4), 0);  /* 50% = 2/n */
+    CHECK_EQ(ph_crit_interval_skewed(one, run_even, 1), 0);
+    uint64_t z[4] = {0};
+    CHECK_EQ(ph_crit_interval_skewed(z, run_even, 4), 0);
+}
+
+static void test_melt_after(void)
+{
+    CHECK_EQ(ph_crit_melt_after(8, 0), 8);
+    CHECK_EQ(ph_crit_melt_after(8, 1), 8);
+    CHECK_EQ(ph_crit_melt_after(8, 2), 16);
+    CHECK_EQ(ph_crit_melt_after(8, 4), 64);
+    CHECK_EQ(ph_crit_melt_after(8, 255), 65535);
+    CHECK_EQ(ph_crit_melt_after(40000, 2), 65535);
+    CHECK_EQ(ph_crit_melt_after(0, 3), 0);
+}
+
 int main(void)
 {
+    test_uniform_shared();
+    test_page_uniform();
+    test_hood_agrees();
+    test_melt_after();
+    test_interval_skewed();
     test_settled();
     test_competitive_basic();
     test_competitive_indexing();

@@ -13,7 +13,8 @@
  * its faults; a genuine segfault still kills with SIGSEGV (SIG_DFL and
  * SIG_IGN before the sampler, in children); a watched page under a
  * thread's stack pointer (alternate stack); ring overflow counts drops;
- * argument errors.  Run under ASan and TSan as well.
+ * first touches told to the simulator (first_touch, fine and coarse
+ * runs); argument errors.  Run under ASan and TSan as well.
  */
 #include "check.h"
 
@@ -75,7 +76,7 @@ static unsigned char *map_pages(size_t n)
 static ph_source *open_sampler(ph_os *os, size_t budget, size_t max_runs, size_t run_pages,
                                size_t ring)
 {
-    ph_sampler_opts o = {budget, max_runs, run_pages, ring};
+    ph_sampler_opts o = {budget, max_runs, run_pages, ring, 0};
     ph_source *s = ph_sampler_open(os, &o);
     if (!s) {
         fprintf(stderr, "ph_sampler_open: %s\n", ph_error_message());
@@ -627,6 +628,90 @@ static void test_untouched_not_armed(void)
     munmap(buf, n * PG);
 }
 
+/* First touches on the simulator (first_touch = 1): a range added before
+ * anyone touched it is watched at once; the thread that touches a run
+ * first gives the run's pages their home, not the thread that asks.  Four
+ * threads on four virtual nodes touch their quarter; the master asks. */
+typedef struct ft_arg {
+    unsigned char *buf;
+    size_t from, to;
+    int node;
+} ft_arg;
+
+static void *ft_thread(void *p)
+{
+    ft_arg *a = p;
+    ph_sampler_thread_init();
+    ph_os_set_thread_node(sim, a->node);
+    for (size_t q = a->from; q < a->to; q++)
+        a->buf[q * PG] = 1;
+    ph_os_set_thread_node(sim, -1);
+    return NULL;
+}
+
+static void test_first_touch(void)
+{
+    for (int coarse = 0; coarse <= 1; coarse++) {
+        size_t n = 256;
+        unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(buf != MAP_FAILED);
+        /* coarse: room for 32 runs only, so runs of 8 pages */
+        ph_sampler_opts o = {16, coarse ? 32 : 1024, 1, 1024, 1};
+        ph_source *s = ph_sampler_open(sim, &o);
+        CHECK(s != NULL);
+        CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+        ph_source_stats st;
+        s->ops->stats(s, &st);
+        CHECK_EQ(st.armed_pages, n); /* untouched, and watched already */
+        pthread_t t[4];
+        ft_arg a[4];
+        for (int k = 0; k < 4; k++) {
+            a[k] = (ft_arg){buf, n / 4 * (size_t)k, n / 4 * (size_t)(k + 1),
+                            topo->nodes[k].id};
+            CHECK_EQ(pthread_create(&t[k], NULL, ft_thread, &a[k]), 0);
+        }
+        for (int k = 0; k < 4; k++)
+            pthread_join(t[k], NULL);
+        coll c = {0};
+        s->ops->drain(s, collect, &c);
+        CHECK_EQ(c.n, coarse ? n / 8 : n); /* one sample a run */
+        free(c.s);
+        void *pages[256];
+        int home[256];
+        for (size_t p = 0; p < n; p++)
+            pages[p] = buf + p * PG;
+        CHECK_EQ(ph_os_query(sim, n, pages, home), 0);
+        size_t right = 0;
+        for (size_t p = 0; p < n; p++)
+            right += home[p] == topo->nodes[p * 4 / n].id;
+        CHECK_EQ(right, n);
+        ph_sim_counters sc;
+        CHECK_EQ(ph_sim_counters_get(sim, &sc), 0);
+        CHECK_EQ(sc.touch_lost, 0);
+        /* the next two arms still watch what is untouched (nothing now),
+         * then the rotation goes on as usual */
+        CHECK_EQ(s->ops->arm(s, 0), 0);
+        CHECK_EQ(s->ops->disarm(s), 0);
+        CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+        s->ops->close(s);
+        munmap(buf, n * PG);
+    }
+    /* without first_touch (the default), a range is not watched before it
+     * is resident, and the asking thread's node is what a page gets */
+    size_t n = 16;
+    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ph_source *s = open_sampler(sim, 0, 1024, 1, 256);
+    CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+    ph_source_stats st;
+    s->ops->stats(s, &st);
+    CHECK_EQ(st.armed_pages, 0);
+    CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+    s->ops->close(s);
+    munmap(buf, n * PG);
+}
+
 static void test_overflow(void)
 {
     unsigned char *buf = map_pages(200);
@@ -674,7 +759,7 @@ static void test_linux(void)
     unsigned char *buf = map_pages(16);
     /* the tunables' defaults: sample_pages 4096, sample_max_runs 4096,
      * sample_run_pages 1 */
-    ph_sampler_opts o = {4096, 4096, 1, 0};
+    ph_sampler_opts o = {4096, 4096, 1, 0, 0};
     ph_source *s = ph_sampler_open(lx, &o);
     CHECK(s != NULL);
     CHECK_EQ(s->ops->add_range(s, buf, 16 * PG), 0);
@@ -714,6 +799,7 @@ int main(void)
     test_chain();
     test_stack();
     test_untouched_not_armed();
+    test_first_touch();
     test_overflow();
     test_errors();
     test_linux();

@@ -14,7 +14,11 @@
  *      private directory with libgomp.so.1 -> libomp.so goes first on
  *      LD_LIBRARY_PATH.  --runtime=gomp keeps libgomp; then pagehome cannot
  *      see iterations and uses the sampling mechanism;
- *   3. maps the options onto the tunables (PAGEHOME_* in the environment),
+ *   3. maps the options onto the tunables (PAGEHOME_* in the environment:
+ *      its own options, --set NAME=VALUE, and every tunable the global
+ *      options of `pagehome` set -- --topology, --set, -v -- so that the
+ *      program runs with exactly what the command line said), checks a
+ *      single-node placement against the machine's nodes,
  *      adds libpagehome_preload.so to LD_PRELOAD, runs the program and
  *      returns its exit status (or dies of the same signal).  The
  *      program's stdin, stdout and stderr are its own; pagehome's messages
@@ -23,6 +27,7 @@
 #include "cli.h"
 
 #include "base/json_write.h"
+#include "config/options.h"
 
 #include "pagehome.h"
 
@@ -52,6 +57,10 @@ static void usage(FILE *out)
 "                     interleave, block, random, node:N (default: first-touch)\n"
 "  --migrate M        off, iterative, sampling, hybrid or auto (default auto:\n"
 "                     iterative when the outer iteration is found, else sampling)\n"
+"  --observe          the engine samples, decides and reports but moves nothing:\n"
+"                     the baseline (owner-local share as placed) of a run\n"
+"  --set NAME=VALUE   any tunable (pagehome --print-config lists them); also\n"
+"                     before `run`, with --topology and -v\n"
 "  --budget F         sampling budget, fraction of run time (default 0.01)\n"
 "  --pagesize S       4K or 2M pages for large allocations\n"
 "  --threshold SIZE   smallest allocation that becomes a hot area (default 1M)\n"
@@ -205,10 +214,14 @@ static void prepend_env(const char *var, const char *value, char sep)
 
 /* ---- options -------------------------------------------------------- */
 
+#define RUN_MAX_SETS 64
+
 typedef struct run_opts {
     const char *placement, *migrate, *budget, *pagesize, *threshold, *report;
     const char *runtime;
-    int verbose;
+    int verbose, observe;
+    const char *sets[RUN_MAX_SETS]; /* NAME=VALUE */
+    int nsets;
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o, int *first)
@@ -231,6 +244,18 @@ static int parse(int argc, char **argv, run_opts *o, int *first)
         }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--observe") == 0) {
+            o->observe = 1;
+            continue;
+        }
+        if ((v = cli_value(argc, argv, &i, "--set", &missing)) || missing) {
+            if (missing || !strchr(v, '=') || v[0] == '=')
+                return cli_error(EXIT_USAGE, "run: --set needs NAME=VALUE");
+            if (o->nsets == RUN_MAX_SETS)
+                return cli_error(EXIT_USAGE, "run: more than %d --set options", RUN_MAX_SETS);
+            o->sets[o->nsets++] = v;
             continue;
         }
 #define OPT(flag, field)                                                     \
@@ -263,6 +288,9 @@ static int parse(int argc, char **argv, run_opts *o, int *first)
                          o->migrate);
     if (strcmp(o->runtime, "libomp") != 0 && strcmp(o->runtime, "gomp") != 0)
         return cli_error(EXIT_USAGE, "run: --runtime must be libomp or gomp (got '%s')", o->runtime);
+    if (o->observe && strcmp(o->migrate, "off") == 0)
+        return cli_error(EXIT_USAGE, "run: --observe needs the engine (it samples and reports "
+                         "without moving): not with --migrate off");
     *first = i;
     return 0;
 }
@@ -279,6 +307,43 @@ static int set_tunable(const char *name, const char *env, const char *value)
     return 0;
 }
 
+/* PAGEHOME_<NAME> of a tunable's name. */
+static void env_of(const char *name, char *out, size_t len)
+{
+    size_t k = (size_t)snprintf(out, len, "PAGEHOME_");
+    for (const char *p = name; *p && k + 1 < len; p++)
+        out[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    out[k] = '\0';
+}
+
+/* The placement, when it names one node, must be a node of the machine
+ * the program will run on (the real one, or --topology's): said here,
+ * before the program runs, not by a warning from inside it. */
+static int check_placement_node(void)
+{
+    ph_placement_t pl;
+    if (ph_placement_parse(&pl, ph_opt_str(PH_OPT_PLACEMENT)) != 0 ||
+        pl.policy != PH_POLICY_SINGLE_NODE)
+        return 0;
+    const ph_topology_t *t = ph_machine_topology();
+    if (!t)
+        return cli_error(1, "run: cannot read this machine's topology: %s", ph_last_error());
+    int n = ph_topology_nnodes(t);
+    char list[256] = "";
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        if (ph_topology_node(t, i) == pl.node)
+            return 0;
+        k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0, "%s%d",
+                              i ? "," : "", ph_topology_node(t, i));
+        if (k >= sizeof list)
+            k = sizeof list - 1;
+    }
+    return cli_error(EXIT_USAGE, "run: --placement node:%d: this machine has no node %d "
+                     "(%d node%s: %s%s)", pl.node, pl.node, n, n == 1 ? "" : "s", list,
+                     ph_opt_str(PH_OPT_TOPOLOGY)[0] ? ", from --topology" : "");
+}
+
 static int map_options(const run_opts *o)
 {
     int rc = 0;
@@ -286,6 +351,14 @@ static int map_options(const run_opts *o)
     if (o->placement && strcmp(o->placement, "single-node") != 0 &&
         ph_placement_parse(&pl, o->placement) != 0)
         return cli_error(EXIT_USAGE, "run: --placement: %s", ph_last_error());
+    /* --set first: the named options below win over a --set of theirs */
+    for (int k = 0; k < o->nsets; k++) {
+        const char *eq = strchr(o->sets[k], '=');
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - o->sets[k]), o->sets[k]);
+        if (ph_config_set(name, eq + 1) != 0)
+            return cli_error(EXIT_USAGE, "run: --set %s: %s", o->sets[k], ph_last_error());
+    }
     if (o->placement && strcmp(o->placement, "single-node") == 0)
         rc |= set_tunable("placement", "PAGEHOME_PLACEMENT", "node:0");
     else
@@ -296,9 +369,24 @@ static int map_options(const run_opts *o)
     rc |= set_tunable("stats_file", "PAGEHOME_STATS_FILE", o->report);
     if (strcmp(o->migrate, "auto") != 0)
         rc |= set_tunable("engine", "PAGEHOME_ENGINE", o->migrate);
+    if (o->observe)
+        rc |= set_tunable("observe", "PAGEHOME_OBSERVE", "1");
     if (o->verbose)
-        setenv("PAGEHOME_VERBOSE", "1", 1);
-    return rc ? EXIT_USAGE : 0;
+        rc |= set_tunable("verbose", "PAGEHOME_VERBOSE", "1");
+    if (rc)
+        return EXIT_USAGE;
+    /* Every tunable set on this command line -- run's options, --set, and
+     * the global options before `run` (--topology, --set, -v) -- goes to
+     * the program, over what the environment says. */
+    for (int id = 0; id < PH_OPT_COUNT; id++) {
+        if (ph_opt_source_of((ph_opt_id)id) != PH_SRC_API)
+            continue;
+        char val[512], env[160];
+        ph_opt_format((ph_opt_id)id, val, sizeof val);
+        env_of(ph_opt_name((ph_opt_id)id), env, sizeof env);
+        setenv(env, val, 1);
+    }
+    return check_placement_node();
 }
 
 /* ---- running -------------------------------------------------------- */

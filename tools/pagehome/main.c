@@ -6,7 +6,12 @@
  * Global options set tunables before the library starts, so they apply
  * to every command: --topology SPEC, --verbose, --set NAME=VALUE.  They
  * are the same tunables as the PAGEHOME_* environment variables; the
- * command line wins over the environment.
+ * command line wins over the environment.  `run` and `cluster` hand them
+ * to the program (and its ranks); `topo` and `place` use them here.  A
+ * command they cannot change refuses them with the reason, rather than
+ * ignore them: `report` (it reads a recorded file), and --topology for
+ * `sim` (its machines are its presets) and `hugepages` (the real pools
+ * in sysfs).
  */
 #include "cli.h"
 
@@ -77,9 +82,37 @@ static int print_config(int argc, char **argv, int i)
     return ph_config_print(1) == 0 ? 0 : cli_error(1, "%s", ph_last_error());
 }
 
+/* A global option a command cannot honour: refused, with the reason. */
+static int refuse_globals(const char *cmd, int topology, int sets)
+{
+    static const struct {
+        const char *cmd;
+        int no_topology, no_set;
+        const char *why;
+    } rules[] = {
+        {"report", 1, 1, "it summarises a recorded statistics file, whose run had its own "
+                         "machine and tunables"},
+        {"sim", 1, 0, "its machines are its presets (pagehome sim presets; --machine "
+                      "PRESET)"},
+        {"hugepages", 1, 0, "it reads and changes the real machine's pools in sysfs"},
+    };
+    for (size_t k = 0; k < sizeof rules / sizeof rules[0]; k++) {
+        if (strcmp(cmd, rules[k].cmd) != 0)
+            continue;
+        if (topology && rules[k].no_topology)
+            return cli_error(EXIT_USAGE, "the global option --topology does not apply to "
+                             "`%s`: %s", cmd, rules[k].why);
+        if (sets && rules[k].no_set)
+            return cli_error(EXIT_USAGE, "the global option --set does not apply to `%s`: "
+                             "%s", cmd, rules[k].why);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
+    int given_topology = 0, given_sets = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         const char *v;
@@ -100,6 +133,7 @@ int main(int argc, char **argv)
                 return cli_error(EXIT_USAGE, "--topology needs a value");
             if (set_tunable("topology", v))
                 return EXIT_USAGE;
+            given_topology = 1;
         } else if ((v = cli_value(argc, argv, &i, "--set", &missing)) || missing) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq)
@@ -108,6 +142,7 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
             if (set_tunable(name, eq + 1))
                 return EXIT_USAGE;
+            given_sets++;
         } else if (a[0] == '-') {
             return cli_error(EXIT_USAGE, "unknown option '%s' (pagehome help)", a);
         } else {
@@ -121,6 +156,9 @@ int main(int argc, char **argv)
     const char *cmd = argv[i];
     int sub_argc = argc - i;
     char **sub_argv = argv + i;
+    int refused = refuse_globals(cmd, given_topology, given_sets);
+    if (refused)
+        return refused;
     if (strcmp(cmd, "help") == 0) {
         if (sub_argc > 1 && strcmp(sub_argv[1], "topo") == 0) {
             char *h[] = {"topo", "--help", NULL};

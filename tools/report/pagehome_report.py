@@ -17,7 +17,11 @@ object); `pagehome run` writes a minimal file ("engine": null and a
 "note") when no engine started in the program.
 
 Output:
-  * a text summary on stdout: what ran, the mechanism, the areas found,
+  * a text summary on stdout that leads with the result, every figure
+    labelled measured or estimated: the owner-local share at the start
+    and at the end, the remote share of the samples in the first and the
+    last iteration and its curve, the pages moved, moved twice and frozen;
+    then what ran, the mechanism, the areas found,
     pages migrated / failed / frozen, the remote share of sampled accesses
     before -> after migration, a per-iteration table, the phases, and a
     table in the style of UPMlib's Table 1 (per area: hot pages,
@@ -228,12 +232,75 @@ def area_name(a):
     return str(a.get("name") or f"area {num(a, 'id')}")
 
 
+def curve_text(values, most=24):
+    """Percentages as a compact curve: at most `most` of them, evenly spread."""
+    if len(values) > most:
+        values = [values[round(i * (len(values) - 1) / (most - 1))] for i in range(most)]
+    return " ".join(f"{v:.0f}" for v in values)
+
+
+def result_items(run):
+    """The headline: what a user wants to know first, each figure labelled
+    measured (homes asked of the OS, samples, move_pages results) or
+    estimated (the engine's guess of what a migration changed)."""
+    tot, cfg = run.totals, run.config
+    items = []
+    hot = sum(num(a, "pages") for a in run.areas)
+    sp = sum(num(a, "sampled_pages") for a in run.areas)
+    sl = sum(num(a, "sampled_pages_on_top_accessor") for a in run.areas)
+    st = sum(num(a, "start_pages") for a in run.areas)
+    stl = sum(num(a, "start_pages_on_top_accessor") for a in run.areas)
+    has_start = any("start_pages" in a for a in run.areas)
+    observe = bool(cfg.get("observe"))
+    if sp:
+        start = f"{pct(stl, st)} at start" if has_start and st else "- at start (not recorded)"
+        items.append(("kv", "owner-local share",
+                      f"{start} -> {pct(sl, sp)} at the end [measured: of the "
+                      f"{int(sp)} pages sampled ({pct(sp, hot)} of {int(hot)} hot pages), "
+                      "those on the node that sampled them most; homes asked of the OS "
+                      "when the engine first looked at the page and at the end]"))
+    else:
+        items.append(("kv", "owner-local share",
+                      f"- (no page was sampled; {int(hot)} hot pages)"))
+    steps = [s for s in run.steps if s.accesses]
+    if steps:
+        curve = [100.0 * s.remote_before / s.accesses for s in steps]
+        first, last = steps[0], steps[-1]
+        items.append(("kv", "remote share of the samples",
+                      f"{curve[0]:.1f}% in the first {run.step_axis_name()} "
+                      f"({first.label}) -> {curve[-1]:.1f}% in the last ({last.label}) "
+                      f"[measured: each step's samples against the homes then]"))
+        items.append(("kv", "its curve (%)", curve_text(curve) +
+                      (f"  [{len(curve)} steps, evenly picked]" if len(curve) > 24 else
+                       f"  [{len(curve)} step{'s' if len(curve) != 1 else ''}]")))
+        acc = num(tot, "accesses")
+        if acc:
+            items.append(("kv", "whole run", f"{pct(num(tot, 'remote_accesses_before'), acc)} "
+                          f"of all samples remote [measured], {pct(num(tot, 'remote_accesses_after'), acc)} "
+                          "after the migrations they caused [estimated]"))
+    else:
+        items.append(("kv", "remote share of the samples", "- (no access was sampled)"))
+    moved = num(tot, "migrated")
+    twice = sum(num(a, "pages_moved_twice") for a in run.areas)
+    if observe:
+        items.append(("kv", "pages moved", f"none: the engine observed only (it would have "
+                      f"moved {int(num(tot, 'candidates'))} candidates) [measured]"))
+    else:
+        items.append(("kv", "pages moved", f"{int(moved)} ({pct(moved, hot)} of the hot "
+                      f"pages, {fmt_bytes(num(tot, 'bytes_moved'))}) [measured]"))
+    items.append(("kv", "moved twice or more", f"{int(twice)} pages ({pct(twice, hot)} of "
+                  "the hot pages) [measured]"))
+    items.append(("kv", "frozen", f"{int(num(tot, 'frozen'))} ping-pong freezes, "
+                  f"{int(num(tot, 'melted'))} melted [measured]"))
+    return items
+
+
 def summary_sections(run, step_limit):
     """The summary; per-iteration tables longer than step_limit are cut."""
     if not run.engine_ran:
         return no_engine_sections(run)
     cfg, tot, tr, omp = run.config, run.totals, run.transparent, run.openmp
-    secs = []
+    secs = [("Result", result_items(run))]
 
     what = []
     what.append(("kv", "program", run.program or
@@ -283,8 +350,8 @@ def summary_sections(run, step_limit):
     rb, ra = num(tot, "remote_accesses_before"), num(tot, "remote_accesses_after")
     if acc:
         pages.append(("kv", "remote share", f"{pct(rb, acc)} -> {pct(ra, acc)} of the "
-                      f"sampled accesses, before -> after migration ({int(rb)} -> "
-                      f"{int(ra)} of {int(acc)})"))
+                      f"sampled accesses over the whole run, before [measured] -> after "
+                      f"migration [estimated] ({int(rb)} -> {int(ra)} of {int(acc)})"))
     else:
         pages.append(("kv", "remote share", "- (no access was sampled)"))
     secs.append(("Pages", pages))
@@ -315,8 +382,15 @@ def openmp_text(omp):
             txt += f" (period {int(num(omp, 'period'))})"
         bounds = int(num(omp, "iteration_boundaries"))
         txt += f", {plural(bounds, 'iteration boundary', 'iteration boundaries')}"
-    if omp.get("switched_to_sampling"):
+    if omp.get("fallback") == "time":
+        txt += (f"; no iteration {int(num(omp, 'fallback_after_ms'))} ms after the first "
+                "region: the sampling mechanism took over")
+        if omp.get("back_to_iterative"):
+            txt += " until one was found"
+    elif omp.get("switched_to_sampling"):
         txt += "; switched to the sampling mechanism"
+    if not omp.get("engine_calls", True):
+        txt += "; engine off (statistics only)"
     return txt
 
 
@@ -544,7 +618,8 @@ def plot_remote_share(run, plt, path):
         nan = float("nan")
         before = [100.0 * s.remote_before / s.accesses if s.accesses else nan for s in steps]
         after = [100.0 * s.remote_after / s.accesses if s.accesses else nan for s in steps]
-        ax.plot(xs, before, marker="o", color="#d62728", label="before migration")
+        ax.plot(xs, before, marker="o", color="#d62728",
+                label="before migration (measured: samples vs homes then)")
         ax.plot(xs, after, marker="s", color="#2ca02c", label="after (engine's estimate)")
         top = max([v for v in before + after if v == v] + [1.0])
         ax.set_ylim(0, min(100.0, top * 1.15 + 1))
@@ -610,7 +685,8 @@ CAPTIONS = {
                  "iteration (start) and at the end (when the area was freed or the report "
                  "written); grey: not resident or unknown.",
     "remote_share.png": "Remote share of the sampled accesses of each step, summed over "
-                        "areas: before migration and as the engine estimates it after.",
+                        "areas: before migration (measured: the step's samples against "
+                        "the homes at the time) and as the engine estimates it after.",
     "migrations.png": "Pages migrated in each step, stacked by the kind of invocation.",
 }
 

@@ -33,7 +33,12 @@
  * DATA
  *   u and r for every level and v, allocated with malloc and initialised
  *   IN PARALLEL (zeroed by the thread owning the planes); the twenty
- *   charges are then set by the master thread.
+ *   charges are then set by the master thread.  Built with
+ *   -DMG_ONE_ARRAY (the program mg_one) every level of u and r and v are
+ *   carved out of ONE allocation, finest level first, as Fortran codes
+ *   keep a V-cycle's grids at offsets in one big array: one hot area
+ *   whose parts are touched by different parallel regions of different
+ *   sizes (the coarse levels by few threads, and briefly).
  *
  * VERIFICATION
  *   The residual norm ||r||_2 (root mean square) after each V-cycle must
@@ -55,6 +60,12 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#ifdef MG_ONE_ARRAY
+#define MG_PROG "mg_one"
+#else
+#define MG_PROG "mg"
+#endif
 
 #define MAXN 512
 #define LEVELS 10 /* 2^1 .. 2^9 */
@@ -261,21 +272,47 @@ int main(int argc, char **argv)
 
     char size[64];
     snprintf(size, sizeof size, "%d^3 periodic grid, %d levels", n, lt);
-    nas_header("mg", cls, size, nit);
+    nas_header(MG_PROG, cls, size, nit);
 
     /* Levels 1 .. lt (level k has 2^k points per direction), all zeroed
      * in parallel: first touch by the planes' owners. */
     grid_t u[LEVELS], r[LEVELS], v;
+#ifdef MG_ONE_ARRAY
+    size_t total = 0;
+    for (int k = 1; k <= lt; k++) {
+        size_t s = (size_t)(1 << k) + 2;
+        total += 2 * s * s * s;
+    }
+    total += (size_t)(n + 2) * (n + 2) * (n + 2);
+    double *all = nas_malloc(total * sizeof(double)), *at = all;
+    for (int k = lt; k >= 1; k--) { /* finest first: u levels, then r */
+        size_t s = (size_t)(1 << k) + 2;
+        u[k].a = at;
+        at += s * s * s;
+    }
+    for (int k = lt; k >= 1; k--) {
+        size_t s = (size_t)(1 << k) + 2;
+        r[k].a = at;
+        at += s * s * s;
+    }
+    v.a = at;
+#endif
     for (int k = 1; k <= lt; k++) {
         size_t s = (size_t)(1 << k) + 2;
         u[k].m = r[k].m = 1 << k;
+#ifndef MG_ONE_ARRAY
         u[k].a = nas_malloc(s * s * s * sizeof(double));
         r[k].a = nas_malloc(s * s * s * sizeof(double));
+#else
+        (void)s;
+#endif
         zero(u[k]);
         zero(r[k]);
     }
     v.m = n;
+#ifndef MG_ONE_ARRAY
     v.a = nas_malloc((size_t)(n + 2) * (n + 2) * (n + 2) * sizeof(double));
+#endif
     zero(v);
     /* twenty charges at distinct random points: ten +1, ten -1 */
     nas_rng_t rng;
@@ -297,7 +334,7 @@ int main(int argc, char **argv)
     resid(r[lt], v.a, u[lt]); /* u = 0: r = v */
     norms[0] = rms(r[lt], part);
 
-    int fault = nas_fault("mg", "u(n/2, n/2, n/2) += 1 before the last residual");
+    int fault = nas_fault(MG_PROG, "u(n/2, n/2, n/2) += 1 before the last residual");
     double t0 = nas_wtime();
     for (long it = 0; it < nit; it++) {
         /* down */
@@ -327,24 +364,28 @@ int main(int argc, char **argv)
 
     int ok = 1;
     double floor = FLOOR * norms[0];
-    printf("mg: ||r_0|| = %.12e\n", norms[0]);
+    printf(MG_PROG ": ||r_0|| = %.12e\n", norms[0]);
     for (long it = 1; it <= nit; it++) {
         int good = norms[it] <= norms[it - 1] / FACTOR || norms[it] <= floor;
         if (it <= 5 || it == nit || !good)
-            printf("mg: cycle %3ld: ||r|| = %.12e, reduction %.3g%s\n", it, norms[it],
+            printf(MG_PROG ": cycle %3ld: ||r|| = %.12e, reduction %.3g%s\n", it, norms[it],
                    norms[it - 1] / norms[it], good ? "" : " (too small)");
         ok = ok && good;
     }
     double want = pow(FACTOR, -(double)nit);
-    ok = nas_check_le("mg", "||r|| / ||r_0||", norms[nit] / norms[0], want > FLOOR ? want : FLOOR) &&
+    ok = nas_check_le(MG_PROG, "||r|| / ||r_0||", norms[nit] / norms[0], want > FLOOR ? want : FLOOR) &&
          ok;
 
+#ifdef MG_ONE_ARRAY
+    free(all);
+#else
     for (int k = 1; k <= lt; k++) {
         free(u[k].a);
         free(r[k].a);
     }
     free(v.a);
+#endif
     free(part);
     free(norms);
-    return nas_finish("mg", secs, ok);
+    return nas_finish(MG_PROG, secs, ok);
 }
