@@ -353,8 +353,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                 if (target >= 0)
                     ratio = ph_crit_criticality(cur, n, home, NULL);
             } else {
-                target = ph_crit_competitive(&e->lat, cur, home, h->factor,
-                                             e->cfg.optimistic, &ratio);
+                target = ph_engine_decide(e, h, cnt, home, &ratio);
                 /* the sampling mechanism wakes at arbitrary moments: a
                  * page moves only to the node that dominates its whole
                  * history (a page of a table every node reads must not
@@ -486,6 +485,7 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
                           uint64_t sampler_ns)
 {
     e->seq++;
+    ph_engine_plan_remaining(e);
     if (!e->work && !(e->work = calloc(1, sizeof *e->work))) {
         ph_warn("engine: out of memory for an invocation");
         return 0;

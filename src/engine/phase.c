@@ -6,8 +6,10 @@
  * BT's z_solve).  The program brackets it with phase_begin/phase_end:
  *   - the first occurrence RECORDS: samples taken between begin and end
  *     go to a buffer of their own (not to the areas' counts); at the end
- *     the competitive criterion is applied to every page the phase
- *     touched, the pages whose raccmax/lacc exceeds critical_threshold are
+ *     the criterion is applied to every page the phase touched (the
+ *     competitive one: one occurrence against one move; the amortised
+ *     one: one occurrence's saving against the move there and back for
+ *     every thread that waits for it), the pages whose raccmax/lacc exceeds critical_threshold are
  *     kept, at most critical_pages of them (the most critical first), and
  *     the result is the phase's list of migrations;
  *   - later occurrences REPLAY the list before the phase (noting where
@@ -25,6 +27,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "criteria/amortised.h"
 
 #include <errno.h>
 #include <math.h>
@@ -96,8 +99,19 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
             continue;
         inv->remote_before += 0;
         double r = 0;
-        int t = ph_crit_competitive(&e->lat, a, home[i], 1.0,
+        int t;
+        if (e->cfg.criterion == PH_CRITERION_COMPETITIVE) {
+            t = ph_crit_competitive(&e->lat, a, home[i], 1.0,
                                     e->cfg.optimistic, &r);
+        } else {
+            /* replay and undo run while the team waits: one occurrence's
+             * saving must pay the round trip for every waiting thread */
+            ph_latency_model lm = e->lat;
+            if (e->cfg.optimistic)
+                lm.migrate_ns = NULL;
+            t = ph_crit_amortised(&lm, a, NULL, home[i], 1.0,
+                                  ph_crit_phase_remaining(e->nthreads), &r);
+        }
         if (t < 0)
             continue;
         double crit = ph_crit_criticality(a, n, home[i], NULL);
