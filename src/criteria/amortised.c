@@ -160,3 +160,13 @@ double ph_crit_phase_remaining(int threads)
 {
     return 1.0 / (2.0 * (double)(threads > 1 ? threads : 1));
 }
+
+int ph_crit_batch_worth(double value_sum, size_t pages, size_t batch_pages,
+                        double call_ns)
+{
+    if (pages == 0)
+        return 0;
+    size_t b = batch_pages ? batch_pages : 1;
+    double calls = (double)((pages + b - 1) / b);
+    return value_sum > calls * (call_ns > 0 ? call_ns : 0.0);
+}

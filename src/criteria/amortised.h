@@ -54,6 +54,7 @@
 
 #include "criteria/criteria.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Nodes the amortised criterion handles (topo.h's PH_MAX_NODES). */
@@ -103,6 +104,14 @@ void ph_crit_evidence_roll(uint32_t *avg, const uint32_t *cur, int n);
  * accesses one sample stands for, >= 1); -1 when none. */
 int ph_crit_decisive(const uint32_t *acc, int n, int home, uint32_t unit,
                      uint32_t min_samples, double min_share);
+
+/* Moves that go in batches (one move call for up to batch_pages pages to
+ * one node, each call costing call_ns besides its pages): a batch of
+ * `pages` moves whose values (ph_crit_amortised's B * R - ml, per-page
+ * cost only) sum to value_sum is worth its calls when value_sum exceeds
+ * ceil(pages / batch_pages) * call_ns.  1 worth, 0 not (also for NaN). */
+int ph_crit_batch_worth(double value_sum, size_t pages, size_t batch_pages,
+                        double call_ns);
 
 /* The remaining-run value that makes ph_crit_amortised accept a phase
  * migration only when one occurrence's saving exceeds the round trip

@@ -209,9 +209,17 @@ long ph_engine_look_locked(ph_engine *e)
     if (moved)
         ph_info("engine: early look %llu moved %llu pages",
                 (unsigned long long)e->looks, (unsigned long long)moved);
-    /* the next pages are watched; the counts keep growing */
+    /* the next pages are watched; the counts keep growing.  This arm is
+     * not a sweep of the iteration's: cold areas and self-tuning count
+     * sweeps by the pages armed, so the marks move past it */
+    uint64_t before = ph_engine_armed_pages(e);
     ph_engine_disarm(e);
     ph_engine_arm(e);
+    uint64_t armed = ph_engine_armed_pages(e) - before;
+    for (size_t a = 0; a < e->nhots; a++) {
+        e->hots[a]->armed_mark += armed;
+        e->hots[a]->sweep_mark += armed;
+    }
     return (long)moved;
 }
 

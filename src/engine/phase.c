@@ -75,8 +75,10 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
     double *ratio = malloc((npages ? npages : 1) * sizeof *ratio);
     size_t *order = malloc((npages ? npages : 1) * sizeof *order);
     size_t *scratch = malloc((npages ? npages : 1) * sizeof *scratch);
+    double *value = malloc((npages ? npages : 1) * sizeof *value);
     int rc = -1;
-    if (!acc || !addr || !home || !target || !ratio || !order || !scratch)
+    if (!acc || !addr || !home || !target || !ratio || !order || !scratch ||
+        !value)
         goto out;
     size_t j = (size_t)-1;
     for (size_t k = 0; k < e->nrec; k++) {
@@ -121,7 +123,37 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
         addr[m] = addr[i];
         target[m] = t;
         ratio[m] = isinf(crit) ? 1e300 : crit;
+        value[m] = r;
         m++;
+    }
+    if (e->cfg.criterion != PH_CRITERION_COMPETITIVE && m) {
+        /* the moves to one node go in batches, each call costing the
+         * same while the team waits: a node's batch must pay its calls
+         * (replay and undo: one each way, and r is already per way) */
+        double sum[PH_MAX_NODES] = {0};
+        size_t cnt[PH_MAX_NODES] = {0};
+        for (size_t i = 0; i < m; i++) {
+            sum[target[i]] += value[i];
+            cnt[target[i]]++;
+        }
+        /* (r = B / (2 T) - ml: the batch pays when the sum of r beats
+         * its calls' cost; batches of 512 pages, move_batch_pages's
+         * default) */
+        uint8_t keep[PH_MAX_NODES];
+        for (int t = 0; t < n; t++)
+            keep[t] = (uint8_t)ph_crit_batch_worth(sum[t], cnt[t], 512,
+                                                   e->topo->migrate_ns_call);
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (!keep[target[i]])
+                continue;
+            addr[k] = addr[i];
+            target[k] = target[i];
+            ratio[k] = ratio[i];
+            k++;
+        }
+        inv->candidates -= m - k;
+        m = k;
     }
     size_t keep = ph_crit_most_critical(ratio, m, -1.0, e->cfg.critical_pages,
                                         order, scratch);
@@ -143,6 +175,7 @@ out:
     free(ratio);
     free(order);
     free(scratch);
+    free(value);
     return rc;
 }
 

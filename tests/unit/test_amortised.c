@@ -226,6 +226,23 @@ static void test_phase(void)
                                ph_crit_phase_remaining(2), &v), -1); /* 270 < 400 */
 }
 
+static void test_batch(void)
+{
+    /* 40 pages worth 10 us each against one 20 us call: worth it */
+    CHECK(ph_crit_batch_worth(400e3, 40, 512, 20e3));
+    /* worth 15 us in all: not */
+    CHECK(!ph_crit_batch_worth(15e3, 40, 512, 20e3));
+    /* 1025 pages: three calls */
+    CHECK(!ph_crit_batch_worth(59e3, 1025, 512, 20e3));
+    CHECK(ph_crit_batch_worth(61e3, 1025, 512, 20e3));
+    /* no pages, NaN, batch 0 (counts as 1 a call) */
+    CHECK(!ph_crit_batch_worth(1e9, 0, 512, 20e3));
+    CHECK(!ph_crit_batch_worth(NAN, 4, 512, 20e3));
+    CHECK(!ph_crit_batch_worth(79e3, 4, 0, 20e3));
+    CHECK(ph_crit_batch_worth(81e3, 4, 0, 20e3));
+    CHECK(ph_crit_batch_worth(1, 4, 512, 0)); /* free calls */
+}
+
 int main(void)
 {
     test_remaining();
@@ -234,5 +251,6 @@ int main(void)
     test_evidence_roll();
     test_decisive();
     test_phase();
+    test_batch();
     return check_summary("test_amortised");
 }
