@@ -47,6 +47,7 @@ module pagehome
        ph_placement_parse, ph_policy_name, ph_alloc, ph_free, ph_alloc_size, &
        ph_alloc_page_bytes, ph_place, ph_query, ph_node_histogram, ph_move, &
        ph_affinity_range, ph_area_register, ph_area_unregister, ph_iteration_end, &
+       ph_iterations_expected, &
        ph_thread_note, ph_phase_begin, ph_phase_end, ph_engine_flush, &
        ph_engine_stats, ph_stats_write, ph_finalize
   public :: ph_f_area_register
@@ -276,6 +277,11 @@ module pagehome
      function ph_iteration_end() bind(c, name="ph_iteration_end")
        import :: c_int
        integer(c_int) :: ph_iteration_end
+     end function
+     function ph_iterations_expected(total) bind(c, name="ph_iterations_expected")
+       import :: c_int, c_long
+       integer(c_long), value :: total
+       integer(c_int) :: ph_iterations_expected
      end function
      function ph_thread_note(thread_num, nthreads) bind(c, name="ph_thread_note")
        import :: c_int

@@ -225,8 +225,10 @@ PH_API int ph_affinity_range(const void *base, size_t elem_bytes,
  *     ph_area_unregister(u);       // before freeing the array
  *
  * The engine samples accesses to hot pages (page protection: the first
- * touch of a watched page traps and is counted), applies the competitive
- * criterion (or the predictive one after a thread migration), freezes
+ * touch of a watched page traps and is counted), applies its criterion
+ * (tunable `criterion`: amortised over the expected rest of the run, or
+ * UPMlib's competitive one; the predictive one after a thread
+ * migration), freezes
  * ping-pong pages, self-tunes, and migrates pages on a memory-manager
  * thread.  The mechanism is the tunable `engine` (PAGEHOME_ENGINE):
  * iterative, sampling (no ph_iteration_end needed), replay (phases),
@@ -249,6 +251,12 @@ PH_API int ph_area_unregister(ph_hotarea_t *area);
 /* End of an outer iteration: the iterative mechanism's invocation (runs
  * on the memory-manager thread unless engine_sync is set). */
 PH_API int ph_iteration_end(void);
+/* The program runs `total` outer iterations in all (0: unknown, the
+ * default; the tunable `iterations` says the same): the amortised
+ * criterion weighs a move against the rest of the run, and without a
+ * count expects the run to last as long again as it has so far.  EINVAL
+ * for a negative total. */
+PH_API int ph_iterations_expected(long total);
 /* Each OpenMP thread at a parallel-region boundary (the transparent mode
  * does it for you): lets the engine see thread migrations and prepares
  * the thread for sampling (an alternate signal stack). */

@@ -124,6 +124,14 @@ PH_API int ph_iteration_end(void)
     return e ? ph_engine_iteration_end(e) : -1;
 }
 
+PH_API int ph_iterations_expected(long total)
+{
+    if (total < 0)
+        return ph_fail(EINVAL, "ph_iterations_expected: %ld iterations", total);
+    ph_engine *e = engine("ph_iterations_expected");
+    return e ? ph_engine_set_iterations(e, (unsigned long)total) : -1;
+}
+
 PH_API int ph_thread_note(int thread_num, int nthreads)
 {
     ph_engine *e = engine("ph_thread_note");

@@ -58,6 +58,9 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
     c->huge_collapse_after = (unsigned)ph_opt_int(PH_OPT_HUGE_COLLAPSE_AFTER);
     c->sample_period_ms = (unsigned)ph_opt_int(PH_OPT_SAMPLE_PERIOD_MS);
     c->sample_max_moves = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_MOVES);
+    c->criterion = ph_opt_int(PH_OPT_CRITERION);
+    c->iterations_expected = (unsigned long)ph_opt_int(PH_OPT_ITERATIONS);
+    c->early_period_ms = (unsigned)ph_opt_int(PH_OPT_EARLY_PERIOD_MS);
 }
 
 /* ---- areas ---------------------------------------------------------- */
@@ -477,11 +480,13 @@ static void *manager_main(void *arg)
 {
     ph_engine *e = arg;
     struct timespec next;
-    deadline_after_ms(&next, e->cfg.sample_period_ms);
+    unsigned period = 0; /* of the deadline `next`, 0 = none set */
     pthread_mutex_lock(&e->lock);
     while (!e->stop || e->pending) {
-        /* read each time: ph_engine_set_mechanism may change it */
+        /* read each time: ph_engine_set_mechanism may change it, and the
+         * early looks end with the first iteration */
         int sampling = e->cfg.mech == PH_MECH_SAMPLING;
+        int early = !sampling && ph_engine_early_on(e);
         if (e->pending) {
             unsigned n = e->pending;
             e->pending = 0;
@@ -491,13 +496,23 @@ static void *manager_main(void *arg)
             pthread_cond_broadcast(&e->done_cv);
             continue;
         }
-        if (sampling) {
+        if (sampling || early) {
+            unsigned want = sampling ? e->cfg.sample_period_ms
+                                     : e->cfg.early_period_ms;
+            if (period != want) {
+                period = want;
+                deadline_after_ms(&next, period);
+            }
             int rc = pthread_cond_timedwait(&e->cv, &e->lock, &next);
             if (rc == ETIMEDOUT) {
-                tick_locked(e);
-                deadline_after_ms(&next, e->cfg.sample_period_ms);
+                if (sampling)
+                    tick_locked(e);
+                else
+                    ph_engine_look_locked(e);
+                deadline_after_ms(&next, period);
             }
         } else {
+            period = 0;
             pthread_cond_wait(&e->cv, &e->lock);
         }
     }
@@ -554,6 +569,7 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
     e->recording = -1;
     e->active = 1;
     e->budget_pages = cfg->sample_pages;
+    e->iters_total = cfg->iterations_expected;
     for (int t = 0; t < PH_MAX_THREADS; t++)
         e->thr[t] = (ph_thread_track){-1, -1, 0};
     pthread_mutex_init(&e->lock, NULL);

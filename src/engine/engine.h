@@ -24,7 +24,18 @@
  *              replay the derived migrations before the phase and undo
  *              them after (upmlib_record / replay / undo).
  *   HYBRID     ITERATIVE for the first hybrid_iters iterations, then
- *              phases are recorded and replayed.
+ *              phases are recorded and replayed.  Before the first
+ *              iteration ends, the memory manager looks at the samples
+ *              every early_period_ms (ph_engine_look) and moves the pages
+ *              whose evidence is already decisive (early.c), so that a
+ *              program with few iterations does not run its whole first
+ *              one on a bad placement.
+ * Criteria (cfg.criterion): AMORTISED (criteria/amortised.h: a move must
+ * pay for itself over the expected rest of the run, from decayed
+ * evidence) or COMPETITIVE (UPMlib's eq. 1, one interval against one
+ * move).  The expected rest of the run comes from the iterations seen and
+ * a total the program gave (cfg.iterations_expected,
+ * ph_engine_set_iterations), else conservatively as long again.
  * Where the work runs: on the memory-manager thread (the program's thread
  * only posts a request and goes on, so migration overlaps computation),
  * or on the calling thread when cfg.sync (tests).  Phase replay and undo
@@ -57,6 +68,11 @@ typedef enum ph_mechanism {
     PH_MECH_OFF = 4
 } ph_mechanism;
 
+typedef enum ph_criterion {
+    PH_CRITERION_AMORTISED = 0,   /* criteria/amortised.h */
+    PH_CRITERION_COMPETITIVE = 1  /* UPMlib's eq. 1, per interval */
+} ph_criterion;
+
 typedef struct ph_engine_cfg {
     ph_mechanism mech;
     int sync;                 /* invocations on the caller's thread */
@@ -80,6 +96,11 @@ typedef struct ph_engine_cfg {
     int observe;              /* decide, never move or split */
     double huge_split_share;  /* 0 = never split 2 MiB pages */
     unsigned huge_collapse_after; /* 0 = never collapse */
+    int criterion;            /* ph_criterion */
+    unsigned long iterations_expected; /* outer iterations in all, 0 =
+                                          unknown */
+    unsigned early_period_ms; /* hybrid: looks inside the first
+                                 iteration, 0 = none */
 } ph_engine_cfg;
 
 /* The configuration the tunables describe. */
@@ -88,7 +109,8 @@ void ph_engine_cfg_from_options(ph_engine_cfg *cfg);
 /* What one invocation did to one area (the statistics log). */
 enum ph_inv_kind {
     PH_INV_ITERATIVE = 0, PH_INV_SAMPLING = 1, PH_INV_RECORD = 2,
-    PH_INV_REPLAY = 3, PH_INV_UNDO = 4
+    PH_INV_REPLAY = 3, PH_INV_UNDO = 4,
+    PH_INV_EARLY = 5          /* a look inside the first iteration */
 };
 typedef struct ph_invocation {
     uint64_t seq;            /* engine invocation number, from 1 */
@@ -146,6 +168,17 @@ int ph_engine_iteration_end(ph_engine *e);
 /* One wake-up of the sampling mechanism, run here (tests drive the
  * mechanism with it; the manager calls it every sample_period_ms). */
 int ph_engine_tick(ph_engine *e);
+/* One early look (hybrid mechanism, before the first iteration ends):
+ * drain the samples so far, move the pages whose evidence is decisive
+ * and worth the move, watch the next pages; the counts of the iteration
+ * keep growing for its end.  Does nothing in any other state.  The
+ * manager calls it every early_period_ms; the simulator at its own
+ * clock's.  Returns the pages moved. */
+long ph_engine_look(ph_engine *e);
+/* The program runs `total` outer iterations in all (0 = unknown): the
+ * amortised criterion's expected rest of the run. */
+int ph_engine_set_iterations(ph_engine *e, unsigned long total);
+
 /* Wait until every posted invocation has run. */
 int ph_engine_wait(ph_engine *e);
 

@@ -122,6 +122,12 @@ struct ph_engine {
     size_t nlog, cap_log;
     struct ph_work *work;    /* invoke.c's arrays, kept between invocations */
     ph_hot *last_hot;        /* the area the last sample fell in */
+    /* the amortised criterion's view of the run (decide.c) */
+    uint64_t intervals;      /* invocations that ended an interval */
+    unsigned long iters_total; /* iterations in all, 0 = unknown */
+    double remaining;        /* intervals expected to be left, set at
+                                each invocation */
+    uint64_t looks;          /* early looks (early.c) */
 
     /* memory-manager thread */
     pthread_t mgr;
@@ -149,6 +155,18 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
                         const int *to_idx, int *status, ph_invocation *inv);
 /* Current homes (node indexes, or negative errno) of n pages. */
 int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home);
+
+/* decide.c: the target of the page of h whose counts are cnt (cur,
+ * evidence, cumulative) at home, by the configured criterion (lock
+ * held); *value the order of capped moves.  -1 none. */
+int ph_engine_decide(const ph_engine *e, const ph_hot *h, const uint32_t *cnt,
+                     int home, double *value);
+/* decide.c: e->remaining for an invocation that ends an interval. */
+void ph_engine_plan_remaining(ph_engine *e);
+/* early.c: one early look (lock held). */
+long ph_engine_look_locked(ph_engine *e);
+/* early.c: 1 when the manager should look now and then (lock held). */
+int ph_engine_early_on(const ph_engine *e);
 
 /* huge.c: the 2 MiB units among the n sampled pages (idx/addr/home, in
  * page order) of area h: moved whole, split or collapsed; returns how many

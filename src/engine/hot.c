@@ -8,6 +8,7 @@
 #include "engine/hot.h"
 
 #include "base/error.h"
+#include "criteria/amortised.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -110,9 +111,10 @@ void ph_hot_roll(ph_hot *h)
             continue;
         for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
             uint32_t *w = b + p * 3u * (size_t)n;
+            /* evidence: the decayed mean of the past intervals */
+            ph_crit_evidence_roll(w + n, w, n);
             for (int k = 0; k < n; k++) {
                 uint32_t cur = w[k];
-                w[n + k] = cur;
                 w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cur
                                    ? UINT32_MAX
                                    : w[2 * n + k] + cur;

@@ -11,8 +11,12 @@
  *                                    migration count, flags, frozen-since,
  *                                    freezes, first home
  *   counts (only for chunks of 512 pages that ever got a sample)
- *                                    per node: this interval, the previous
- *                                    interval, cumulative -- uint32 each,
+ *                                    per node: this interval, the evidence
+ *                                    of the past intervals (their mean
+ *                                    decayed by half an interval:
+ *                                    ph_crit_evidence_roll; in a steady
+ *                                    pattern the previous interval's
+ *                                    counts), cumulative -- uint32 each,
  *                                    so 12 * nnodes bytes a page
  * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
  * the sampler looked.  On a 4-node machine a fully sampled page costs
@@ -123,8 +127,8 @@ static inline uint32_t *ph_cnt_cum(uint32_t *c, int n) { return c + 2 * n; }
 int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
                uint16_t now);
 
-/* End of an interval for every page with counts: prev = cur, cum += cur,
- * cur = 0. */
+/* End of an interval for every page with counts: prev = the evidence
+ * rolled with cur (ph_crit_evidence_roll), cum += cur, cur = 0. */
 void ph_hot_roll(ph_hot *h);
 
 /* Bytes of bookkeeping the area holds now. */

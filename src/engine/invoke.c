@@ -443,8 +443,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                 if (target >= 0)
                     ratio = ph_crit_criticality(cur, n, home, NULL);
             } else {
-                target = ph_crit_competitive(&e->lat, cur, home, h->factor,
-                                             e->cfg.optimistic, &ratio);
+                target = ph_engine_decide(e, h, cnt, home, &ratio);
                 uint32_t tot[PH_MAX_NODES];
                 const uint32_t *cum = ph_cnt_cum(cnt, n);
                 for (int k = 0; k < n; k++)
@@ -612,6 +611,7 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
                           uint64_t sampler_ns)
 {
     e->seq++;
+    ph_engine_plan_remaining(e);
     if (!e->work && !(e->work = calloc(1, sizeof *e->work))) {
         ph_warn("engine: out of memory for an invocation");
         return 0;

@@ -6,8 +6,10 @@
  * BT's z_solve).  The program brackets it with phase_begin/phase_end:
  *   - the first occurrence RECORDS: samples taken between begin and end
  *     go to a buffer of their own (not to the areas' counts); at the end
- *     the competitive criterion is applied to every page the phase
- *     touched, the pages whose raccmax/lacc exceeds critical_threshold are
+ *     the criterion is applied to every page the phase touched (the
+ *     competitive one: one occurrence against one move; the amortised
+ *     one: one occurrence's saving against the move there and back for
+ *     every thread that waits for it), the pages whose raccmax/lacc exceeds critical_threshold are
  *     kept, at most critical_pages of them (the most critical first), and
  *     the result is the phase's list of migrations;
  *   - later occurrences REPLAY the list before the phase (noting where
@@ -25,6 +27,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "criteria/amortised.h"
 
 #include <errno.h>
 #include <math.h>
@@ -72,8 +75,10 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
     double *ratio = malloc((npages ? npages : 1) * sizeof *ratio);
     size_t *order = malloc((npages ? npages : 1) * sizeof *order);
     size_t *scratch = malloc((npages ? npages : 1) * sizeof *scratch);
+    double *value = malloc((npages ? npages : 1) * sizeof *value);
     int rc = -1;
-    if (!acc || !addr || !home || !target || !ratio || !order || !scratch)
+    if (!acc || !addr || !home || !target || !ratio || !order || !scratch ||
+        !value)
         goto out;
     size_t j = (size_t)-1;
     for (size_t k = 0; k < e->nrec; k++) {
@@ -96,8 +101,19 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
             continue;
         inv->remote_before += 0;
         double r = 0;
-        int t = ph_crit_competitive(&e->lat, a, home[i], 1.0,
+        int t;
+        if (e->cfg.criterion == PH_CRITERION_COMPETITIVE) {
+            t = ph_crit_competitive(&e->lat, a, home[i], 1.0,
                                     e->cfg.optimistic, &r);
+        } else {
+            /* replay and undo run while the team waits: one occurrence's
+             * saving must pay the round trip for every waiting thread */
+            ph_latency_model lm = e->lat;
+            if (e->cfg.optimistic)
+                lm.migrate_ns = NULL;
+            t = ph_crit_amortised(&lm, a, NULL, home[i], 1.0,
+                                  ph_crit_phase_remaining(e->nthreads), &r);
+        }
         if (t < 0)
             continue;
         double crit = ph_crit_criticality(a, n, home[i], NULL);
@@ -107,7 +123,37 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
         addr[m] = addr[i];
         target[m] = t;
         ratio[m] = isinf(crit) ? 1e300 : crit;
+        value[m] = r;
         m++;
+    }
+    if (e->cfg.criterion != PH_CRITERION_COMPETITIVE && m) {
+        /* the moves to one node go in batches, each call costing the
+         * same while the team waits: a node's batch must pay its calls
+         * (replay and undo: one each way, and r is already per way) */
+        double sum[PH_MAX_NODES] = {0};
+        size_t cnt[PH_MAX_NODES] = {0};
+        for (size_t i = 0; i < m; i++) {
+            sum[target[i]] += value[i];
+            cnt[target[i]]++;
+        }
+        /* (r = B / (2 T) - ml: the batch pays when the sum of r beats
+         * its calls' cost; batches of 512 pages, move_batch_pages's
+         * default) */
+        uint8_t keep[PH_MAX_NODES];
+        for (int t = 0; t < n; t++)
+            keep[t] = (uint8_t)ph_crit_batch_worth(sum[t], cnt[t], 512,
+                                                   e->topo->migrate_ns_call);
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (!keep[target[i]])
+                continue;
+            addr[k] = addr[i];
+            target[k] = target[i];
+            ratio[k] = ratio[i];
+            k++;
+        }
+        inv->candidates -= m - k;
+        m = k;
     }
     size_t keep = ph_crit_most_critical(ratio, m, -1.0, e->cfg.critical_pages,
                                         order, scratch);
@@ -129,6 +175,7 @@ out:
     free(ratio);
     free(order);
     free(scratch);
+    free(value);
     return rc;
 }
 

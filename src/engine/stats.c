@@ -111,8 +111,8 @@ size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
 static const char *kind_name(int k)
 {
     static const char *names[] = {"iterative", "sampling", "record",
-                                  "replay", "undo"};
-    return k >= 0 && k <= PH_INV_UNDO ? names[k] : "?";
+                                  "replay", "undo", "early"};
+    return k >= 0 && k <= PH_INV_EARLY ? names[k] : "?";
 }
 
 static const char *mech_name(ph_mechanism m)
@@ -279,6 +279,11 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_key(&w, "observe");
     ph_jw_bool(&w, e->cfg.observe);
     KU(&w, "critical_pages", e->cfg.critical_pages);
+    ph_jw_key(&w, "criterion");
+    ph_jw_string(&w, e->cfg.criterion == PH_CRITERION_COMPETITIVE
+                         ? "competitive" : "amortised");
+    KU(&w, "iterations_expected", e->iters_total);
+    KU(&w, "early_looks", e->looks);
     /* every tunable: its value as text and where it came from */
     ph_jw_key(&w, "tunables");
     ph_jw_object(&w, 0);

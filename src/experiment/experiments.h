@@ -47,8 +47,8 @@ typedef struct ph_exp_row {
     double norm_total, norm_last;
 } ph_exp_row;
 
-#define PH_EXP_MAX_TARGETS 24
-#define PH_EXP_MAX_NOTES 24
+#define PH_EXP_MAX_TARGETS 32
+#define PH_EXP_MAX_NOTES 48
 
 typedef struct ph_exp_target {
     char what[128];

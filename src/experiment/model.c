@@ -163,3 +163,22 @@ double ph_exp_phase_tlb(const ph_exp_tlb *tlb, const ph_exp_access *acc,
     }
     return all;
 }
+
+int ph_exp_calibrate(double real_ns, double slowdown, double mem_ft_ns,
+                     double mem_sn_ns, double *scale,
+                     double *compute_per_mem)
+{
+    *scale = 1.0;
+    *compute_per_mem = 0.0;
+    if (!(real_ns > 0) || !(slowdown > 1) || !(mem_ft_ns > 0) ||
+        !(mem_sn_ns > mem_ft_ns))
+        return -1;
+    double f = (slowdown - 1.0) / (mem_sn_ns / mem_ft_ns - 1.0);
+    if (f > 1.0)
+        f = 1.0;
+    if (f < 0.05)
+        f = 0.05;
+    *scale = f * real_ns / mem_ft_ns;
+    *compute_per_mem = (1.0 - f) / f;
+    return 0;
+}

@@ -109,6 +109,26 @@ double ph_exp_phase_tlb(const ph_exp_tlb *tlb, const ph_exp_access *acc,
                         int nthreads, const uint8_t *huge,
                         ph_exp_tlb_thread *th, double *thread_ns);
 
+/* Run-length calibration (doc/sim-model.md, "Run length").  A program
+ * whose modelled memory time of one iteration is mem_ft_ns at first touch
+ * and mem_sn_ns with every page on one node, on a machine where a real
+ * iteration took real_ns and single-node placement made it slowdown
+ * times slower, gets
+ *   f                = (slowdown - 1) / (mem_sn_ns / mem_ft_ns - 1)
+ *                      (the memory share of the real iteration, kept in
+ *                      [0.05, 1]),
+ *   *scale           = f * real_ns / mem_ft_ns (every access count times
+ *                      this: the real program's memory traffic),
+ *   *compute_per_mem = (1 - f) / f (compute ns added per ns of scaled
+ *                      first-touch memory time, phase by phase),
+ * so that its first-touch iteration takes real_ns and its single-node one
+ * slowdown times that.  Returns 0; -1 with *scale = 1 and
+ * *compute_per_mem = 0 (not calibrated) when real_ns or slowdown - 1 or a
+ * memory time is not positive, or mem_sn_ns <= mem_ft_ns. */
+int ph_exp_calibrate(double real_ns, double slowdown, double mem_ft_ns,
+                     double mem_sn_ns, double *scale,
+                     double *compute_per_mem);
+
 /* Overlapped migration: the invocation posted at now_ns costing cost_ns
  * starts at the returned time; *busy_until_ns becomes its end. */
 double ph_exp_manager_start(double now_ns, double *busy_until_ns,

@@ -32,6 +32,13 @@ typedef struct ph_exp_preset {
     /* the TLB model (model.h; used by e6): translations a thread's data
      * TLB holds per page size, and the cost of a miss (a page walk) */
     double tlb_entries_4k, tlb_entries_2m, tlb_walk_ns;
+    /* the run-length calibration (doc/sim-model.md, "Run length"): one
+     * iteration of the BT-, SP- and CG-like programs at 16 threads on the
+     * real machine, in ns (0: not calibrated: the model's memory time
+     * alone), and the slowdown single-node placement caused there without
+     * migration */
+    double real_iter_ns[3];
+    double real_slowdown;
 } ph_exp_preset;
 
 /* Presets by name (NULL if none) and by position (NULL past the end). */

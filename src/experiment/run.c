@@ -129,6 +129,8 @@ typedef struct sim_run {
     ph_exp_tlb_thread *tlbw;     /* per thread (work) */
     double *phase_miss;           /* per phase: TLB misses (cache) */
     double *phase_acc;            /* per phase: accesses */
+    double *compute;              /* per phase: compute time (run-length
+                                     calibration), ns */
     /* the engine and what its source reports */
     ph_engine *e;
     double *acc;                  /* npages * n accesses since the arm */
@@ -136,6 +138,8 @@ typedef struct sim_run {
     uint64_t intervals;
     int overlapped;               /* engine_sync unset */
     double period_ns;             /* sample_period_ms, in ns */
+    double early_ns;              /* hybrid: early_period_ms, in ns (0:
+                                     no early looks) */
     double busy_until;
     /* the IRIX-like engine */
     ph_exp_irix_params ip;
@@ -320,7 +324,7 @@ static double phase_time(sim_run *s, int ph, uint64_t *remote)
         s->valid[ph] = 1;
     }
     *remote = s->remote[ph];
-    return ph_exp_barrier_ns(tn, s->extra, s->T);
+    return ph_exp_barrier_ns(tn, s->extra, s->T) + s->compute[ph];
 }
 
 /* ---- set-up ----------------------------------------------------------- */
@@ -465,6 +469,99 @@ static int gain(sim_run *s)
     return 0;
 }
 
+/* Memory time of one iteration of app (its phases once each) with the
+ * threads on nodes[] and the pages on home[] (no migration, no TLB). */
+static double iteration_mem_ns(const sim_run *s, const ph_exp_app *app,
+                               const int *home, double *per_phase)
+{
+    double *tn = malloc((size_t)s->T * sizeof *tn);
+    if (!tn)
+        return -1;
+    double sum = 0;
+    for (int ph = 0; ph < app->nphases; ph++) {
+        const ph_exp_phase *p = &app->phases[ph];
+        ph_exp_phase_ns(&s->costs, p->acc, p->nacc, s->before, s->T, home, tn);
+        double d = ph_exp_barrier_ns(tn, NULL, s->T);
+        if (per_phase)
+            per_phase[ph] = d;
+        sum += d;
+    }
+    free(tn);
+    return sum;
+}
+
+/* The run-length calibration (model.h, ph_exp_calibrate): on a preset
+ * with the real machine's iteration length and single-node slowdown, the
+ * program's accesses are scaled to the real program's memory traffic and
+ * compute time is added to every phase in proportion to its first-touch
+ * memory time.  Calibrated on the program with its normal phases (e3's 4x
+ * phases keep the same scale and compute per memory ns, so its longer
+ * phases compute longer too).  Other presets and programs: unchanged. */
+static int calibrate(sim_run *s)
+{
+    const ph_exp_cell *c = s->c;
+    const ph_exp_preset *p = c->preset;
+    s->r->mem_scale = 1.0;
+    if (c->app < PH_EXP_BT || c->app > PH_EXP_CG || !(p->real_iter_ns[c->app] > 0))
+        return 0;
+    size_t np = s->app.npages;
+    int *ft = malloc(np * sizeof *ft), *sn = malloc(np * sizeof *sn);
+    double *per = calloc((size_t)s->app.nphases, sizeof *per);
+    ph_exp_app one;
+    int have_one = 0, rc = -1;
+    if (!ft || !sn || !per) {
+        ph_fail(ENOMEM, "sim: out of memory");
+        goto out;
+    }
+    for (size_t q = 0; q < np; q++) {
+        ft[q] = s->before[s->app.first_toucher[q]];
+        sn[q] = s->partition[s->npart - 1];
+    }
+    const ph_exp_app *base = &s->app;
+    if (s->app.repeat > 1) {
+        if (ph_exp_app_build(&one, c->app, c->nthreads, p->line_bytes, 1) != 0)
+            goto out;
+        have_one = 1;
+        base = &one;
+    }
+    double mft = iteration_mem_ns(s, base, ft, NULL);
+    double msn = iteration_mem_ns(s, base, sn, NULL);
+    double real = p->real_iter_ns[c->app] * 16.0 / (double)c->nthreads;
+    double scale, cpm;
+    if (ph_exp_calibrate(real, p->real_slowdown, mft, msn, &scale, &cpm) != 0) {
+        rc = 0;
+        goto out;
+    }
+    /* scale every distinct access list once (CG's repeated steps share
+     * theirs) */
+    for (int ph = 0; ph < s->app.nphases; ph++) {
+        ph_exp_phase *x = &s->app.phases[ph];
+        if (x->alias)
+            continue;
+        for (size_t k = 0; k < x->nacc; k++) {
+            double v = (double)x->acc[k].count * scale;
+            uint32_t nv = v >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)llround(v);
+            x->acc[k].count = x->acc[k].count && !nv ? 1 : nv;
+        }
+    }
+    iteration_mem_ns(s, &s->app, ft, per);
+    double sum = 0;
+    for (int ph = 0; ph < s->app.nphases; ph++) {
+        s->compute[ph] = cpm * per[ph];
+        sum += s->compute[ph];
+    }
+    s->r->mem_scale = scale;
+    s->r->compute_per_iter_ns = sum;
+    rc = 0;
+out:
+    if (have_one)
+        ph_exp_app_free(&one);
+    free(ft);
+    free(sn);
+    free(per);
+    return rc;
+}
+
 static int open_engine(sim_run *s)
 {
     const ph_exp_cell *c = s->c;
@@ -472,6 +569,11 @@ static int open_engine(sim_run *s)
     ph_engine_cfg_from_options(&cfg);
     s->overlapped = !cfg.sync; /* the engine's work overlaps the program's */
     s->period_ns = cfg.sample_period_ms * 1e6;
+    if (c->criterion == PH_EXP_CRIT_AMORTISED)
+        cfg.criterion = PH_CRITERION_AMORTISED;
+    else if (c->criterion == PH_EXP_CRIT_COMPETITIVE)
+        cfg.criterion = PH_CRITERION_COMPETITIVE;
+    s->early_ns = c->engine == PH_EXP_ENG_HYBRID ? cfg.early_period_ms * 1e6 : 0;
     cfg.sync = 1;
     cfg.sample_budget = 0;
     size_t budget = 0;
@@ -506,6 +608,11 @@ static int open_engine(sim_run *s)
         return -1;
     s->e = ph_engine_new(s->topo, s->sim, s->mover, src, &cfg);
     if (!s->e)
+        return -1;
+    /* the program says how many iterations it runs (as a NAS code that
+     * knows its niter would through ph_iterations_expected) */
+    int I = c->iterations > 0 ? c->iterations : s->app.iterations;
+    if (ph_engine_set_iterations(s->e, (unsigned long)(I > 0 ? I : 0)) != 0)
         return -1;
     for (int a = 0; a < s->app.narrays; a++)
         if (!ph_engine_register(s->e, s->mem[a],
@@ -547,14 +654,12 @@ static int setup(sim_run *s)
     s->tlbw = calloc(T, sizeof *s->tlbw);
     s->phase_miss = calloc(P, sizeof *s->phase_miss);
     s->phase_acc = calloc(P, sizeof *s->phase_acc);
-    if (!s->before || !s->after || !s->nodes || !s->addr || !s->status ||
+    s->compute = calloc(P ? P : 1, sizeof *s->compute);
+    if (!s->compute || !s->before || !s->after || !s->nodes || !s->addr || !s->status ||
         !s->home || !s->eff || !s->arrive || !s->pending || !s->thread_ns ||
         !s->remote || !s->valid || !s->extra || !s->huge || !s->huge_fresh ||
         !s->tlbw || !s->phase_miss || !s->phase_acc)
         return ph_fail(ENOMEM, "sim: out of memory");
-    for (size_t ph = 0; ph < P; ph++)
-        for (size_t k = 0; k < s->app.phases[ph].nacc; k++)
-            s->phase_acc[ph] += s->app.phases[ph].acc[k].count;
     for (int a = 0; (c->huge || c->tlb) && a < s->app.narrays; a++)
         if (s->app.arrays[a].npages % 512) /* units are counted by index */
             return ph_fail(EINVAL, "sim: %s's array %s is not whole 2 MiB "
@@ -576,6 +681,11 @@ static int setup(sim_run *s)
     partition(s);
     s->costs = (ph_exp_costs){s->n, s->topo->latency_ns,
                                c->preset->contention_ns};
+    if (calibrate(s) != 0)
+        return -1;
+    for (size_t ph = 0; ph < P; ph++)
+        for (size_t k = 0; k < s->app.phases[ph].nacc; k++)
+            s->phase_acc[ph] += s->app.phases[ph].acc[k].count;
     ph_machine_cfg mc; /* the simulator's binding rule and the mover's settings */
     ph_machine_cfg_from_options(&mc);
     s->sim = ph_os_sim_open(s->topo);
@@ -643,6 +753,7 @@ static void teardown(sim_run *s)
     free(s->tlbw);
     free(s->phase_miss);
     free(s->phase_acc);
+    free(s->compute);
     free(s->acc);
     free(s->cnt);
     free(s->ist);
@@ -788,17 +899,22 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     } else {
         d = phase_time(s, ph, &rem);
     }
-    /* the sampling mechanism's wakes inside this phase */
+    /* the memory manager's wakes inside this phase: the sampling
+     * mechanism's, and the hybrid mechanism's early looks while the first
+     * iteration runs */
     double done = 0;
-    if (s->e && s->c->engine == PH_EXP_ENG_SAMPLING && d > 0) {
+    int sampling = s->e && s->c->engine == PH_EXP_ENG_SAMPLING;
+    int early = s->e && s->early_ns > 0 && s->r->iterations == 0;
+    if ((sampling || early) && d > 0) {
+        double per = sampling ? s->period_ns : s->early_ns;
         while (*period_next <= *now + d) {
             double f = (*period_next - *now) / d;
             accumulate(s, p, f - done);
             done = f;
-            if (ph_engine_tick(s->e) != 0 ||
+            if ((sampling ? ph_engine_tick(s->e) : (int)ph_engine_look(s->e)) < 0 ||
                 after_call(s, s->overlapped, *period_next))
                 return -1;
-            *period_next += s->period_ns;
+            *period_next += per;
         }
     }
     if (s->e)
@@ -823,7 +939,9 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
 static int loop(sim_run *s, int iterations)
 {
     ph_exp_result *r = s->r;
-    double now = 0, period_next = s->period_ns;
+    double now = 0;
+    double period_next = s->c->engine == PH_EXP_ENG_SAMPLING ? s->period_ns
+                                                              : s->early_ns;
     for (int it = 0; it < iterations; it++) {
         const int *want = (s->c->migrate_at >= 0 && it >= s->c->migrate_at)
                               ? s->after

@@ -29,6 +29,13 @@ enum ph_exp_placement {
     PH_EXP_SINGLE_NODE = 2       /* every page on the partition's last node */
 };
 
+/* The criterion a cell's engine uses. */
+enum ph_exp_criterion {
+    PH_EXP_CRIT_TUNABLE = 0,     /* the tunable criterion */
+    PH_EXP_CRIT_AMORTISED = 1,   /* amortised (criteria/amortised.h) */
+    PH_EXP_CRIT_COMPETITIVE = 2  /* UPMlib's per-interval eq. 1 */
+};
+
 const char *ph_exp_engine_name(int engine);
 const char *ph_exp_placement_name(int placement);
 
@@ -54,6 +61,7 @@ typedef struct ph_exp_cell {
                                  "2 MiB without splitting"); 0: the
                                  tunable */
     int tlb;                  /* 1: the cost model's TLB term (model.h) */
+    int criterion;            /* enum ph_exp_criterion */
                               /* (huge and tlb need arrays of whole 2 MiB
                                  units, as e6's: EINVAL otherwise) */
 } ph_exp_cell;
@@ -99,6 +107,9 @@ typedef struct ph_exp_result {
      * and 4 KiB page moves (the engine's migrated minus huge_migrated) */
     uint64_t huge_migrated, huge_split, huge_collapsed, moved_4k;
     size_t huge_units_end;    /* 2 MiB units mapped huge at the end */
+    /* the run-length calibration (model.h): the factor on every access
+     * count and the compute time of one iteration (1 and 0: none) */
+    double mem_scale, compute_per_iter_ns;
 } ph_exp_result;
 
 /* Run one cell.  0, or -1/errno with a message (result freed). */

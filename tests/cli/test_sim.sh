@@ -15,11 +15,14 @@ if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAILED: sim e1 --iterations 6 exited $rc"; cat "$tmp/e1.err"; fi
 expect 0 '^program +thr +placement +engine +time s +time/ft +last-half/ft' -- cat "$tmp/e1.txt"
 expect 0 '^BT +16 +first-touch +off +[0-9.]+ +1\.000 +1\.000 +7680 ' -- cat "$tmp/e1.txt"
-expect 0 '^CG +32 +single-node +iterative ' -- cat "$tmp/e1.txt"
-expect 0 '^  (met|not met) +origin2000-16: single-node \+ pagehome <= 1\.05x' -- cat "$tmp/e1.txt"
+expect 0 '^CG +32 +single-node +hybrid ' -- cat "$tmp/e1.txt"
+expect 0 '^CG +32 +single-node +iter-competitive ' -- cat "$tmp/e1.txt"
+expect 0 '^CG +32 +single-node +iter-amortised ' -- cat "$tmp/e1.txt"
+expect 0 '^  (met|not met) +origin2000-16: single-node \+ pagehome hybrid <= 1\.05x' -- cat "$tmp/e1.txt"
+expect 0 '^  (met|not met) +origin2000-16: single-node \+ pagehome iter-competitive <= 1\.05x' -- cat "$tmp/e1.txt"
 rows=$(grep -Ec '^(BT|SP|CG) +(16|32) ' "$tmp/e1.txt")
-if [ "$rows" -eq 54 ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAILED: e1 printed $rows runs, want 54 (3 x 2 x 3 x 3)"; fi
+if [ "$rows" -eq 90 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAILED: e1 printed $rows runs, want 90 (3 x 2 x 3 x 5)"; fi
 
 # data files: one CSV line per run, JSON with the per-iteration series
 expect 0 '' -- "$ph" sim e3 --iterations 4 --csv "$tmp/e3.csv" --json "$tmp/e3.json"

@@ -60,6 +60,7 @@ fi
 # the hybrid mechanism finds prog_phase's phase by itself (real moves)
 if [ -x "$build/tests/preload/prog_phase" ]; then
     run run-prog_phase-hybrid env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores PAGEHOME_ENGINE_SYNC=1 \
+        PAGEHOME_CRITERION=competitive \
         sh "$(dirname "$0")/../preload/check_phase.sh" \
         "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_phase" 256 12
 fi

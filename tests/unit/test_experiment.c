@@ -120,7 +120,8 @@ static void test_presets(void)
         CHECK(NEAR(ph_topo_lat(t, 0, 3), 500));
         CHECK(NEAR(ph_topo_lat(t, 5, 2), 600));
         CHECK(NEAR(ph_topo_lat(t, 0, 15), 700));
-        CHECK(NEAR(t->migrate_ns_4k[0 * 16 + 9], 1.1e6));
+        /* 1.1 ms per 16 KiB page (the Origin's), a quarter per 4 KiB */
+        CHECK(NEAR(t->migrate_ns_4k[0 * 16 + 9], 1.1e6 / 4));
         CHECK(NEAR(t->migrate_ns_4k[9 * 16 + 9], 0));
         CHECK(NEAR(t->migrate_ns_call, 0));
         int nodes[32];
@@ -391,6 +392,59 @@ static void test_e1_cell(void)
     ph_exp_result_free(&sn);
     ph_exp_result_free(&it);
     ph_exp_result_free(&again);
+    ph_topo_free(t);
+}
+
+/* The run-length calibration: the formula at its edges, and an Origin
+ * cell whose first-touch iteration lasts the real one (450 ms for BT at
+ * 16 threads) and whose single-node one 1.79 times that. */
+static void test_calibrate(void)
+{
+    double scale, cpm;
+    /* memory 2x slower single-node, real slowdown 1.5: half the real
+     * iteration is memory: scale = 0.5 * 100 / 10, compute 1 ns a ns */
+    CHECK_EQ(ph_exp_calibrate(100, 1.5, 10, 20, &scale, &cpm), 0);
+    CHECK(NEAR(scale, 5));
+    CHECK(NEAR(cpm, 1));
+    /* a real slowdown above the model's: all memory (f kept at 1) */
+    CHECK_EQ(ph_exp_calibrate(100, 3, 10, 20, &scale, &cpm), 0);
+    CHECK(NEAR(scale, 10));
+    CHECK(NEAR(cpm, 0));
+    /* a tiny one: f kept at 0.05 */
+    CHECK_EQ(ph_exp_calibrate(100, 1.001, 10, 20, &scale, &cpm), 0);
+    CHECK(NEAR(scale, 0.5));
+    CHECK(NEAR(cpm, 19));
+    /* not calibrated: unknown machine, no slowdown, nothing slower */
+    CHECK_EQ(ph_exp_calibrate(0, 1.79, 10, 20, &scale, &cpm), -1);
+    CHECK(scale == 1 && cpm == 0);
+    CHECK_EQ(ph_exp_calibrate(100, 1, 10, 20, &scale, &cpm), -1);
+    CHECK_EQ(ph_exp_calibrate(100, 1.79, 10, 10, &scale, &cpm), -1);
+    CHECK_EQ(ph_exp_calibrate(100, 1.79, 0, 10, &scale, &cpm), -1);
+    CHECK_EQ(ph_exp_calibrate(NAN, 1.79, 10, 20, &scale, &cpm), -1);
+
+    const ph_exp_preset *p = ph_exp_preset_find("origin2000-16");
+    ph_topology *t = ph_exp_preset_topology(p);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    ph_exp_result ft, sn;
+    CHECK_EQ(run_cell(p, t, PH_EXP_FIRST_TOUCH, PH_EXP_ENG_OFF, &ft), 0);
+    CHECK_EQ(run_cell(p, t, PH_EXP_SINGLE_NODE, PH_EXP_ENG_OFF, &sn), 0);
+    CHECK(ft.mem_scale > 1 && ft.compute_per_iter_ns > 0);
+    CHECK(fabs(ft.total_ns / ft.iterations - 450e6) <= 0.02 * 450e6);
+    CHECK(fabs(sn.total_ns / ft.total_ns - 1.79) <= 0.02);
+    ph_exp_result_free(&ft);
+    ph_exp_result_free(&sn);
+    ph_topo_free(t);
+    /* other presets are not calibrated */
+    p = ph_exp_preset_find("epyc-2s-8n");
+    t = ph_exp_preset_topology(p);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK_EQ(run_cell(p, t, PH_EXP_FIRST_TOUCH, PH_EXP_ENG_OFF, &ft), 0);
+    CHECK(ft.mem_scale == 1 && ft.compute_per_iter_ns == 0);
+    ph_exp_result_free(&ft);
     ph_topo_free(t);
 }
 
@@ -682,6 +736,7 @@ int main(void)
     test_workloads();
     test_irix();
     test_e1_cell();
+    test_calibrate();
     test_usage_errors();
     test_tlb_formula();
     test_e6_workloads();
