@@ -8,6 +8,17 @@
  * the function's name), reads the placement tunables it needs
  * (settings.c) and calls src/place/, which checks the arguments and does
  * the work.
+ *
+ * Pages the engine watches.  The sampler protects the pages it watches
+ * (PROT_NONE), and before Linux 6.5 move_pages(2) reports such a page as
+ * absent (-ENOENT) and does not move it: a program that asks where its
+ * pages are while the engine runs would see them vanish.  ph_query,
+ * ph_node_histogram and ph_move therefore open the watched pages of their
+ * range without sampling them (ph_sampler_open_pages: the caller is not
+ * an accessor) before they ask the OS, and ph_query and ph_move redo a
+ * page that came back -ENOENT or -EFAULT while it was watched again (the
+ * memory manager re-arms), a bounded number of times -- as transparent
+ * mode's wrapped move_pages does (src/preload/syscalls.c).
  */
 #include "pagehome.h"
 
@@ -15,8 +26,11 @@
 #include "machine/machine.h"
 #include "place/place.h"
 #include "place/plan.h"
+#include "sample/source.h"
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- requests ------------------------------------------------------------ */
 
@@ -77,23 +91,100 @@ PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *sta
     return ph_place_range(m, &cfg, addr, bytes, pl, status);
 }
 
+/* Times a page that came back absent while watched is opened and asked
+ * about again. */
+#define WATCHED_RETRIES 3
+#define OPEN_BATCH 512
+
+/* Open the watched pages of [addr, addr + bytes) (see the top). */
+static void open_watched(const void *addr, size_t bytes)
+{
+    if (!addr || bytes == 0 || (uintptr_t)addr > UINTPTR_MAX - bytes)
+        return;
+    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)4095;
+    uintptr_t e = (uintptr_t)addr + bytes;
+    void *pages[OPEN_BATCH];
+    while (a < e) {
+        size_t n = 0;
+        for (; n < OPEN_BATCH && a < e; n++, a += 4096)
+            pages[n] = (void *)a;
+        (void)ph_sampler_open_pages(n, pages);
+    }
+}
+
+/* A status that a watched page may have been given for being watched. */
+static int absent(int st)
+{
+    return st == -ENOENT || st == -EFAULT;
+}
+
 PH_API int ph_query(const void *addr, size_t bytes, int *status)
 {
     ph_machine *m = ph_machine_get_for("ph_query");
-    return m ? ph_place_query(m, addr, bytes, status) : -1;
+    if (!m)
+        return -1;
+    open_watched(addr, bytes);
+    int bad = ph_place_query(m, addr, bytes, status);
+    if (bad <= 0)
+        return bad;
+    uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095;
+    size_t count = ((uintptr_t)addr + bytes - first + 4095) / 4096;
+    for (int t = 0; t < WATCHED_RETRIES; t++) {
+        int again = 0;
+        for (size_t i = 0; i < count; i++) {
+            void *pg = (void *)(first + i * 4096);
+            if (!absent(status[i]) || ph_sampler_open_pages(1, &pg) == 0)
+                continue;
+            int one;
+            if (ph_place_query(m, pg, 4096, &one) < 0)
+                return -1;
+            status[i] = one;
+            bad -= one >= 0;
+            again = 1;
+        }
+        if (!again)
+            break;
+    }
+    return bad;
 }
 
 PH_API long ph_node_histogram(const void *addr, size_t bytes, size_t *pages_per_node,
                               int max)
 {
     ph_machine *m = ph_machine_get_for("ph_node_histogram");
-    return m ? ph_place_histogram(m, addr, bytes, pages_per_node, max) : -1;
+    if (!m)
+        return -1;
+    open_watched(addr, bytes);
+    return ph_place_histogram(m, addr, bytes, pages_per_node, max);
 }
 
 PH_API int ph_move(size_t count, void *const *pages, const int *nodes, int *status)
 {
     ph_machine *m = ph_machine_get_for("ph_move");
-    return m ? ph_place_move(m, count, pages, nodes, status) : -1;
+    if (!m)
+        return -1;
+    if (pages)
+        (void)ph_sampler_open_pages(count, pages);
+    int left = ph_place_move(m, count, pages, nodes, status);
+    if (left <= 0 || !status || !nodes)
+        return left;
+    for (int t = 0; t < WATCHED_RETRIES; t++) {
+        int again = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (!absent(status[i]) || ph_sampler_open_pages(1, &pages[i]) == 0)
+                continue;
+            int one;
+            int r = ph_place_move(m, 1, &pages[i], &nodes[i], &one);
+            if (r < 0)
+                return -1;
+            status[i] = one;
+            left -= r == 0;
+            again = 1;
+        }
+        if (!again)
+            break;
+    }
+    return left;
 }
 
 PH_API int ph_affinity_range(const void *base, size_t elem_bytes, size_t elems, int node,

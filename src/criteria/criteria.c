@@ -592,6 +592,20 @@ int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
     return from_every_node(t, n, 1);
 }
 
+int ph_crit_shared_steady(const uint32_t *past, const uint32_t *now, int n,
+                          int target, uint32_t unit)
+{
+    if (!past || !now || n < 2 || target < 0 || target >= n)
+        return 0;
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += past[i];
+    if (sum < 4 * (uint64_t)n * (uint64_t)(unit ? unit : 1))
+        return 0;
+    return ph_crit_dominant(past, n) == target &&
+           ph_crit_dominant(now, n) == target;
+}
+
 int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
                         uint32_t min_pages, double min_share)
 {

@@ -220,6 +220,16 @@ void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages);
 /* 1 when one page's own counts show uniform sharing (see above). */
 int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit);
+/* A uniformly shared page whose largest reader is the same interval
+ * after interval: the past intervals' evidence past[0..n) (their decayed
+ * mean) holds at least 4n samples (unit accesses each) and its dominant
+ * node, as that of this interval's counts now[0..n), is target.  Such
+ * counts are rich (exact, or a full snapshot's), not one sample's chance:
+ * moving the page once to the reader that stays the largest chases
+ * nothing, and takes the contention of eq. 2 off its home (a vector every
+ * node reads, all of it on one node).  1 steady, 0 not. */
+int ph_crit_shared_steady(const uint32_t *past, const uint32_t *now, int n,
+                          int target, uint32_t unit);
 /* 1 when the neighbourhood agrees that target owns its pages. */
 int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
                         uint32_t min_pages, double min_share);

@@ -120,6 +120,10 @@ static uint64_t look_area(ph_engine *e, ph_hot *h, double remaining,
             if (st[q] >= 0) {
                 pg->home = (int8_t)st[q];
                 pg->flags |= PH_PG_HOME_KNOWN;
+                /* the home the report's start share counts (invoke.c
+                 * sets it where the iteration finds the page first) */
+                if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
+                    pg->first_home = (int8_t)st[q];
             }
         }
     /* worth the move by the criterion, toward the decisive node */

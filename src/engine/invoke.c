@@ -457,9 +457,14 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                                                          HOOD_MIN_MULTI);
                 }
                 /* a page of a table every node reads at random stays
-                 * where it is: moving it chases the last sample */
+                 * where it is: moving it chases the last sample -- unless
+                 * the iterations' rich counts name the same largest
+                 * reader every time (ph_crit_shared_steady) */
                 if (target >= 0 &&
-                    (hood_shared || ph_crit_page_uniform(cur, n, unit))) {
+                    (hood_shared || ph_crit_page_uniform(cur, n, unit)) &&
+                    !(kind == PH_INV_ITERATIVE &&
+                      ph_crit_shared_steady(ph_cnt_prev(cnt, n), cur, n,
+                                            target, unit))) {
                     inv.shared++;
                     target = -1;
                 }

@@ -212,7 +212,9 @@ void ph_engine_set_report_extra(ph_engine_report_fn fn)
     report_extra = fn;
 }
 
-static void write_inv(ph_jw *w, const ph_invocation *v)
+/* One invocation; criterion: the engine's (ph_criterion), named unless
+ * the predictive criterion decided. */
+static void write_inv(ph_jw *w, const ph_invocation *v, int criterion)
 {
     ph_jw_object(w, 1);
     KU(w, "seq", v->seq);
@@ -220,7 +222,9 @@ static void write_inv(ph_jw *w, const ph_invocation *v)
     ph_jw_key(w, "kind");
     ph_jw_string(w, kind_name(v->kind));
     ph_jw_key(w, "criterion");
-    ph_jw_string(w, v->predictive ? "predictive" : "competitive");
+    ph_jw_string(w, v->predictive                            ? "predictive"
+                    : criterion == PH_CRITERION_COMPETITIVE ? "competitive"
+                                                            : "amortised");
     ph_jw_key(w, "area");
     ph_jw_int(w, v->area_id);
     ph_jw_key(w, "phase");
@@ -357,7 +361,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_key(&w, "invocations");
     ph_jw_array(&w, 0);
     for (size_t i = 0; i < e->nlog; i++)
-        write_inv(&w, &e->log[i]);
+        write_inv(&w, &e->log[i], e->cfg.criterion);
     ph_jw_end(&w);
     if (report_extra)
         report_extra(&w);

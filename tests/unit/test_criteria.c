@@ -908,6 +908,24 @@ static void test_interval_skewed(void)
     CHECK_EQ(ph_crit_interval_skewed(z, run_even, 4), 0);
 }
 
+static void test_shared_steady(void)
+{
+    /* 4 nodes, unit 1: the past holds 16 or more samples */
+    uint32_t past[4] = {6, 4, 4, 4}, now[4] = {30, 25, 25, 25};
+    CHECK_EQ(ph_crit_shared_steady(past, now, 4, 0, 1), 1);
+    CHECK_EQ(ph_crit_shared_steady(past, now, 4, 1, 1), 0);  /* not its reader */
+    uint32_t other[4] = {25, 30, 25, 25};
+    CHECK_EQ(ph_crit_shared_steady(past, other, 4, 0, 1), 0); /* reader changed */
+    uint32_t thin[4] = {6, 3, 3, 3};                            /* 15 samples */
+    CHECK_EQ(ph_crit_shared_steady(thin, now, 4, 0, 1), 0);
+    CHECK_EQ(ph_crit_shared_steady(past, now, 4, 0, 64), 0); /* one sample = 64 */
+    uint32_t none[4] = {0};
+    CHECK_EQ(ph_crit_shared_steady(none, now, 4, 0, 1), 0);  /* first interval */
+    CHECK_EQ(ph_crit_shared_steady(NULL, now, 4, 0, 1), 0);
+    CHECK_EQ(ph_crit_shared_steady(past, now, 4, 4, 1), 0);
+    CHECK_EQ(ph_crit_shared_steady(past, now, 1, 0, 1), 0);
+}
+
 static void test_melt_after(void)
 {
     CHECK_EQ(ph_crit_melt_after(8, 0), 8);
@@ -926,6 +944,7 @@ int main(void)
     test_hood_agrees();
     test_melt_after();
     test_interval_skewed();
+    test_shared_steady();
     test_settled();
     test_competitive_basic();
     test_competitive_indexing();

@@ -227,6 +227,13 @@ static void test_early_look(void)
               strstr(buf, "\"kind\":\"early\"") != NULL);
         CHECK(strstr(buf, "\"migrated_first2\": 64") != NULL ||
               strstr(buf, "\"migrated_first2\":64") != NULL);
+        /* the start share counts the pages moved early, at their
+         * first home (node 0, none local to node 2's accesses) */
+        CHECK(strstr(buf, "\"start_pages\": 64") != NULL ||
+              strstr(buf, "\"start_pages\":64") != NULL);
+        CHECK(strstr(buf, "\"owner_local_share_start\": 0,") != NULL ||
+              strstr(buf, "\"owner_local_share_start\": 0.0") != NULL ||
+              strstr(buf, "\"owner_local_share_start\":0") != NULL);
         unlink(path);
     }
     rig_close(&r);
