@@ -7,18 +7,28 @@
 # program and exits non-zero if any failed.  A program exiting 77 (cannot
 # run on this machine) counts as skipped, not passed.
 build=${1:?usage: suite.sh BUILD_DIR}
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 failed=
+logs=/tmp/suite-logs
+mkdir -p "$logs"
+# A program's output is shown only when it fails (or PAGEHOME_GUEST_VERBOSE
+# is set in the guest's environment), so a failure stands near the top of
+# the log.
 run() {
     name=$1
     shift
-    echo "=== $name: $*"
-    "$@"
+    t0=$(date +%s)
+    "$@" > "$logs/$name" 2>&1
     rc=$?
+    dt=$(($(date +%s) - t0))
     case $rc in
-        0) pass=$((pass + 1)); echo "=== $name: ok" ;;
-        77) skip=$((skip + 1)); echo "=== $name: skipped" ;;
-        *) fail=$((fail + 1)); echo "=== $name: FAILED (exit $rc)" ;;
+        0) pass=$((pass + 1)); echo "=== $name: ok (${dt} s)" ;;
+        77) skip=$((skip + 1)); echo "=== $name: skipped (${dt} s)" ;;
+        *) fail=$((fail + 1)); failed="$failed $name"
+           echo "=== $name: FAILED (exit $rc, ${dt} s): $*"
+           sed 's|^|    |' "$logs/$name" ;;
     esac
+    [ -n "${PAGEHOME_GUEST_VERBOSE:-}" ] && [ "$rc" -eq 0 ] && sed 's|^|    |' "$logs/$name"
+    return 0
 }
 # The mover and the allocator must see the kernel's own placement only.
 echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null
@@ -72,5 +82,5 @@ if [ -x "$build/tests/preload/prog_query" ]; then
 fi
 run hugepages sh "$(dirname "$0")/hugepages.sh" "$build"
 run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
-echo "numa-guest suite: $pass passed, $fail failed, $skip skipped"
+echo "numa-guest suite: $pass passed, $fail failed, $skip skipped${failed:+ (failed:$failed)}"
 [ "$fail" -eq 0 ]
