@@ -124,6 +124,23 @@ static const char *mech_name(ph_mechanism m)
 
 #define KU(w, k, v) (ph_jw_key(w, k), ph_jw_uint(w, (uint64_t)(v)))
 #define KD(w, k, v) (ph_jw_key(w, k), ph_jw_double(w, (double)(v)))
+/* The counters an area's totals and one invocation both keep, by the
+ * same field names: written by one list. */
+#define KU_OUTCOME(w, s)                                                  \
+    (KU(w, "scanned", (s)->scanned), KU(w, "candidates", (s)->candidates), \
+     KU(w, "migrated", (s)->migrated),                                    \
+     KU(w, "failed_busy", (s)->failed_busy),                              \
+     KU(w, "failed_nomem", (s)->failed_nomem),                            \
+     KU(w, "failed_access", (s)->failed_access),                          \
+     KU(w, "failed_fault", (s)->failed_fault),                            \
+     KU(w, "failed_other", (s)->failed_other),                            \
+     KU(w, "frozen", (s)->frozen), KU(w, "melted", (s)->melted),          \
+     KU(w, "accesses", (s)->accesses))
+#define KU_MOVED(w, s)                                                    \
+    (KU(w, "bytes_moved", (s)->bytes_moved),                              \
+     KU(w, "huge_migrated", (s)->huge_migrated),                          \
+     KU(w, "huge_split", (s)->huge_split),                                \
+     KU(w, "huge_collapsed", (s)->huge_collapsed))
 
 static void write_strip(ph_jw *w, const char *key, const int8_t *strip, size_t n)
 {
@@ -162,23 +179,10 @@ static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
         ph_jw_bool(w, h->cold);
     }
     KU(w, "invocations", s->invocations);
-    KU(w, "scanned", s->scanned);
-    KU(w, "candidates", s->candidates);
-    KU(w, "migrated", s->migrated);
+    KU_OUTCOME(w, s);
     KU(w, "migrated_first2", s->migrated_first2);
-    KU(w, "failed_busy", s->failed_busy);
-    KU(w, "failed_nomem", s->failed_nomem);
-    KU(w, "failed_access", s->failed_access);
-    KU(w, "failed_fault", s->failed_fault);
-    KU(w, "failed_other", s->failed_other);
-    KU(w, "frozen", s->frozen);
-    KU(w, "melted", s->melted);
-    KU(w, "accesses", s->accesses);
     KU(w, "remote_accesses", s->remote_accesses);
-    KU(w, "bytes_moved", s->bytes_moved);
-    KU(w, "huge_migrated", s->huge_migrated);
-    KU(w, "huge_split", s->huge_split);
-    KU(w, "huge_collapsed", s->huge_collapsed);
+    KU_MOVED(w, s);
     KU(w, "sampled_pages", r->sampled_pages);
     KU(w, "sampled_pages_on_top_accessor", r->sampled_local);
     ph_jw_key(w, "owner_local_share");
@@ -229,26 +233,13 @@ static void write_inv(ph_jw *w, const ph_invocation *v, int criterion)
     ph_jw_int(w, v->area_id);
     ph_jw_key(w, "phase");
     ph_jw_int(w, v->phase);
-    KU(w, "scanned", v->scanned);
-    KU(w, "candidates", v->candidates);
-    KU(w, "migrated", v->migrated);
+    KU_OUTCOME(w, v);
     KU(w, "failed", v->failed);
-    KU(w, "failed_busy", v->failed_busy);
-    KU(w, "failed_nomem", v->failed_nomem);
-    KU(w, "failed_access", v->failed_access);
-    KU(w, "failed_fault", v->failed_fault);
-    KU(w, "failed_other", v->failed_other);
-    KU(w, "frozen", v->frozen);
-    KU(w, "melted", v->melted);
     KU(w, "shared", v->shared);
     KU(w, "unsettled", v->unsettled);
-    KU(w, "accesses", v->accesses);
     KU(w, "remote_before", v->remote_before);
     KU(w, "remote_after", v->remote_after);
-    KU(w, "bytes_moved", v->bytes_moved);
-    KU(w, "huge_migrated", v->huge_migrated);
-    KU(w, "huge_split", v->huge_split);
-    KU(w, "huge_collapsed", v->huge_collapsed);
+    KU_MOVED(w, v);
     KD(w, "factor", v->factor);
     KD(w, "remote_ns", v->remote_ns);
     KU(w, "engine_ns", v->engine_ns);
