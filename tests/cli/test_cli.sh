@@ -79,6 +79,23 @@ expect 2 'unknown policy "cyclc"' -- "$ph" run --placement cyclc -- /bin/true
 expect 2 'budget="lots" is invalid' -- "$ph" run --budget lots -- /bin/true
 expect 2 '\-\-runtime must be libomp or gomp' -- "$ph" run --runtime icc -- /bin/true
 expect 0 'usage: pagehome run' -- "$ph" help run
+# global options a command cannot honour are refused, with the reason
+expect 2 'global option --topology does not apply to `report`' -- \
+    "$ph" --topology "$sim" report "$tmp/none.json"
+expect 2 'global option --topology does not apply to `sim`' -- "$ph" --topology "$sim" sim e1
+expect 2 'run: --set nope=1: .*no tunable named "nope"' -- "$ph" run --set nope=1 -- /bin/true
+expect 2 '\-\-observe needs the engine' -- "$ph" run --migrate off --observe -- /bin/true
+expect 2 'run: --placement node:7: this machine has no node 7 \(4 nodes' -- \
+    "$ph" --topology "$sim" run --placement node:7 -- /bin/true
+if [ "$with_run" = run ]; then
+    # every tunable the command line set reaches the program: the global
+    # --topology, --set and -v, and run's own --set and --observe
+    expect 0 "PAGEHOME_TOPOLOGY=$sim" -- "$ph" --topology "$sim" run --migrate off -- env
+    expect 0 'PAGEHOME_STABLE_AFTER=0' -- "$ph" --set stable_after=0 run --migrate off -- env
+    expect 0 'PAGEHOME_VERBOSE=1' -- "$ph" -v run --migrate off -- env
+    expect 0 'PAGEHOME_COLD_AFTER=5' -- "$ph" run --set cold_after=5 -- env
+    expect 0 'PAGEHOME_OBSERVE=1' -- "$ph" run --observe -- env
+fi
 if [ "$with_run" = run ]; then
     expect 7 '^hello world$' -- "$ph" run -- /bin/sh -c 'echo hello world; exit 7'
     expect 0 '^a b$' -- "$ph" run --migrate off -- echo a b
