@@ -1,0 +1,401 @@
+/*
+ * cluster.h -- the cluster layer's shared state (internal).
+ *
+ * THE DESIGN IN ONE PAGE (README "Cluster mode" has the long form).
+ *
+ * Processes.  One MPI rank per machine (or NUMA domain), an OpenMP team
+ * inside each.  After ph_cluster_init, ONE service thread per rank makes
+ * every MPI call (MPI_THREAD_SERIALIZED suffices, which Open MPI's TCP
+ * transport accepts); application threads never call MPI: they post
+ * requests (barrier, lock, release, allocation) and wait on a futex.
+ *
+ * Memory.  Each rank has a memfd as large as the arena (sparse) and maps
+ * it twice: the ARENA view at an address all ranks agreed on (so pointers
+ * into shared data are valid everywhere) and the WINDOW view, which is the
+ * MPI window (MPI_Win_create) and the only view the service thread and MPI
+ * touch.  A home page is the master copy in place: remote diffs land in
+ * the home's memfd and are visible in its arena at once; remote gets read
+ * it there.  A non-home page of the memfd is this rank's cached copy.
+ *
+ * Faults (fault.h).  userfaultfd on the arena view in MISSING + MINOR + WP
+ * modes: a missing page (a hole in the memfd) or a page in the memfd but
+ * not mapped in the arena (minor) or a write to a write-protected page
+ * stops the thread in the kernel and queues a message the service thread
+ * reads; it fetches, makes the twin or notes the write, and maps the page
+ * with UFFDIO_CONTINUE (write-protected or not), which wakes the thread.
+ * The kernel waits, so system calls on shared memory (read() into a shared
+ * array) work.  Invalidation punches the page out of the memfd
+ * (FALLOC_FL_PUNCH_HOLE): the next access is a missing fault.  Fallback
+ * `sigsegv`: the same states with mprotect, the SIGSEGV handler only hands
+ * the fault to the service thread and waits on a futex.
+ *
+ * Coherence (coherence.c).  Home-based lazy release consistency (SCASH,
+ * JIAJIA).  Per rank and page: INVALID, RO (mapped write-protected) or RW.
+ * A read miss fetches the page (and up to cluster_fetch_pages following
+ * invalid pages with the same home) in one MPI_Get into the window view.
+ * A write to a cached page makes a twin first; a write to a home page is
+ * only noted (no twin).  Release: dirty pages are write-protected, diffed
+ * against their twins and the changed bytes go home in one MPI_Put per
+ * page (hindexed datatype), one flush per home.  Write notices: at a
+ * barrier every rank's written pages (MPI_Allgatherv); at a lock release
+ * into the notice log (notice.h).  A cached copy another rank wrote is
+ * invalidated.  One passive-target epoch (MPI_Win_lock_all) for the whole
+ * run; no per-access lock epochs.
+ *
+ * Homes (home.h).  Per allocation a placement formula, plus a per-page
+ * override table (first-touch claims now; home migration at barriers in
+ * the next issue).
+ */
+#ifndef PH_CLUSTER_CLUSTER_H
+#define PH_CLUSTER_CLUSTER_H
+
+#include "pagehome.h"
+#include "cluster/diff.h"
+#include "cluster/home.h"
+#include "cluster/notice.h"
+#include "cluster/range.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PHC_PAGE ((size_t)4096)
+#define PHC_PAGE_SHIFT 12
+
+/* ---- per-page state (one byte per arena page) ---- */
+#define PGS_MASK    0x03
+#define PGS_INVALID 0x00   /* no copy mapped (home: not yet mapped) */
+#define PGS_RO      0x01   /* mapped write-protected */
+#define PGS_RW      0x02   /* mapped writable (cached: twin exists) */
+#define PGF_IW      0x04   /* in the interval-written list */
+#define PGF_NP      0x08   /* in the notice-pending list (lock notices) */
+#define PGF_CACHED  0x10   /* in the cached list (a non-home copy) */
+#define PGF_HOMERW  0x20   /* in the home-written list */
+#define PGF_TMP     0x40   /* scratch (barrier: written by another rank) */
+#define PGF_DIRTY   0x80   /* in the dirty list (has a twin) */
+
+/* A growable list of page numbers. */
+typedef struct phc_vec {
+    uint64_t *v;
+    size_t n, cap;
+} phc_vec;
+int phc_vec_push(phc_vec *v, uint64_t x);
+void phc_vec_free(phc_vec *v);
+
+/* One collective allocation. */
+typedef struct phc_alloc {
+    size_t start, npages;   /* arena pages */
+    size_t bytes;           /* requested */
+    uint64_t seq;           /* allocation number (same on every rank) */
+    phc_placement pl;
+} phc_alloc;
+
+/* A fault to resolve (from userfaultfd or the SIGSEGV handler). */
+typedef struct phc_fault {
+    size_t page;            /* arena page */
+    int write;              /* the access was a write */
+    int kind;               /* PHC_FK_* */
+    long token;             /* sigsegv: request slot */
+    int woken;              /* the resolution already woke the thread */
+} phc_fault;
+#define PHC_FK_MISSING 0    /* no page in the memfd */
+#define PHC_FK_MINOR   1    /* page in the memfd, not mapped */
+#define PHC_FK_WP      2    /* write to a write-protected page */
+#define PHC_FK_ACCESS  3    /* sigsegv: protection fault, kind unknown */
+
+typedef struct phc phc;
+
+/* The fault mechanism (fault_uffd.c, fault_sigsegv.c). */
+typedef struct phc_fault_ops {
+    const char *name;
+    /* the arena is mapped PROT_NONE; arm the mechanism on it */
+    int (*init)(phc *c);
+    void (*fini)(phc *c);
+    /* descriptor the service thread polls for faults, or -1 */
+    int (*fd)(phc *c);
+    /* up to max pending faults, without blocking; -1 on a fatal error */
+    int (*read)(phc *c, phc_fault *ev, int max);
+    /* make pages [page, page+n) of the memfd accessible in the arena:
+     * write-protected (rw = 0) or writable; wakes threads waiting on them */
+    int (*map)(phc *c, size_t page, size_t n, int rw);
+    /* change mapped pages to write-protected (rw = 0) or writable */
+    int (*protect)(phc *c, size_t page, size_t n, int rw);
+    /* make pages inaccessible before they are punched out (sigsegv) */
+    int (*drop)(phc *c, size_t page, size_t n);
+    /* the fault is resolved (or dropped): let the thread retry */
+    int (*complete)(phc *c, phc_fault *ev);
+    /* an allocation [page, page+n) appears (on = 1) or goes (0) */
+    int (*enable)(phc *c, size_t page, size_t n, int on);
+} phc_fault_ops;
+extern const phc_fault_ops phc_fault_uffd;
+extern const phc_fault_ops phc_fault_sigsegv;
+/* 1 when userfaultfd can serve the arena here (probe on a small memfd);
+ * else 0 with the reason in why. */
+int phc_uffd_usable(char *why, size_t len);
+
+/* ---- requests from application threads to the service thread ---- */
+enum {
+    PHC_REQ_BARRIER = 1,
+    PHC_REQ_LOCK,
+    PHC_REQ_UNLOCK,
+    PHC_REQ_ACQUIRE,
+    PHC_REQ_RELEASE,
+    PHC_REQ_ALLOC,
+    PHC_REQ_FREE,
+    PHC_REQ_HOMES,
+    PHC_REQ_STATS,
+    PHC_REQ_FINALIZE
+};
+
+typedef struct phc_req {
+    int op;
+    int arg;                 /* lock id */
+    const void *addr;        /* range calls, free, homes */
+    size_t bytes;            /* range calls, alloc */
+    const phc_placement *pl; /* alloc */
+    int *status;             /* homes */
+    int fd;                  /* stats */
+    void *result;            /* alloc: the address */
+    int ret, err;
+    char msg[256];
+    /* lock state on the service thread */
+    int64_t ticket;
+    uint64_t next_poll_ns, poll_gap_ns;
+    uint64_t t0_ns;
+    _Atomic int done;
+    struct phc_req *next;
+} phc_req;
+
+/* ---- statistics (service thread only; see stats.c) ---- */
+typedef struct phc_interval {
+    uint64_t read_remote, write_remote, read_home, write_home;
+    uint64_t fetched, written, invalidated, ns;
+} phc_interval;
+
+typedef struct phc_stats {
+    uint64_t fault_read_home, fault_read_remote;
+    uint64_t fault_write_home, fault_write_remote;
+    uint64_t fault_spurious;
+    uint64_t pages_fetched, fetch_calls;
+    uint64_t twins;
+    uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
+    uint64_t rma_calls, flushes, collectives;
+    uint64_t barriers, lock_acquires, lock_releases;
+    uint64_t selective_acquires, selective_releases;
+    uint64_t invalidations, invalidate_all;
+    uint64_t ft_claims_won, ft_claims_lost;
+    uint64_t notices_logged, notices_read, notice_log_wraps;
+    uint64_t single_writer_pages, multi_writer_pages;
+    uint64_t allocs, frees;
+    uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
+    phc_interval cur;          /* the interval running */
+    phc_interval *ivs;         /* finished intervals */
+    size_t nivs, capivs;
+} phc_stats;
+
+/* ---- the control window's layout (bytes from its base, every rank) ---- */
+typedef struct phc_ctl_layout {
+    size_t heartbeat;        /* int64: liveness probes read it */
+    size_t locks;            /* 2 x int64 per lock slot: next ticket, serving */
+    size_t lock_slots;       /* slots per rank: ceil(locks / nranks) */
+    size_t log_head;         /* int64 (used at rank 0) */
+    size_t log;              /* log_size x uint64 (used at rank 0) */
+    size_t dir;              /* first-touch claim words, dir_slots x int64 */
+    size_t dir_slots;        /* ceil(npages / nranks) */
+    size_t bytes;
+} phc_ctl_layout;
+
+struct phc {
+    /* identity */
+    int rank, nranks, threads;
+    char (*hosts)[64];        /* per rank */
+    char transport[64];
+    char fault_name[32];
+    int nhosts;
+
+    /* tunables, read once at init */
+    long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
+    double whole_share;
+    uint64_t log_size;
+    char stats_file[512];
+
+    /* arena */
+    char *arena;              /* the agreed address */
+    char *wview;              /* the window view of the same memfd */
+    size_t arena_bytes, npages;
+    _Atomic size_t used_bytes;
+    int memfd;
+    uint8_t *state;           /* per page */
+    int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
+    uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
+
+    /* allocations */
+    phc_ranges ranges;
+    uint64_t alloc_seq;
+    long last_alloc;          /* index cache for phc_alloc_of */
+
+    /* page lists */
+    phc_vec dirty, home_rw, iw, np, cached;
+    unsigned char **twins;    /* twin buffers by index */
+    size_t ntwins, captwins;
+    uint32_t *free_twins;     /* free indices */
+    size_t nfree_twins;
+
+    /* MPI */
+    MPI_Comm comm;
+    MPI_Win win, cwin;
+    void *cbase;              /* control window memory */
+    phc_ctl_layout ctl;
+    int mpi_ours;             /* we called MPI_Init_thread */
+    int nowin;                /* one rank: no windows, local atomics */
+    MPI_Datatype int64_type;
+    uint64_t log_seen;        /* notice log position */
+    unsigned char *scratch;   /* service thread: a page-sized buffer */
+    uint64_t *logbuf;         /* service thread: log entries read */
+
+    /* fault mechanism */
+    const phc_fault_ops *fops;
+    int uffd;
+    int uffd_user_only;
+
+    /* service thread */
+    pthread_t svc, dog;
+    int evfd;
+    pthread_mutex_t qlock;
+    phc_req *qhead, *qtail;
+    phc_req *locks_waiting;   /* lock requests polling for their turn */
+    _Atomic int queued;       /* requests posted, not yet taken */
+    _Atomic int svc_sleeping;
+    _Atomic int stop;
+    _Atomic int running;
+    int in_barrier;
+
+    /* watchdog: what the service thread waits for */
+    _Atomic uint64_t op_since_ns;       /* 0 = not waiting on a peer */
+    _Atomic int op_peer;
+    const char *_Atomic op_what;
+
+    /* local team barrier */
+    pthread_mutex_t bar_lock;
+    _Atomic unsigned bar_gen;
+    _Atomic int bar_count;
+    int bar_ret, bar_err;
+    char bar_msg[256];
+
+    /* locks: local serialisation (a futex mutex per lock id) and the
+     * thread holding each */
+    _Atomic int *lock_word;
+    _Atomic long *lock_holder;
+
+    phc_stats st;
+};
+
+extern phc *phc_g;            /* the one cluster context (NULL before init) */
+
+/* ---- arena.c ---- */
+int phc_arena_create(phc *c);   /* memfd, window view, page tables */
+int phc_arena_place(phc *c);    /* the arena view at an agreed address */
+void phc_arena_destroy(phc *c);
+
+/* ---- util ---- */
+uint64_t phc_now_ns(void);
+/* "rank 3 (host b)" */
+const char *phc_who(const phc *c, int rank, char *buf, size_t len);
+/* Fatal: print "pagehome: cluster rank R (host H): <message>" and abort
+ * the job (MPI_Abort).  Never returns. */
+_Noreturn void phc_fatal(phc *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The futex pair used for every wait of an application thread. */
+void phc_futex_wait(_Atomic int *addr, int val, long spin_us);
+void phc_futex_wake(_Atomic int *addr);
+
+/* ---- transport.c: MPI ---- */
+/* Check an MPI return code on the service thread: fatal with a message
+ * naming the peer when it failed. */
+void phc_mpi_check(phc *c, int rc, const char *call, int peer);
+/* Mark the start/end of a wait on `peer` (-1 = a collective) for the
+ * watchdog. */
+void phc_op_begin(phc *c, const char *what, int peer);
+void phc_op_end(phc *c);
+int phc_transport_init(phc *c, int *argc, char ***argv);
+int phc_windows_create(phc *c);
+void phc_windows_free(phc *c);
+int phc_watchdog_start(phc *c);
+void phc_watchdog_stop(phc *c);
+/* Wait for a non-blocking collective, serving faults meanwhile and
+ * probing the liveness of the other ranks when it takes long. */
+void phc_wait_collective(phc *c, MPI_Request *req, const char *what);
+/* Remote atomics on the control window (blocking, watched). */
+int64_t phc_fop(phc *c, int rank, size_t disp, int64_t value, MPI_Op op,
+                const char *what);
+void phc_describe_transport(phc *c);
+/* Element-wise atomic put (MPI_Accumulate REPLACE) and get
+ * (MPI_Get_accumulate NO_OP) of uint64 on the control window, and its
+ * flush; with one rank they are the CPU's atomics. */
+void phc_put_atomic(phc *c, int rank, size_t disp, const uint64_t *buf,
+                    int count, const char *what);
+void phc_get_atomic(phc *c, int rank, size_t disp, uint64_t *buf, int count,
+                    const char *what);
+void phc_ctl_flush(phc *c, int rank, const char *what);
+/* MPI_Win_sync of both windows (not with one rank) */
+void phc_win_sync(phc *c);
+
+/* ---- coherence.c: the page state machine (service thread) ---- */
+long phc_alloc_of(phc *c, size_t page);           /* index or -1 */
+/* home of a page: rank, or PHC_HOME_UNCLAIMED, or -1 not shared */
+int phc_home_known(phc *c, size_t page);
+/* home of a page, claiming it when first-touch and unclaimed */
+int phc_home_claim(phc *c, size_t page);
+void phc_handle_fault(phc *c, phc_fault *ev);
+/* flush the diffs of the dirty pages (all, or those in [p0, p1)) to their
+ * homes; whole pages for single writers when `single` marks them (PGF_TMP
+ * clear = single writer is unknown: runs) */
+void phc_flush_dirty(phc *c, size_t p0, size_t p1, int barrier_mode);
+/* write-protect the home pages written since the last notice point */
+void phc_rearm_home(phc *c, size_t p0, size_t p1);
+/* drop this rank's copy of a cached page (flushing its diff first) */
+void phc_invalidate(phc *c, size_t page);
+/* the same for a list (any order; pages not cached are skipped) */
+void phc_invalidate_pages(phc *c, uint64_t *pages, size_t n);
+void phc_invalidate_all(phc *c);
+/* selective acquire of [p0, p1) */
+void phc_invalidate_range(phc *c, size_t p0, size_t p1);
+/* a range of pages leaves the arena (free): forget everything about it */
+void phc_forget_range(phc *c, size_t p0, size_t p1);
+int phc_coherence_init(phc *c);
+void phc_coherence_fini(phc *c);
+
+/* ---- sync.c (service thread side) ---- */
+void phc_do_barrier(phc *c, phc_req *r);
+void phc_do_lock(phc *c, phc_req *r);          /* takes a ticket */
+int phc_poll_lock(phc *c, phc_req *r);         /* 1 when acquired */
+void phc_do_unlock(phc *c, phc_req *r);
+void phc_do_acquire(phc *c, phc_req *r);
+void phc_do_release(phc *c, phc_req *r);
+void phc_do_alloc(phc *c, phc_req *r);
+void phc_do_free(phc *c, phc_req *r);
+void phc_do_homes(phc *c, phc_req *r);
+/* read the notice log (after a lock acquire) */
+void phc_read_notices(phc *c);
+
+/* ---- service.c ---- */
+int phc_service_start(phc *c);
+void phc_service_join(phc *c);
+/* application side: post r and wait for it; returns r->ret (errno and
+ * the message set from r on failure) */
+int phc_call(phc *c, phc_req *r);
+/* service side: serve pending faults (without taking new requests) */
+int phc_serve_faults(phc *c);
+/* wait (service thread) until `ns` nanoseconds from now, serving faults */
+void phc_service_idle(phc *c, uint64_t ns);
+void phc_req_fail(phc_req *r, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- stats.c ---- */
+void phc_stats_interval_end(phc *c);
+int phc_stats_json(phc *c, int fd);
+void phc_stats_free(phc *c);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * service.c -- the DSM service thread of a rank, and how application
+ * threads hand work to it.
+ *
+ * The service thread owns every MPI call and every table of the cluster
+ * layer.  Its loop: resolve pending page faults (userfaultfd messages or
+ * SIGSEGV hand-offs), take posted requests (barrier, lock, unlock,
+ * selective acquire/release, allocation, free, home queries, statistics),
+ * poll the ticket locks still waiting for their turn, and drive MPI
+ * progress (MPI_Iprobe) -- remote operations on this rank's windows need
+ * it with MPICH and for Open MPI's emulated atomics.  After activity it
+ * spins for cluster_spin_us (yielding the CPU each turn: on machines with
+ * more threads than cores a busy loop would steal the application's
+ * time); then it blocks in ppoll() on the userfaultfd and its eventfd for
+ * at most cluster_poll_us, so that an idle rank still answers remote
+ * operations within that time.
+ *
+ * An application thread posts a request (a mutex-protected queue; the
+ * eventfd is written only when the service thread sleeps) and waits for
+ * it on a futex, spinning briefly first.  Nothing here runs in a signal
+ * handler.
+ */
+#include "cluster/cluster.h"
+
+#include "base/error.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void phc_futex_wait(_Atomic int *addr, int val, long spin_us)
+{
+    uint64_t end = 0;
+    int spins = 0;
+    while (atomic_load(addr) == val) {
+        if (spins < 100) {
+            spins++;
+            cpu_relax();
+            continue;
+        }
+        if (spin_us > 0) {
+            uint64_t now = phc_now_ns();
+            if (!end)
+                end = now + (uint64_t)spin_us * 1000u;
+            if (now < end) {
+                sched_yield();
+                continue;
+            }
+        }
+        syscall(SYS_futex, (int *)addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL,
+                0);
+    }
+}
+
+void phc_futex_wake(_Atomic int *addr)
+{
+    syscall(SYS_futex, (int *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL,
+            0);
+}
+
+static void req_done(phc_req *r)
+{
+    atomic_store(&r->done, 1);
+    phc_futex_wake(&r->done);
+}
+
+/* ---- the application side ------------------------------------------ */
+
+int phc_call(phc *c, phc_req *r)
+{
+    if (!atomic_load(&c->running))
+        return ph_fail(ESHUTDOWN, "cluster mode is not running (ph_cluster_"
+                       "finalize was called, or ph_cluster_init failed)");
+    atomic_store(&r->done, 0);
+    r->ret = 0;
+    r->next = NULL;
+    pthread_mutex_lock(&c->qlock);
+    if (c->qtail)
+        c->qtail->next = r;
+    else
+        c->qhead = r;
+    c->qtail = r;
+    pthread_mutex_unlock(&c->qlock);
+    atomic_fetch_add(&c->queued, 1);
+    if (atomic_load(&c->svc_sleeping)) {
+        uint64_t one = 1;
+        ssize_t w = write(c->evfd, &one, sizeof one);
+        (void)w;
+    }
+    phc_futex_wait(&r->done, 0, c->spin_us);
+    if (r->ret < 0) {
+        ph_fail(r->err, "%s", r->msg);
+        return -1;
+    }
+    return r->ret;
+}
+
+/* ---- the service side ----------------------------------------------- */
+
+int phc_serve_faults(phc *c)
+{
+    phc_fault ev[16];
+    int total = 0;
+    for (;;) {
+        int n = c->fops->read(c, ev, 16);
+        if (n < 0)
+            phc_fatal(c, "reading page faults: %s", strerror(errno));
+        if (n == 0)
+            break;
+        for (int i = 0; i < n; i++)
+            phc_handle_fault(c, &ev[i]);
+        total += n;
+    }
+    return total;
+}
+
+void phc_service_idle(phc *c, uint64_t ns)
+{
+    atomic_store(&c->svc_sleeping, 1);
+    if (atomic_load(&c->queued) == 0) {
+        struct pollfd fds[2] = {{.fd = c->evfd, .events = POLLIN},
+                                {.fd = c->fops->fd(c), .events = POLLIN}};
+        int nfds = fds[1].fd >= 0 ? 2 : 1;
+        struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                              .tv_nsec = (long)(ns % 1000000000u)};
+        int k = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+        if (k > 0 && (fds[0].revents & POLLIN)) {
+            uint64_t v;
+            ssize_t rd = read(c->evfd, &v, sizeof v);
+            (void)rd;
+        }
+    }
+    atomic_store(&c->svc_sleeping, 0);
+}
+
+static void mpi_progress(phc *c)
+{
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &flag, &st);
+}
+
+static void write_stats_file(phc *c)
+{
+    if (!c->stats_file[0])
+        return;
+    char path[600];
+    size_t w = 0;
+    for (const char *s = c->stats_file; *s && w + 12 < sizeof path; s++) {
+        if (s[0] == '%' && s[1] == 'r') {
+            w += (size_t)snprintf(path + w, sizeof path - w, "%d", c->rank);
+            s++;
+        } else {
+            path[w++] = *s;
+        }
+    }
+    path[w] = '\0';
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        ph_warn("cluster_stats_file: cannot write %s: %s", path,
+                strerror(errno));
+        return;
+    }
+    fflush(f);
+    if (phc_stats_json(c, fileno(f)) < 0)
+        ph_warn("cluster_stats_file: %s: %s", path, ph_last_error());
+    fclose(f);
+}
+
+static int serve_requests(phc *c)
+{
+    if (atomic_load(&c->queued) == 0)
+        return 0;
+    pthread_mutex_lock(&c->qlock);
+    phc_req *r = c->qhead;
+    c->qhead = c->qtail = NULL;
+    pthread_mutex_unlock(&c->qlock);
+    int n = 0;
+    while (r) {
+        phc_req *next = r->next;
+        atomic_fetch_sub(&c->queued, 1);
+        n++;
+        switch (r->op) {
+        case PHC_REQ_BARRIER:
+            phc_do_barrier(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_LOCK:
+            phc_do_lock(c, r);
+            if (phc_poll_lock(c, r)) {
+                req_done(r);
+            } else {
+                r->next = c->locks_waiting;
+                c->locks_waiting = r;
+            }
+            break;
+        case PHC_REQ_UNLOCK:
+            phc_do_unlock(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_ACQUIRE:
+            phc_do_acquire(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_RELEASE:
+            phc_do_release(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_ALLOC:
+            phc_do_alloc(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_FREE:
+            phc_do_free(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_HOMES:
+            phc_do_homes(c, r);
+            req_done(r);
+            break;
+        case PHC_REQ_STATS:
+            if (phc_stats_json(c, r->fd) < 0)
+                phc_req_fail(r, errno, "%s", ph_last_error());
+            else
+                r->ret = 0;
+            req_done(r);
+            break;
+        case PHC_REQ_FINALIZE:
+            phc_do_barrier(c, r);
+            write_stats_file(c);
+            phc_windows_free(c);
+            atomic_store(&c->running, 0);
+            atomic_store(&c->stop, 1);
+            r->ret = 0;
+            req_done(r);
+            break;
+        default:
+            phc_req_fail(r, EINVAL, "cluster: unknown request %d", r->op);
+            req_done(r);
+            break;
+        }
+        r = next;
+    }
+    return n;
+}
+
+/* Poll the locks whose time has come; returns how many were acquired and
+ * sets *next_ns to the earliest next poll. */
+static int poll_locks(phc *c, uint64_t *next_ns)
+{
+    int got = 0;
+    uint64_t now = phc_now_ns();
+    *next_ns = UINT64_MAX;
+    phc_req **pp = &c->locks_waiting;
+    while (*pp) {
+        phc_req *r = *pp;
+        if (r->next_poll_ns <= now && phc_poll_lock(c, r)) {
+            *pp = r->next;
+            req_done(r);
+            got++;
+            continue;
+        }
+        if (r->next_poll_ns < *next_ns)
+            *next_ns = r->next_poll_ns;
+        pp = &r->next;
+    }
+    return got;
+}
+
+static void *svc_main(void *arg)
+{
+    phc *c = arg;
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    uint64_t spin_ns = (uint64_t)c->spin_us * 1000u;
+    uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
+    uint64_t spin_until = phc_now_ns() + spin_ns;
+    while (!atomic_load(&c->stop)) {
+        int worked = phc_serve_faults(c);
+        worked += serve_requests(c);
+        if (atomic_load(&c->stop))
+            break;
+        uint64_t next_lock = UINT64_MAX;
+        if (c->locks_waiting)
+            worked += poll_locks(c, &next_lock);
+        mpi_progress(c);
+        uint64_t now = phc_now_ns();
+        if (worked) {
+            spin_until = now + spin_ns;
+            continue;
+        }
+        uint64_t wait = poll_ns;
+        if (next_lock != UINT64_MAX)
+            wait = next_lock > now ? (next_lock - now < wait ? next_lock - now
+                                                             : wait)
+                                   : 0;
+        if (now < spin_until || wait < 20000) {
+            sched_yield();
+            continue;
+        }
+        phc_service_idle(c, wait);
+    }
+    return NULL;
+}
+
+int phc_service_start(phc *c)
+{
+    atomic_store(&c->stop, 0);
+    atomic_store(&c->running, 1);
+    int rc = pthread_create(&c->svc, NULL, svc_main, c);
+    if (rc) {
+        atomic_store(&c->running, 0);
+        return ph_fail(rc, "cluster: cannot start the service thread: %s",
+                       strerror(rc));
+    }
+    pthread_setname_np(c->svc, "ph-cluster");
+    return 0;
+}
+
+void phc_service_join(phc *c)
+{
+    pthread_join(c->svc, NULL);
+}
