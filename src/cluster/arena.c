@@ -18,9 +18,9 @@
  * application range.  As a last resort rank 0's kernel-chosen address is
  * offered to everybody.  If none works, init fails naming the ranks.
  *
- * Per-page tables (state, home override, twin slot) are anonymous
- * MAP_NORESERVE mappings over the whole arena: 9 bytes per 4 KiB page of
- * address space, physical only where pages are touched.
+ * Per-page tables (state, home override, twin slot, home write history)
+ * are anonymous MAP_NORESERVE mappings over the whole arena: 13 bytes per
+ * 4 KiB page of address space, physical only where pages are touched.
  */
 #include "cluster/cluster.h"
 
@@ -57,7 +57,8 @@ int phc_arena_create(phc *c)
     c->state = anon(c->npages);
     c->home_ovr = anon(c->npages * sizeof *c->home_ovr);
     c->twin_slot = anon(c->npages * sizeof *c->twin_slot);
-    if (!c->state || !c->home_ovr || !c->twin_slot)
+    c->home_hist = anon(c->npages * sizeof *c->home_hist);
+    if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist)
         return ph_fail(ENOMEM, "mapping the arena's page tables (%zu "
                        "pages): %s", c->npages, strerror(errno));
     return 0;
@@ -134,6 +135,9 @@ void phc_arena_destroy(phc *c)
         munmap(c->home_ovr, c->npages * sizeof *c->home_ovr);
     if (c->twin_slot)
         munmap(c->twin_slot, c->npages * sizeof *c->twin_slot);
+    if (c->home_hist)
+        munmap(c->home_hist, c->npages * sizeof *c->home_hist);
+    c->home_hist = NULL;
     if (c->memfd >= 0)
         close(c->memfd);
     c->arena = c->wview = NULL;

@@ -189,6 +189,7 @@ typedef struct phc_stats {
     uint64_t notices_logged, notices_read, notice_log_wraps;
     uint64_t single_writer_pages, multi_writer_pages;
     uint64_t allocs, frees;
+    uint64_t home_untracked, home_retracked;
     uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
     phc_interval cur;          /* the interval running */
     phc_interval *ivs;         /* finished intervals */
@@ -217,6 +218,7 @@ struct phc {
 
     /* tunables, read once at init */
     long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
+    long home_untrack_after, home_recheck;
     double whole_share;
     uint64_t log_size;
     char stats_file[512];
@@ -238,6 +240,9 @@ struct phc {
 
     /* page lists */
     phc_vec dirty, home_rw, iw, np, cached;
+    phc_vec untracked;        /* home pages written every interval, not
+                               * write-protected any more */
+    uint32_t *home_hist;      /* per page, see coherence.c */
     unsigned char **twins;    /* twin buffers by index */
     size_t ntwins, captwins;
     uint32_t *free_twins;     /* free indices */
@@ -262,6 +267,7 @@ struct phc {
 
     /* service thread */
     pthread_t svc, dog;
+    pthread_mutex_t role;     /* held by whoever runs service code */
     int evfd;
     pthread_mutex_t qlock;
     phc_req *qhead, *qtail;
@@ -353,8 +359,13 @@ void phc_handle_fault(phc *c, phc_fault *ev);
  * homes; whole pages for single writers when `single` marks them (PGF_TMP
  * clear = single writer is unknown: runs) */
 void phc_flush_dirty(phc *c, size_t p0, size_t p1, int barrier_mode);
-/* write-protect the home pages written since the last notice point */
-void phc_rearm_home(phc *c, size_t p0, size_t p1);
+/* the home pages written in the interval (`interval` = barriers so far):
+ * write-protect them again, or leave those written at every interval
+ * untracked (see coherence.c) */
+void phc_home_barrier(phc *c, uint32_t interval);
+/* a lock release: every written or untracked home page is write-protected
+ * again and (untracked ones) noted as written */
+void phc_home_release(phc *c, uint32_t interval);
 /* drop this rank's copy of a cached page (flushing its diff first) */
 void phc_invalidate(phc *c, size_t page);
 /* the same for a list (any order; pages not cached are skipped) */

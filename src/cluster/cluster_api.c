@@ -73,6 +73,8 @@ static void read_tunables(phc *c)
     c->log_size = (uint64_t)ph_opt_int(PH_OPT_CLUSTER_NOTICE_LOG);
     c->spin_us = (long)ph_opt_int(PH_OPT_CLUSTER_SPIN_US);
     c->poll_us = (long)ph_opt_int(PH_OPT_CLUSTER_POLL_US);
+    c->home_untrack_after = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_UNTRACK_AFTER);
+    c->home_recheck = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_RECHECK);
     snprintf(c->stats_file, sizeof c->stats_file, "%s",
              ph_opt_str(PH_OPT_CLUSTER_STATS_FILE));
 }

@@ -227,6 +227,9 @@ static void home_access(phc *c, phc_fault *ev, int write)
 {
     size_t p = ev->page;
     int st = c->state[p] & PGS_MASK;
+    /* alone in the job: nobody needs to hear about writes */
+    if (c->nranks == 1)
+        write = 1;
     if (ev->kind == PHC_FK_MISSING)
         populate(c, p);
     if (write) {
@@ -548,30 +551,114 @@ void phc_flush_dirty(phc *c, size_t p0, size_t p1, int barrier_mode)
     c->dirty = keep;
 }
 
-void phc_rearm_home(phc *c, size_t p0, size_t p1)
+/* Home pages written at every interval stop being tracked (JIAJIA's
+ * home write detection switch-off): a home page its home wrote in
+ * `home_untrack_after` barrier intervals in a row (allowing one interval
+ * without a write between two: Jacobi's grids are written every other
+ * interval) stays writable --
+ * no write fault per interval any more -- and is assumed written: it is
+ * in every barrier's write notices (others drop their copies, as they
+ * would for a page really written each interval).  Every `home_recheck`
+ * barriers, and at every lock release (whose notices must be exact enough
+ * to cover what was written), untracked pages are write-protected again
+ * and noticed once; a page still written every interval is untracked
+ * again after one more interval.  home_hist[p]: bits 0-15 the last
+ * interval its home wrote it (mod 65536), 16-23 consecutive intervals,
+ * bit 31 untracked. */
+#define HH_STAMP(h) ((h) & 0xffffu)
+#define HH_COUNT(h) (((h) >> 16) & 0xffu)
+#define HH_UNTRACKED 0x80000000u
+#define HH_MAKE(stamp, count, un) \
+    (((uint32_t)(stamp) & 0xffffu) | ((uint32_t)(count) << 16) | \
+     ((un) ? HH_UNTRACKED : 0u))
+
+/* Write-protect a sorted list of home pages and make them RO. */
+static void rearm_pages(phc *c, phc_vec *sel)
 {
-    if (c->home_rw.n == 0)
+    qsort(sel->v, sel->n, sizeof *sel->v, cmp_u64);
+    for_runs(c, sel->v, sel->n, protect_ro, 0);
+    for (size_t i = 0; i < sel->n; i++) {
+        size_t p = (size_t)sel->v[i];
+        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_HOMERW)) |
+                                PGS_RO);
+    }
+}
+
+/* Untracked pages back to tracked, the next write counting as the
+ * (K)th consecutive one. */
+static void retrack_all(phc *c, uint32_t interval, int note)
+{
+    if (c->untracked.n == 0)
         return;
-    phc_vec sel = {0}, keep = {0};
+    uint32_t k = c->home_untrack_after > 0 ? (uint32_t)c->home_untrack_after
+                                            : 1;
+    for (size_t i = 0; i < c->untracked.n; i++) {
+        size_t p = (size_t)c->untracked.v[i];
+        c->home_hist[p] = HH_MAKE(interval - 1, k - 1, 0);
+        if (note)
+            note_written(c, p);
+    }
+    rearm_pages(c, &c->untracked);
+    c->st.home_retracked += c->untracked.n;
+    c->untracked.n = 0;
+}
+
+void phc_home_barrier(phc *c, uint32_t interval)
+{
+    phc_vec sel = {0};
+    if (c->nranks == 1) {          /* nobody caches anything: stay writable */
+        for (size_t i = 0; i < c->home_rw.n; i++)
+            c->state[c->home_rw.v[i]] &= (uint8_t)~PGF_HOMERW;
+        c->home_rw.n = 0;
+        return;
+    }
+    uint32_t k = (uint32_t)c->home_untrack_after;
     for (size_t i = 0; i < c->home_rw.n; i++) {
         uint64_t p = c->home_rw.v[i];
         if (!(c->state[p] & PGF_HOMERW))
             continue;
-        if (p >= p0 && p < p1)
+        uint32_t h = c->home_hist[p];
+        /* written this interval and in one of the two before (every
+         * interval, or every other one: Jacobi's two grids) */
+        uint32_t gap = (interval - HH_STAMP(h)) & 0xffffu;
+        uint32_t cnt = HH_COUNT(h) && gap >= 1 && gap <= 2 ? HH_COUNT(h) + 1
+                                                             : 1;
+        if (cnt > 255)
+            cnt = 255;
+        if (k > 0 && cnt >= k) {
+            /* stays writable, in every notice from now on */
+            c->home_hist[p] = HH_MAKE(interval, cnt, 1);
+            c->state[p] &= (uint8_t)~PGF_HOMERW;
+            push(c, &c->untracked, p);
+            c->st.home_untracked++;
+        } else {
+            c->home_hist[p] = HH_MAKE(interval, cnt, 0);
             push(c, &sel, p);
-        else
-            push(c, &keep, p);
+        }
     }
-    qsort(sel.v, sel.n, sizeof *sel.v, cmp_u64);
-    for_runs(c, sel.v, sel.n, protect_ro, 0);
-    for (size_t i = 0; i < sel.n; i++) {
-        size_t p = (size_t)sel.v[i];
-        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_HOMERW)) |
-                                PGS_RO);
-    }
+    c->home_rw.n = 0;
+    rearm_pages(c, &sel);
     phc_vec_free(&sel);
-    phc_vec_free(&c->home_rw);
-    c->home_rw = keep;
+    if (c->home_recheck > 0 && interval % (uint32_t)c->home_recheck == 0)
+        retrack_all(c, interval + 1, 0);
+}
+
+void phc_home_release(phc *c, uint32_t interval)
+{
+    phc_vec sel = {0};
+    if (c->nranks == 1) {
+        phc_home_barrier(c, interval);
+        return;
+    }
+    for (size_t i = 0; i < c->home_rw.n; i++) {
+        uint64_t p = c->home_rw.v[i];
+        if (c->state[p] & PGF_HOMERW)
+            push(c, &sel, p);
+    }
+    c->home_rw.n = 0;
+    rearm_pages(c, &sel);
+    phc_vec_free(&sel);
+    retrack_all(c, interval, 1);
 }
 
 /* ---- invalidation --------------------------------------------------- */
@@ -714,6 +801,14 @@ void phc_forget_range(phc *c, size_t p0, size_t p1)
     filter(&c->iw, c->state, PGF_IW, p0, p1);
     filter(&c->np, c->state, PGF_NP, p0, p1);
     filter(&c->cached, c->state, PGF_CACHED, p0, p1);
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < c->untracked.n; i++)
+            if (c->untracked.v[i] < p0 || c->untracked.v[i] >= p1)
+                c->untracked.v[k++] = c->untracked.v[i];
+        c->untracked.n = k;
+    }
+    memset(c->home_hist + p0, 0, (p1 - p0) * sizeof *c->home_hist);
     c->fops->enable(c, p0, p1 - p0, 0);
     punch(c, p0, p1 - p0, 0);
     memset(c->state + p0, 0, p1 - p0);
@@ -750,4 +845,5 @@ void phc_coherence_fini(phc *c)
     phc_vec_free(&c->iw);
     phc_vec_free(&c->np);
     phc_vec_free(&c->cached);
+    phc_vec_free(&c->untracked);
 }

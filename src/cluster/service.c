@@ -15,10 +15,16 @@
  * at most cluster_poll_us, so that an idle rank still answers remote
  * operations within that time.
  *
- * An application thread posts a request (a mutex-protected queue; the
- * eventfd is written only when the service thread sleeps) and waits for
- * it on a futex, spinning briefly first.  Nothing here runs in a signal
- * handler.
+ * The right to run service code (and so to call MPI) is the `role`
+ * mutex: the service thread takes it for each turn of its loop and lets it
+ * go when it has nothing to do.  An application thread posts its request
+ * (a mutex-protected queue) and, if the role is free, takes it and serves
+ * the queue itself: a barrier, lock, release or allocation then costs no
+ * thread hand-off (two context switches of a few microseconds each here).
+ * Otherwise it wakes the service thread if that sleeps (its eventfd) and
+ * waits for the request on a futex, spinning briefly first.  Page faults
+ * always go to whoever holds the role (userfaultfd stops the faulting
+ * thread in the kernel).  Nothing here runs in a signal handler.
  */
 #include "cluster/cluster.h"
 
@@ -85,6 +91,17 @@ static void req_done(phc_req *r)
 
 /* ---- the application side ------------------------------------------ */
 
+static int serve_requests(phc *c);
+
+/* Whoever holds the role may run service code: the service thread, or an
+ * application thread that found it free.  Drain the queue while holding
+ * it, so that nothing posted meanwhile waits for the next wake-up. */
+static void drain(phc *c)
+{
+    while (serve_requests(c) > 0)
+        ;
+}
+
 int phc_call(phc *c, phc_req *r)
 {
     if (!atomic_load(&c->running))
@@ -101,7 +118,14 @@ int phc_call(phc *c, phc_req *r)
     c->qtail = r;
     pthread_mutex_unlock(&c->qlock);
     atomic_fetch_add(&c->queued, 1);
-    if (atomic_load(&c->svc_sleeping)) {
+    /* The service thread idle (not holding the role): do the work here,
+     * without waking it -- on this kind of machine a thread hand-off costs
+     * more than most requests. */
+    if (pthread_mutex_trylock(&c->role) == 0) {
+        drain(c);
+        pthread_mutex_unlock(&c->role);
+    }
+    if (!atomic_load(&r->done) && atomic_load(&c->svc_sleeping)) {
         uint64_t one = 1;
         ssize_t w = write(c->evfd, &one, sizeof one);
         (void)w;
@@ -135,13 +159,25 @@ int phc_serve_faults(phc *c)
 
 void phc_service_idle(phc *c, uint64_t ns)
 {
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
+    if (!pthread_equal(pthread_self(), c->svc)) {
+        /* an application thread waiting inside service code: only faults
+         * concern it (the eventfd is the service thread's) */
+        int fd = c->fops->fd(c);
+        if (fd >= 0) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            ppoll(&p, 1, &ts, NULL);
+        } else {
+            nanosleep(&ts, NULL);
+        }
+        return;
+    }
     atomic_store(&c->svc_sleeping, 1);
     if (atomic_load(&c->queued) == 0) {
         struct pollfd fds[2] = {{.fd = c->evfd, .events = POLLIN},
                                 {.fd = c->fops->fd(c), .events = POLLIN}};
         int nfds = fds[1].fd >= 0 ? 2 : 1;
-        struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
-                              .tv_nsec = (long)(ns % 1000000000u)};
         int k = ppoll(fds, (nfds_t)nfds, &ts, NULL);
         if (k > 0 && (fds[0].revents & POLLIN)) {
             uint64_t v;
@@ -299,15 +335,23 @@ static void *svc_main(void *arg)
     uint64_t spin_ns = (uint64_t)c->spin_us * 1000u;
     uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
     uint64_t spin_until = phc_now_ns() + spin_ns;
-    while (!atomic_load(&c->stop)) {
+    for (;;) {
+        pthread_mutex_lock(&c->role);
+        if (atomic_load(&c->stop)) {
+            pthread_mutex_unlock(&c->role);
+            break;
+        }
         int worked = phc_serve_faults(c);
         worked += serve_requests(c);
+        uint64_t next_lock = UINT64_MAX;
+        if (!atomic_load(&c->stop)) {
+            if (c->locks_waiting)
+                worked += poll_locks(c, &next_lock);
+            mpi_progress(c);
+        }
+        pthread_mutex_unlock(&c->role);
         if (atomic_load(&c->stop))
             break;
-        uint64_t next_lock = UINT64_MAX;
-        if (c->locks_waiting)
-            worked += poll_locks(c, &next_lock);
-        mpi_progress(c);
         uint64_t now = phc_now_ns();
         if (worked) {
             spin_until = now + spin_ns;
@@ -331,6 +375,7 @@ int phc_service_start(phc *c)
 {
     atomic_store(&c->stop, 0);
     atomic_store(&c->running, 1);
+    pthread_mutex_init(&c->role, NULL);
     int rc = pthread_create(&c->svc, NULL, svc_main, c);
     if (rc) {
         atomic_store(&c->running, 0);
@@ -344,4 +389,5 @@ int phc_service_start(phc *c)
 void phc_service_join(phc *c)
 {
     pthread_join(c->svc, NULL);
+    pthread_mutex_destroy(&c->role);
 }

@@ -114,6 +114,8 @@ int phc_stats_json(phc *c, int fd)
     U(ft_claims_lost);
     U(allocs);
     U(frees);
+    U(home_untracked);
+    U(home_retracked);
     ph_jw_end(&w);
 
     ph_jw_key(&w, "time_ns");

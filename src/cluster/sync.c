@@ -114,14 +114,29 @@ static void barrier(phc *c, phc_req *r, int kind)
     size_t ndirty = 0;
     for (size_t i = 0; i < c->dirty.n; i++)
         ndirty += (c->state[c->dirty.v[i]] & PGF_DIRTY) != 0;
-    int64_t mine[6] = {(int64_t)c->iw.n, (int64_t)ndirty, 0, 0, 0, 0};
-    if (c->rank == 0)
-        mine[2] = phc_fop(c, 0, c->ctl.log_head, 0, MPI_NO_OP,
-                          "the notice log");
+    /* this rank's write notices: the pages it wrote (faults) and the home
+     * pages it no longer tracks (assumed written) */
+    if (n == 1)
+        c->iw.n = 0;                   /* alone: nobody needs notices */
+    for (size_t i = 0; i < c->untracked.n; i++)
+        if (phc_vec_push(&c->iw, c->untracked.v[i]) < 0)
+            phc_fatal(c, "barrier: out of memory");
+    size_t n_notices = c->iw.n, n_untracked = c->untracked.n;
+    int64_t mine[6] = {(int64_t)n_notices, (int64_t)ndirty, 0, 0, 0, 0};
+    if (c->rank == 0) {
+        /* the log head is in rank 0's own window memory: a local atomic
+         * load after MPI_Win_sync (unified memory model) */
+        if (!c->nowin)
+            MPI_Win_sync(c->cwin);
+        mine[2] = __atomic_load_n((int64_t *)((char *)c->cbase +
+                                              c->ctl.log_head),
+                                  __ATOMIC_SEQ_CST);
+    }
     int64_t *all = malloc((size_t)n * SX_N * sizeof *all);
     if (!all)
         phc_fatal(c, "barrier: out of memory");
     if (exchange(c, r, kind, mine, all, "a barrier") < 0) {
+        c->iw.n -= n_untracked;        /* take the untracked ones out again */
         free(all);
         return;
     }
@@ -180,7 +195,7 @@ static void barrier(phc *c, phc_req *r, int kind)
     }
     /* 3. diffs home, home pages write-protected again */
     phc_flush_dirty(c, 0, c->npages, 1);
-    phc_rearm_home(c, 0, c->npages);
+    phc_home_barrier(c, (uint32_t)c->st.barriers);
     /* 4. every diff has landed before anybody reads */
     if (anydirty > 0) {
         rc = MPI_Ibarrier(c->comm, &q);
@@ -209,7 +224,7 @@ static void barrier(phc *c, phc_req *r, int kind)
     }
     /* a new interval */
     c->st.cur.written = c->iw.n;
-    for (size_t i = 0; i < c->iw.n; i++)
+    for (size_t i = 0; i + n_untracked < c->iw.n; i++)
         c->state[c->iw.v[i]] &= (uint8_t)~PGF_IW;
     for (size_t i = 0; i < c->np.n; i++)
         c->state[c->np.v[i]] &= (uint8_t)~PGF_NP;
@@ -362,7 +377,7 @@ void phc_do_unlock(phc *c, phc_req *r)
 {
     uint64_t t0 = phc_now_ns();
     phc_flush_dirty(c, 0, c->npages, 0);
-    phc_rearm_home(c, 0, c->npages);
+    phc_home_release(c, (uint32_t)c->st.barriers);
     append_notices(c);
     phc_fop(c, lock_home(c, r->arg), lock_disp(c, r->arg) + 8, 1, MPI_SUM,
             "a lock release");

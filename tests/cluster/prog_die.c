@@ -49,7 +49,7 @@ int main(int argc, char **argv)
             s += a[(size_t)r * 512];
         (void)s;
         if (it == 20 && me == victim) {
-            fprintf(stderr, "rank %d: %s now\n", me, mode);
+            fprintf(stderr, "victim pid %ld: %s now\n", (long)getpid(), mode);
             fflush(stderr);
             raise(!strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
         }

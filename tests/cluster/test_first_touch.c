@@ -28,6 +28,7 @@ int main(int argc, char **argv)
     errno = 0;
     CHECK_EQ(ph_cluster_home(p), -1);
     CHECK_EQ(errno, ENOENT);
+    ph_cluster_barrier();
     /* rank r touches pages [r*per, (r+1)*per): writes for even, reads
      * for odd pages */
     for (size_t k = (size_t)me * per; k < (size_t)(me + 1) * per; k++) {
