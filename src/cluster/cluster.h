@@ -255,6 +255,8 @@ struct phc {
     phc_ctl_layout ctl;
     int mpi_ours;             /* we called MPI_Init_thread */
     int nowin;                /* one rank: no windows, local atomics */
+    MPI_Request progress_req; /* never matched: MPI_Test drives progress */
+    int progress_buf;
     MPI_Datatype int64_type;
     uint64_t log_seen;        /* notice log position */
     unsigned char *scratch;   /* service thread: a page-sized buffer */
@@ -327,6 +329,8 @@ void phc_op_begin(phc *c, const char *what, int peer);
 void phc_op_end(phc *c);
 int phc_transport_init(phc *c, int *argc, char ***argv);
 int phc_windows_create(phc *c);
+/* wait for a request (MPI_Test, yielding): no MPI blocking wait */
+void phc_wait_req(phc *c, MPI_Request *q, const char *what, int peer);
 void phc_windows_free(phc *c);
 int phc_watchdog_start(phc *c);
 void phc_watchdog_stop(phc *c);
@@ -392,6 +396,9 @@ void phc_do_homes(phc *c, phc_req *r);
 void phc_read_notices(phc *c);
 
 /* ---- service.c ---- */
+void phc_progress_start(phc *c);
+void phc_progress_stop(phc *c);
+void phc_progress(phc *c);      /* drive MPI progress once */
 int phc_service_start(phc *c);
 void phc_service_join(phc *c);
 /* application side: post r and wait for it; returns r->ret (errno and

@@ -167,6 +167,7 @@ int ph_cluster_init(int *argc, char ***argv)
     c->uffd = -1;
     c->win = MPI_WIN_NULL;
     c->cwin = MPI_WIN_NULL;
+    c->progress_req = MPI_REQUEST_NULL;
     pthread_mutex_init(&c->qlock, NULL);
     read_tunables(c);
     if (phc_transport_init(c, argc, argv) < 0) {
@@ -231,6 +232,7 @@ int ph_cluster_init(int *argc, char ***argv)
         goto fail;
     }
     phc_describe_transport(c);
+    phc_progress_start(c);
     if (phc_service_start(c) < 0 || phc_watchdog_start(c) < 0) {
         snprintf(msg, sizeof msg, "%s", ph_last_error());
         phc_fatal(c, "ph_cluster_init: %s", msg);

@@ -268,15 +268,14 @@ static void fetch(phc *c, size_t page, size_t n, int home)
 {
     uint64_t t0 = phc_now_ns();
     phc_op_begin(c, "a page fetch", home);
-    int rc = MPI_Get(c->wview + page * PHC_PAGE, (int)(n * PHC_PAGE),
-                     MPI_BYTE, home, (MPI_Aint)(page * PHC_PAGE),
-                     (int)(n * PHC_PAGE), MPI_BYTE, c->win);
-    phc_mpi_check(c, rc, "MPI_Get (page fetch)", home);
-    rc = MPI_Win_flush(home, c->win);
-    phc_mpi_check(c, rc, "MPI_Win_flush (page fetch)", home);
+    MPI_Request q;
+    int rc = MPI_Rget(c->wview + page * PHC_PAGE, (int)(n * PHC_PAGE),
+                      MPI_BYTE, home, (MPI_Aint)(page * PHC_PAGE),
+                      (int)(n * PHC_PAGE), MPI_BYTE, c->win, &q);
+    phc_mpi_check(c, rc, "MPI_Rget (page fetch)", home);
+    phc_wait_req(c, &q, "MPI_Rget (page fetch)", home);
     phc_op_end(c);
     c->st.rma_calls++;
-    c->st.flushes++;
     c->st.fetch_calls++;
     c->st.pages_fetched += n;
     c->st.cur.fetched += n;

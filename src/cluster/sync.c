@@ -368,7 +368,7 @@ int phc_poll_lock(phc *c, phc_req *r)
         return 1;
     }
     r->next_poll_ns = phc_now_ns() + r->poll_gap_ns;
-    if (r->poll_gap_ns < 64000)
+    if (r->poll_gap_ns < 16000)
         r->poll_gap_ns *= 2;
     return 0;
 }

@@ -331,6 +331,30 @@ void phc_windows_free(phc *c)
 
 /* ---- operations ----------------------------------------------------- */
 
+/* Wait for a request-based operation without MPI's blocking wait: MPICH
+ * 4.0's blocking calls poll without ever yielding the CPU, which on a
+ * machine with more runnable threads than cores keeps the very thread
+ * that must answer (another rank's, or this rank's progress) off the CPU
+ * for whole time slices.  MPI_Test, yielding between tests. */
+void phc_wait_req(phc *c, MPI_Request *q, const char *what, int peer)
+{
+    uint64_t spin_until = 0;
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Test(q, &done, MPI_STATUS_IGNORE);
+        phc_mpi_check(c, rc, what, peer);
+        if (done)
+            return;
+        /* test without yielding for 20 us (an answer usually comes in a
+         * few), then yield between tests */
+        uint64_t now = phc_now_ns();
+        if (!spin_until)
+            spin_until = now + 20000;
+        else if (now > spin_until)
+            sched_yield();
+    }
+}
+
 /* With one rank there are no windows (Open MPI 4.1's default one-sided
  * component cannot create one for a single process) and nothing remote:
  * the control memory is operated on with the CPU's atomics. */
@@ -397,14 +421,14 @@ int64_t phc_fop(phc *c, int rank, size_t disp, int64_t value, MPI_Op op,
         return local_fop(c, disp, value, op);
     int64_t result = 0;
     phc_op_begin(c, what, rank);
-    int rc = MPI_Fetch_and_op(&value, &result, MPI_INT64_T, rank,
-                              (MPI_Aint)disp, op, c->cwin);
-    phc_mpi_check(c, rc, "MPI_Fetch_and_op", rank);
-    rc = MPI_Win_flush(rank, c->cwin);
-    phc_mpi_check(c, rc, "MPI_Win_flush", rank);
+    MPI_Request q;
+    int rc = MPI_Rget_accumulate(&value, 1, MPI_INT64_T, &result, 1,
+                                 MPI_INT64_T, rank, (MPI_Aint)disp, 1,
+                                 MPI_INT64_T, op, c->cwin, &q);
+    phc_mpi_check(c, rc, "MPI_Rget_accumulate (fetch-and-op)", rank);
+    phc_wait_req(c, &q, "MPI_Rget_accumulate (fetch-and-op)", rank);
     phc_op_end(c);
     c->st.rma_calls++;
-    c->st.flushes++;
     return result;
 }
 
@@ -443,10 +467,14 @@ void phc_wait_collective(phc *c, MPI_Request *req, const char *what)
             spin_until = now + (uint64_t)c->spin_us * 1000u;
             continue;
         }
-        if (now < spin_until)
+        /* Like MPI's own blocking calls, keep driving progress (MPICH's
+         * one-sided operations on this rank's windows need it), but yield
+         * the CPU each turn; after a long wait, nap briefly between
+         * turns. */
+        if (now < spin_until || now - start < 50000000u)
             sched_yield();
         else
-            phc_service_idle(c, 50000);   /* 50 us */
+            phc_service_idle(c, 20000);
     }
 }
 
