@@ -356,6 +356,9 @@ typedef struct ph_cluster_info {
  * not initialised (argc/argv may be NULL), reserves the arena
  * (cluster_arena_size) and starts the service thread. */
 PH_API int ph_cluster_init(int *argc, char ***argv);
+/* ph_cluster_init(NULL, NULL), for languages without argc/argv (the
+ * Fortran module binds it as ph_cluster_init()). */
+PH_API int ph_cluster_init_noargs(void);
 /* Collective: a final barrier, writes cluster_stats_file, stops the
  * service thread, MPI_Finalize if ph_cluster_init initialised MPI. */
 PH_API int ph_cluster_finalize(void);

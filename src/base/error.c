@@ -1,5 +1,6 @@
 /* error.c -- thread-local last-error message (see error.h). */
 #include "base/error.h"
+#include "base/export.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -37,4 +38,9 @@ void *ph_fail_null(int err, const char *fmt, ...)
 const char *ph_error_message(void)
 {
     return last_message;
+}
+
+int ph_internal_error_set(int err, const char *msg)
+{
+    return ph_fail(err, "%s", msg ? msg : "");
 }

@@ -10,8 +10,6 @@
 #ifndef PH_BASE_ERROR_H
 #define PH_BASE_ERROR_H
 
-#include "base/export.h"
-
 #include <stddef.h>
 
 #if defined(__GNUC__)
@@ -21,10 +19,10 @@
 #endif
 
 /* Record message, set errno = err, return -1. */
-PH_INTERNAL_API int ph_fail(int err, const char *fmt, ...) PH_PRINTF(2, 3);
+int ph_fail(int err, const char *fmt, ...) PH_PRINTF(2, 3);
 /* Same, returning NULL. */
-PH_INTERNAL_API void *ph_fail_null(int err, const char *fmt, ...) PH_PRINTF(2, 3);
+void *ph_fail_null(int err, const char *fmt, ...) PH_PRINTF(2, 3);
 /* The calling thread's last message ("" if none). */
-PH_INTERNAL_API const char *ph_error_message(void);
+const char *ph_error_message(void);
 
 #endif

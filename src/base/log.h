@@ -13,8 +13,8 @@
 
 #include <stdatomic.h>
 
-PH_INTERNAL_API void ph_warn(const char *fmt, ...) PH_PRINTF(1, 2);
-PH_INTERNAL_API void ph_info(const char *fmt, ...) PH_PRINTF(1, 2);
+void ph_warn(const char *fmt, ...) PH_PRINTF(1, 2);
+void ph_info(const char *fmt, ...) PH_PRINTF(1, 2);
 /* Print a warning once per `once` flag (a static atomic_int owned by the caller). */
 void ph_warn_once(atomic_int *once, const char *fmt, ...) PH_PRINTF(2, 3);
 

@@ -62,8 +62,13 @@ static phc *ctx(const char *who)
 
 /* ---- init / finalize ------------------------------------------------ */
 
+/* cluster/bridge.c, in the shared library only */
+extern void phc_sync_tunables(void) __attribute__((weak));
+
 static void read_tunables(phc *c)
 {
+    if (phc_sync_tunables)
+        phc_sync_tunables();
     c->arena_bytes = (size_t)ph_opt_int(PH_OPT_CLUSTER_ARENA_SIZE);
     c->arena_bytes &= ~(PHC_PAGE - 1);
     c->nlocks = (long)ph_opt_int(PH_OPT_CLUSTER_LOCKS);
@@ -255,6 +260,11 @@ fail:
     free(c);
     pthread_mutex_unlock(&init_lock);
     return ph_fail(err, "%s", msg);
+}
+
+int ph_cluster_init_noargs(void)
+{
+    return ph_cluster_init(NULL, NULL);
 }
 
 int ph_cluster_finalize(void)

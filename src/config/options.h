@@ -9,8 +9,6 @@
 #ifndef PH_CONFIG_OPTIONS_H
 #define PH_CONFIG_OPTIONS_H
 
-#include "base/export.h"
-
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,17 +28,17 @@ typedef enum ph_opt_source {
 } ph_opt_source;
 
 /* Read the environment once (thread-safe, idempotent). */
-PH_INTERNAL_API void ph_options_init(void);
+void ph_options_init(void);
 /* Forget every value set, return to defaults and re-read the environment
  * (tests). */
 void ph_options_reset(void);
 
-PH_INTERNAL_API int ph_opt_bool(ph_opt_id id);
-PH_INTERNAL_API int64_t ph_opt_int(ph_opt_id id);     /* INT, SIZE, BOOL, ENUM (index) */
-PH_INTERNAL_API double ph_opt_double(ph_opt_id id);
+int ph_opt_bool(ph_opt_id id);
+int64_t ph_opt_int(ph_opt_id id);     /* INT, SIZE, BOOL, ENUM (index) */
+double ph_opt_double(ph_opt_id id);
 /* ENUM: the choice's text; STRING: the value (never NULL). The pointer
  * stays valid until the tunable is set again. */
-PH_INTERNAL_API const char *ph_opt_str(ph_opt_id id);
+const char *ph_opt_str(ph_opt_id id);
 
 /* Set from text with a given source: 0, or -1/EINVAL with a message. */
 int ph_opt_set(ph_opt_id id, const char *text, ph_opt_source src);

@@ -17,7 +17,12 @@ int main(int argc, char **argv)
     errno = 0;
     CHECK(ph_cluster_barrier() == -1 && errno == EINVAL);
     CHECK(ph_cluster_alloc(PAGE, NULL) == NULL);
+    CHECK_MSG("call ph_cluster_init first");
+    /* a tunable set through the API before init is the one in force */
+    CHECK(ph_config_set("cluster_locks", "64") == 0);
     cl_init(&argc, &argv);
+    CHECK(ph_cluster_lock(64) == -1 && errno == EINVAL);
+    CHECK_MSG("(0-63; tunable cluster_locks)");
     int me = ph_cluster_rank(), n = ph_cluster_nranks();
     CHECK(ph_cluster_init(&argc, &argv) == -1 && errno == EBUSY);
 
