@@ -80,11 +80,24 @@ static void *try_at(phc *c, uintptr_t addr)
 
 int phc_arena_place(phc *c)
 {
+#if defined(__SANITIZE_THREAD__)
+#define PHC_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PHC_TSAN 1
+#endif
+#endif
+#ifdef PHC_TSAN
+    /* ThreadSanitizer only maps shadow memory for its application ranges
+     * and turns a fixed mapping elsewhere into a fatal error */
+    static const uintptr_t cand[] = {0x567000000000ull};
+#else
     static const uintptr_t cand[] = {
         0x200000000000ull, 0x280000000000ull, 0x300000000000ull,
         0x380000000000ull, 0x400000000000ull, 0x480000000000ull,
         0x567000000000ull,
     };
+#endif
     size_t nc = sizeof cand / sizeof cand[0];
     for (size_t i = 0; i <= nc; i++) {
         uintptr_t want;

@@ -429,6 +429,12 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void sort_pages(uint64_t *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_u64);
+}
+
 /* Apply fn to runs of consecutive pages of a sorted list. */
 static void for_runs(phc *c, const uint64_t *pages, size_t n,
                      int (*fn)(phc *, size_t, size_t, int), int arg)
@@ -469,13 +475,17 @@ static void send_diff(phc *c, size_t page, int home, int whole_ok,
         phc_mpi_check(c, rc, "MPI_Put (page)", home);
         c->st.whole_pages_sent++;
         c->st.diff_bytes += PHC_PAGE;
-    } else if (n == 1) {
-        rc = MPI_Put(cur + runs[0].off, (int)runs[0].len, MPI_BYTE, home,
-                     disp + runs[0].off, (int)runs[0].len, MPI_BYTE, c->win);
+    } else if (n == 1 || whole_ok) {
+        /* one run; or a page nobody else wrote in the interval, where the
+         * bytes between the runs equal the home's and may go along: the
+         * span from the first to the last changed byte, one put */
+        uint32_t a = runs[0].off, b = runs[n - 1].off + runs[n - 1].len;
+        rc = MPI_Put(cur + a, (int)(b - a), MPI_BYTE, home, disp + a,
+                     (int)(b - a), MPI_BYTE, c->win);
         phc_mpi_check(c, rc, "MPI_Put (diff)", home);
         c->st.diffs_sent++;
         c->st.diff_runs++;
-        c->st.diff_bytes += changed;
+        c->st.diff_bytes += b - a;
     } else {
         for (size_t i = 0; i < n; i++) {
             lens[i] = (int)runs[i].len;
@@ -543,7 +553,7 @@ void phc_flush_dirty(phc *c, size_t p0, size_t p1, int barrier_mode)
         else
             push(c, &keep, p);
     }
-    qsort(sel.v, sel.n, sizeof *sel.v, cmp_u64);
+    sort_pages(sel.v, sel.n);
     flush_pages(c, sel.v, sel.n, barrier_mode);
     phc_vec_free(&sel);
     phc_vec_free(&c->dirty);
@@ -574,7 +584,7 @@ void phc_flush_dirty(phc *c, size_t p0, size_t p1, int barrier_mode)
 /* Write-protect a sorted list of home pages and make them RO. */
 static void rearm_pages(phc *c, phc_vec *sel)
 {
-    qsort(sel->v, sel->n, sizeof *sel->v, cmp_u64);
+    sort_pages(sel->v, sel->n);
     for_runs(c, sel->v, sel->n, protect_ro, 0);
     for (size_t i = 0; i < sel->n; i++) {
         size_t p = (size_t)sel->v[i];
@@ -706,11 +716,11 @@ static void invalidate_list(phc *c, uint64_t *pages, size_t n)
     }
     if (dirty.n) {
         /* write-protect, flush, then drop (the writer refaults) */
-        qsort(dirty.v, dirty.n, sizeof *dirty.v, cmp_u64);
+        sort_pages(dirty.v, dirty.n);
         flush_pages(c, dirty.v, dirty.n, 0);
         dirty_compact(c);
     }
-    qsort(drop.v, drop.n, sizeof *drop.v, cmp_u64);
+    sort_pages(drop.v, drop.n);
     for_runs(c, drop.v, drop.n, punch, 0);
     for (size_t i = 0; i < drop.n; i++) {
         size_t p = (size_t)drop.v[i];

@@ -9,11 +9,14 @@
  * are found byte by byte.  A byte written with the value it had is not
  * sent (no other rank may write it in a data-race-free program).
  *
- * Sending the whole page instead is only safe when no other rank wrote the
- * page in the interval: the barrier knows that from the write notices
- * (phc_diff_send_whole decides), a lock release does not, so it always
- * sends runs.  The runs of one page go in ONE MPI_Put with an hindexed
- * datatype (the same layout at both ends), never one put per run.
+ * Sending more than the changed bytes (the whole page, or the span from
+ * the first to the last changed byte) is only safe when no other rank
+ * wrote the page in the interval -- then the unchanged bytes equal the
+ * home's.  The barrier knows that from the write notices
+ * (phc_diff_send_whole decides between the whole page and the span); a
+ * lock or selective release does not, so it sends the runs exactly.  The
+ * runs of one page go in ONE MPI_Put with an hindexed datatype (the same
+ * layout at both ends), never one put per run.
  */
 #ifndef PH_CLUSTER_DIFF_H
 #define PH_CLUSTER_DIFF_H

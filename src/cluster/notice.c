@@ -105,7 +105,8 @@ long phc_notice_merge(const uint64_t *pages, const int *counts,
             all[k].rank = r;
             k++;
         }
-    qsort(all, total, sizeof *all, pr_cmp);
+    if (total > 1)
+        qsort(all, total, sizeof *all, pr_cmp);
     long n = 0;
     for (size_t i = 0; i < total;) {
         size_t j = i;

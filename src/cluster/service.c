@@ -369,10 +369,12 @@ static void *svc_main(void *arg)
         int worked = phc_serve_faults(c);
         worked += serve_requests(c);
         uint64_t next_lock = UINT64_MAX;
+        int locks_waiting = 0;
         if (!atomic_load(&c->stop)) {
             if (c->locks_waiting)
                 worked += poll_locks(c, &next_lock);
             mpi_progress(c);
+            locks_waiting = c->locks_waiting != NULL;
         }
         pthread_mutex_unlock(&c->role);
         if (atomic_load(&c->stop))
@@ -389,7 +391,7 @@ static void *svc_main(void *arg)
                                    : 0;
         /* a lock is waiting for its turn: keep driving progress (the
          * holder's release and our polls need it), yielding each turn */
-        if (now < spin_until || wait < 20000 || c->locks_waiting) {
+        if (now < spin_until || wait < 20000 || locks_waiting) {
             sched_yield();
             continue;
         }

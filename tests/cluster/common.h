@@ -19,7 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static int cl_fail_, cl_pass_;
+#include <stdatomic.h>
+
+/* atomic: CHECK runs in OpenMP threads too */
+static _Atomic int cl_fail_, cl_pass_;
 
 #define CHECK(cond)                                                          \
     do {                                                                     \

@@ -29,6 +29,14 @@
 
 #define PAGE 4096
 
+/* LeakSanitizer: LLVM's OpenMP runtime keeps its thread pool's memory
+ * until the process ends */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libomp.so\nleak:libgomp.so\n";
+}
+
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
