@@ -336,6 +336,8 @@ void *ph_cluster_alloc(size_t bytes, const ph_placement_t *pl)
     if (!p)
         return ph_fail_null(ENOMEM, "ph_cluster_alloc: out of memory");
     phc_req r = {.op = PHC_REQ_ALLOC, .bytes = bytes};
+    if (!pl && phc_sync_tunables)
+        phc_sync_tunables();            /* cluster_placement, as set now */
     if (phc_placement_make(p, pl, c->nranks) == 0) {
         r.pl = p;
     } else {

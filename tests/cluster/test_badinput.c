@@ -116,8 +116,21 @@ int main(int argc, char **argv)
     ph_placement_parse(&c, "block@2M");
     CHECK(ph_cluster_alloc(PAGE, &c) == NULL);
     CHECK_MSG("4 KiB");
-    /* the tunable's text is checked too */
-    /* (cluster_placement is read at each NULL allocation) */
+    /* the tunable's text is checked too (read at each NULL allocation) */
+    CHECK(ph_config_set("cluster_placement", "scatter") == 0);
+    errno = 0;
+    CHECK(ph_cluster_alloc(PAGE, NULL) == NULL);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_MSG("tunable cluster_placement");
+    CHECK_MSG("unknown policy \"scatter\"");
+    CHECK(ph_config_set("cluster_placement", "cyclic:2") == 0);
+    void *cp = ph_cluster_alloc(4 * PAGE * (size_t)n, NULL);
+    CHECK(cp != NULL);
+    if (cp) {
+        CHECK_EQ(ph_cluster_home((char *)cp + 2 * PAGE), 1 % n);
+        ph_cluster_free(cp);
+    }
+    CHECK(ph_config_set("cluster_placement", "block") == 0);
 
     /* non-shared pointers */
     int local = 0;
