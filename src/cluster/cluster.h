@@ -120,6 +120,9 @@ typedef struct phc_fault_ops {
     /* make pages [page, page+n) of the memfd accessible in the arena:
      * write-protected (rw = 0) or writable; wakes threads waiting on them */
     int (*map)(phc *c, size_t page, size_t n, int rw);
+    /* a missing page (a hole of the memfd): fill it with zeroes and map it
+     * (one call; uffd: UFFDIO_COPY); NULL = populate, then map */
+    int (*map_zero)(phc *c, size_t page, int rw);
     /* change mapped pages to write-protected (rw = 0) or writable */
     int (*protect)(phc *c, size_t page, size_t n, int rw);
     /* make pages inaccessible before they are punched out (sigsegv) */

@@ -230,10 +230,19 @@ static void home_access(phc *c, phc_fault *ev, int write)
     /* alone in the job: nobody needs to hear about writes */
     if (c->nranks == 1)
         write = 1;
-    if (ev->kind == PHC_FK_MISSING)
-        populate(c, p);
+    int zeroed = 0;
+    if (ev->kind == PHC_FK_MISSING) {
+        if (c->fops->map_zero) {
+            c->fops->map_zero(c, p, write || st == PGS_RW);
+            zeroed = 1;
+        } else {
+            populate(c, p);
+        }
+    }
     if (write) {
-        if (ev->kind == PHC_FK_WP)
+        if (zeroed)
+            ;
+        else if (ev->kind == PHC_FK_WP)
             c->fops->protect(c, p, 1, 1);
         else
             c->fops->map(c, p, 1, 1);
@@ -250,7 +259,8 @@ static void home_access(phc *c, phc_fault *ev, int write)
         }
         note_written(c, p);
     } else {
-        c->fops->map(c, p, 1, st == PGS_RW);
+        if (!zeroed)
+            c->fops->map(c, p, 1, st == PGS_RW);
         if (st == PGS_INVALID) {
             set_state(c, p, PGS_RO);
             c->st.fault_read_home++;

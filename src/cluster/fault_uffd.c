@@ -295,6 +295,30 @@ static int u_map(phc *c, size_t page, size_t n, int rw)
     return 0;
 }
 
+static int u_map_zero(phc *c, size_t page, int rw)
+{
+    static __attribute__((aligned(4096))) const unsigned char zero[4096];
+    struct uffdio_copy u = {
+        .dst = (unsigned long)(c->arena + page * PHC_PAGE),
+        .src = (unsigned long)zero,
+        .len = PHC_PAGE,
+        .mode = rw ? 0 : UFFDIO_COPY_MODE_WP};
+    for (int tries = 0; tries < 100; tries++) {
+        u.copy = 0;
+        if (ioctl(c->uffd, UFFDIO_COPY, &u) == 0)
+            return 0;
+        if (errno == EEXIST || errno == ENOENT) {
+            /* the page appeared meanwhile (a remote diff or get): it is in
+             * the memfd now, map it */
+            return u_map(c, page, 1, rw);
+        }
+        if (errno != EAGAIN && errno != EINTR)
+            break;
+    }
+    phc_fatal(c, "UFFDIO_COPY of arena page %zu failed: %s", page,
+              strerror(errno));
+}
+
 static int u_drop(phc *c, size_t page, size_t n)
 {
     (void)c;
@@ -333,6 +357,7 @@ const phc_fault_ops phc_fault_uffd = {
     .fd = u_fd,
     .read = u_read,
     .map = u_map,
+    .map_zero = u_map_zero,
     .protect = u_protect,
     .drop = u_drop,
     .complete = u_complete,
