@@ -120,9 +120,11 @@ typedef struct phc_fault_ops {
     /* make pages [page, page+n) of the memfd accessible in the arena:
      * write-protected (rw = 0) or writable; wakes threads waiting on them */
     int (*map)(phc *c, size_t page, size_t n, int rw);
-    /* a missing page (a hole of the memfd): fill it with zeroes and map it
-     * (one call; uffd: UFFDIO_COPY); NULL = populate, then map */
-    int (*map_zero)(phc *c, size_t page, int rw);
+    /* missing pages (holes of the memfd) from `page` on: fill up to n of
+     * them with zeroes and map them (one call; uffd: UFFDIO_COPY),
+     * stopping at the first page that is not a hole; returns the pages
+     * done (>= 1).  NULL = populate, then map, one page. */
+    size_t (*map_zero)(phc *c, size_t page, size_t n, int rw);
     /* change mapped pages to write-protected (rw = 0) or writable */
     int (*protect)(phc *c, size_t page, size_t n, int rw);
     /* make pages inaccessible before they are punched out (sigsegv) */
@@ -192,7 +194,7 @@ typedef struct phc_stats {
     uint64_t notices_logged, notices_read, notice_log_wraps;
     uint64_t single_writer_pages, multi_writer_pages;
     uint64_t allocs, frees;
-    uint64_t home_untracked, home_retracked;
+    uint64_t home_untracked, home_retracked, home_prefilled;
     uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
     phc_interval cur;          /* the interval running */
     phc_interval *ivs;         /* finished intervals */
@@ -246,6 +248,10 @@ struct phc {
     phc_vec untracked;        /* home pages written every interval, not
                                * write-protected any more */
     uint32_t *home_hist;      /* per page, see coherence.c */
+    uint32_t recheck_next, recheck_period, recheck_at;
+    size_t recheck_last;
+    phc_seg *last_segs;       /* the last barrier's merged write notices */
+    size_t last_nsegs;
     unsigned char **twins;    /* twin buffers by index */
     size_t ntwins, captwins;
     uint32_t *free_twins;     /* free indices */

@@ -152,6 +152,7 @@ static void teardown(phc *c)
     }
     phc_ranges_destroy(&c->ranges);
     phc_stats_free(c);
+    free(c->last_segs);
     pthread_mutex_destroy(&c->qlock);
 }
 

@@ -223,6 +223,59 @@ static void populate(phc *c, size_t page)
                   page, strerror(errno));
 }
 
+/* Pages from p on that a missing home fault may fill at once: holes of
+ * this rank's own pages (never mapped here, same allocation), at most 64
+ * (256 KiB).  A hole of a home page was never fetched by anybody (a fetch
+ * fills it), so filling its neighbours ahead is safe; those filled for a
+ * write are counted as written (noticed at the next release or barrier). */
+static size_t home_run(phc *c, size_t p)
+{
+    long ai = phc_alloc_of(c, p);
+    if (ai < 0)
+        return 1;
+    phc_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    while (n < 64 && p + n < end &&
+           (c->state[p + n] & PGS_MASK) == PGS_INVALID &&
+           phc_home_known(c, p + n) == c->rank)
+        n++;
+    return n;
+}
+
+static void note_home_written(phc *c, size_t p)
+{
+    set_state(c, p, PGS_RW);
+    if (!(c->state[p] & PGF_HOMERW)) {
+        push(c, &c->home_rw, p);
+        c->state[p] |= PGF_HOMERW;
+    }
+    note_written(c, p);
+}
+
+/* Write-protected home pages after p that were written in one of the last
+ * two intervals (home_hist, see below): a program streaming through its
+ * band writes them again now, so a write fault unprotects the run at once
+ * (they count as written).  At most 64. */
+static size_t home_write_run(phc *c, size_t p)
+{
+    long ai = phc_alloc_of(c, p);
+    if (ai < 0)
+        return 1;
+    phc_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    uint32_t now = (uint32_t)c->st.barriers;
+    while (n < 64 && p + n < end) {
+        size_t q = p + n;
+        uint32_t h = c->home_hist[q];
+        uint32_t gap = (now - (h & 0xffffu)) & 0xffffu;
+        if ((c->state[q] & PGS_MASK) != PGS_RO || ((h >> 16) & 0xffu) == 0 ||
+            gap < 1 || gap > 2 || phc_home_known(c, q) != c->rank)
+            break;
+        n++;
+    }
+    return n;
+}
+
 static void home_access(phc *c, phc_fault *ev, int write)
 {
     size_t p = ev->page;
@@ -230,37 +283,50 @@ static void home_access(phc *c, phc_fault *ev, int write)
     /* alone in the job: nobody needs to hear about writes */
     if (c->nranks == 1)
         write = 1;
-    int zeroed = 0;
-    if (ev->kind == PHC_FK_MISSING) {
-        if (c->fops->map_zero) {
-            c->fops->map_zero(c, p, write || st == PGS_RW);
-            zeroed = 1;
-        } else {
-            populate(c, p);
+    if (ev->kind == PHC_FK_MISSING && c->fops->map_zero) {
+        int rw = write || st == PGS_RW;
+        size_t k = c->fops->map_zero(c, p, st == PGS_INVALID ? home_run(c, p)
+                                                             : 1, rw);
+        for (size_t i = 0; i < k; i++) {
+            if (rw)
+                note_home_written(c, p + i);
+            else
+                set_state(c, p + i, PGS_RO);
         }
+        if (rw) {
+            c->st.fault_write_home++;
+            c->st.cur.write_home++;
+        } else {
+            c->st.fault_read_home++;
+            c->st.cur.read_home++;
+        }
+        c->st.home_prefilled += k - 1;
+        ev->woken = 1;
+        return;
     }
+    if (ev->kind == PHC_FK_MISSING)
+        populate(c, p);
     if (write) {
-        if (zeroed)
-            ;
-        else if (ev->kind == PHC_FK_WP)
+        if (ev->kind == PHC_FK_WP && st == PGS_RO && c->nranks > 1) {
+            size_t k = home_write_run(c, p);
+            c->fops->protect(c, p, k, 1);
+            for (size_t i = 1; i < k; i++)
+                note_home_written(c, p + i);
+            c->st.home_prefilled += k - 1;
+        } else if (ev->kind == PHC_FK_WP) {
             c->fops->protect(c, p, 1, 1);
-        else
+        } else {
             c->fops->map(c, p, 1, 1);
+        }
         if (st != PGS_RW) {
-            set_state(c, p, PGS_RW);
-            if (!(c->state[p] & PGF_HOMERW)) {
-                push(c, &c->home_rw, p);
-                c->state[p] |= PGF_HOMERW;
-            }
             c->st.fault_write_home++;
             c->st.cur.write_home++;
         } else {
             c->st.fault_spurious++;
         }
-        note_written(c, p);
+        note_home_written(c, p);
     } else {
-        if (!zeroed)
-            c->fops->map(c, p, 1, st == PGS_RW);
+        c->fops->map(c, p, 1, st == PGS_RW);
         if (st == PGS_INVALID) {
             set_state(c, p, PGS_RO);
             c->st.fault_read_home++;
@@ -658,8 +724,29 @@ void phc_home_barrier(phc *c, uint32_t interval)
     c->home_rw.n = 0;
     rearm_pages(c, &sel);
     phc_vec_free(&sel);
-    if (c->home_recheck > 0 && interval % (uint32_t)c->home_recheck == 0)
-        retrack_all(c, interval + 1, 0);
+    /* re-check the untracked pages now and then; each time most of them
+     * were untracked again at once, wait twice as long for the next */
+    if (c->home_recheck > 0) {
+        if (!c->recheck_next)
+            c->recheck_next = (uint32_t)c->home_recheck;
+        if (interval >= c->recheck_next && c->untracked.n > 0) {
+            c->recheck_last = c->untracked.n;
+            retrack_all(c, interval + 1, 0);
+            c->recheck_at = interval;
+            c->recheck_period = c->recheck_period ? c->recheck_period
+                                                  : (uint32_t)c->home_recheck;
+            c->recheck_next = interval + c->recheck_period;
+        } else if (c->recheck_at && interval == c->recheck_at + 3) {
+            /* three intervals after a re-check: were they untracked
+             * again? */
+            if (c->untracked.n * 10 >= c->recheck_last * 9 &&
+                c->recheck_period < (1u << 20)) {
+                c->recheck_period *= 2;
+                c->recheck_next = c->recheck_at + c->recheck_period;
+            }
+            c->recheck_at = 0;
+        }
+    }
 }
 
 void phc_home_release(phc *c, uint32_t interval)

@@ -295,22 +295,33 @@ static int u_map(phc *c, size_t page, size_t n, int rw)
     return 0;
 }
 
-static int u_map_zero(phc *c, size_t page, int rw)
+#define ZERO_PAGES 64
+static __attribute__((aligned(4096))) const unsigned char
+    zero_pages[ZERO_PAGES * 4096];
+
+/* Fill up to n (<= ZERO_PAGES) holes from `page` on with zeroes and map
+ * them, one UFFDIO_COPY; stops at the first page that is not a hole.
+ * Returns the pages done (>= 1: the first is mapped in any case). */
+static size_t u_map_zero(phc *c, size_t page, size_t n, int rw)
 {
-    static __attribute__((aligned(4096))) const unsigned char zero[4096];
+    if (n > ZERO_PAGES)
+        n = ZERO_PAGES;
     struct uffdio_copy u = {
         .dst = (unsigned long)(c->arena + page * PHC_PAGE),
-        .src = (unsigned long)zero,
-        .len = PHC_PAGE,
+        .src = (unsigned long)zero_pages,
+        .len = n * PHC_PAGE,
         .mode = rw ? 0 : UFFDIO_COPY_MODE_WP};
     for (int tries = 0; tries < 100; tries++) {
         u.copy = 0;
         if (ioctl(c->uffd, UFFDIO_COPY, &u) == 0)
-            return 0;
+            return n;
+        if (u.copy >= (long long)PHC_PAGE)
+            return (size_t)u.copy / PHC_PAGE;   /* stopped at a non-hole */
         if (errno == EEXIST || errno == ENOENT) {
-            /* the page appeared meanwhile (a remote diff or get): it is in
-             * the memfd now, map it */
-            return u_map(c, page, 1, rw);
+            /* the first page appeared meanwhile (a remote diff or get): it
+             * is in the memfd now, map it */
+            u_map(c, page, 1, rw);
+            return 1;
         }
         if (errno != EAGAIN && errno != EINTR)
             break;

@@ -73,56 +73,100 @@ uint64_t phc_notice_scan(const uint64_t *entries, uint64_t from,
     return pos;
 }
 
-typedef struct pr {
-    uint64_t page;
-    int rank;
-} pr;
-
-static int pr_cmp(const void *a, const void *b)
+size_t phc_notice_ranges(const uint64_t *pages, size_t n, uint64_t *pairs)
 {
-    const pr *x = a, *y = b;
-    if (x->page != y->page)
-        return x->page < y->page ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && pages[j] == pages[j - 1] + 1)
+            j++;
+        pairs[2 * k] = pages[i];
+        pairs[2 * k + 1] = (uint64_t)(j - i);
+        k++;
+        i = j;
+    }
+    return k;
 }
 
-long phc_notice_merge(const uint64_t *pages, const int *counts,
-                      const int *displs, int nranks, phc_written *out)
+typedef struct ev {
+    uint64_t at;
+    int delta;       /* +1 a range starts, -1 it ends */
+    int rank;
+} ev;
+
+static int ev_cmp(const void *a, const void *b)
+{
+    const ev *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->delta - y->delta;          /* ends before starts */
+}
+
+long phc_notice_merge(const uint64_t *pairs, const int *counts,
+                      const int *displs, int nranks, phc_seg *out)
 {
     size_t total = 0;
     for (int r = 0; r < nranks; r++)
         total += (size_t)counts[r];
     if (total == 0)
         return 0;
-    pr *all = malloc(total * sizeof *all);
-    if (!all)
+    ev *e = malloc(2 * total * sizeof *e);
+    if (!e)
         return ph_fail(ENOMEM, "write notices: out of memory for %zu "
-                       "entries", total);
+                       "ranges", total);
     size_t k = 0;
     for (int r = 0; r < nranks; r++)
         for (int i = 0; i < counts[r]; i++) {
-            all[k].page = pages[(size_t)displs[r] + (size_t)i];
-            all[k].rank = r;
-            k++;
+            const uint64_t *p = pairs + 2 * ((size_t)displs[r] + (size_t)i);
+            if (p[1] == 0)
+                continue;
+            e[k++] = (ev){p[0], +1, r};
+            e[k++] = (ev){p[0] + p[1], -1, r};
         }
-    if (total > 1)
-        qsort(all, total, sizeof *all, pr_cmp);
+    if (k > 1)
+        qsort(e, k, sizeof *e, ev_cmp);
     long n = 0;
-    for (size_t i = 0; i < total;) {
-        size_t j = i;
-        int writers = 0, last = -1;
-        while (j < total && all[j].page == all[i].page) {
-            if (all[j].rank != last)
-                writers++;
-            last = all[j].rank;
-            j++;
+    int active = 0;
+    int64_t ranksum = 0;     /* one writer: its rank (ranges of one rank
+                              * never overlap) */
+    for (size_t i = 0; i < k;) {
+        uint64_t at = e[i].at;
+        while (i < k && e[i].at == at) {
+            active += e[i].delta;
+            ranksum += e[i].delta * e[i].rank;
+            i++;
         }
-        out[n].page = all[i].page;
-        out[n].nwriters = writers;
-        out[n].writer = writers == 1 ? all[i].rank : -1;
-        n++;
-        i = j;
+        if (active > 0 && i < k) {
+            uint64_t next = e[i].at;
+            if (n > 0 && out[n - 1].start + out[n - 1].len == at &&
+                out[n - 1].nwriters == active &&
+                out[n - 1].writer == (active == 1 ? (int)ranksum : -1)) {
+                out[n - 1].len += next - at;
+            } else {
+                out[n].start = at;
+                out[n].len = next - at;
+                out[n].nwriters = active;
+                out[n].writer = active == 1 ? (int)ranksum : -1;
+                n++;
+            }
+        }
     }
-    free(all);
+    free(e);
     return n;
+}
+
+const phc_seg *phc_seg_find(const phc_seg *segs, size_t n, uint64_t page)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (segs[mid].start <= page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const phc_seg *s = &segs[lo - 1];
+    return page < s->start + s->len ? s : NULL;
 }

@@ -28,12 +28,13 @@
  * barrier publishes the head it saw: entries before it are covered by the
  * barrier's own notices and are skipped.
  *
- * BARRIERS.  Every rank contributes the pages it wrote in the interval
- * (MPI_Allgatherv of page lists: work proportional to the pages written,
- * not to the arena); phc_notice_merge turns the lists into one sorted
- * record per page with its writer count and, for single-writer pages, the
- * writer -- what the next issue's home migration and the whole-page diff
- * rule need.
+ * BARRIERS.  Every rank contributes the pages it wrote in the interval as
+ * page ranges (MPI_Allgatherv of (start, length) pairs: a home band that
+ * is written every interval is one pair, not thousands of pages);
+ * phc_notice_merge turns the lists into sorted segments with their writer
+ * count and, for single-writer pages, the writer -- what the whole-page
+ * diff rule and the next issue's home migration need -- in time
+ * proportional to the number of ranges.
  */
 #ifndef PH_CLUSTER_NOTICE_H
 #define PH_CLUSTER_NOTICE_H
@@ -72,18 +73,27 @@ uint64_t phc_notice_scan(const uint64_t *entries, uint64_t from,
                          uint64_t head, uint64_t size, int me,
                          void (*fn)(void *arg, uint64_t page), void *arg);
 
-/* One page written in an interval. */
-typedef struct phc_written {
-    uint64_t page;
-    int nwriters;        /* ranks that wrote it */
-    int writer;          /* the single writer, or -1 */
-} phc_written;
+/* Write notices travel as page ranges: (start, length) pairs. */
+/* The ranges of a sorted list of distinct pages into pairs[] (room for
+ * 2 n); returns the number of ranges. */
+size_t phc_notice_ranges(const uint64_t *pages, size_t n, uint64_t *pairs);
 
-/* Merge the per-rank lists (pages of rank r at pages[displs[r] ..
- * displs[r] + counts[r]), each without duplicates) into out[] (room for
- * the sum of counts), sorted by page, one record per page.  Returns the
- * number of records, or -1/ENOMEM. */
-long phc_notice_merge(const uint64_t *pages, const int *counts,
-                      const int *displs, int nranks, phc_written *out);
+/* A run of pages with the same writers in an interval. */
+typedef struct phc_seg {
+    uint64_t start, len;
+    int nwriters;        /* ranks that wrote these pages */
+    int writer;          /* the single writer, or -1 */
+} phc_seg;
+
+/* Merge the per-rank range lists (rank r's ranges are pairs[2 displs[r]
+ * .. 2 (displs[r] + counts[r])), disjoint within a rank) into sorted,
+ * disjoint segments of constant writers: out[] needs room for twice the
+ * total number of ranges.  A sweep over the range ends: O(R log R) for R
+ * ranges, whatever the number of pages.  Returns the number of segments,
+ * or -1/ENOMEM. */
+long phc_notice_merge(const uint64_t *pairs, const int *counts,
+                      const int *displs, int nranks, phc_seg *out);
+/* The segment holding page, or NULL. */
+const phc_seg *phc_seg_find(const phc_seg *segs, size_t n, uint64_t page);
 
 #endif

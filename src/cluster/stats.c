@@ -116,6 +116,7 @@ int phc_stats_json(phc *c, int fd)
     U(frees);
     U(home_untracked);
     U(home_retracked);
+    U(home_prefilled);
     ph_jw_end(&w);
 
     ph_jw_key(&w, "time_ns");

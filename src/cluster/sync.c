@@ -6,16 +6,18 @@
  * BARRIER (after the local team has met, see cluster_api.c):
  *   1. one MPI_Iallgather of three numbers per rank: pages written in the
  *      interval, dirty cached pages, and (rank 0) the notice-log head;
- *   2. if anything was written: MPI_Iallgatherv of the written pages
- *      (the write notices), and phc_notice_merge counts the writers of
- *      every page (single-writer pages: the next issue's migration);
+ *   2. if anything was written: MPI_Iallgatherv of the written pages as
+ *      (start, length) ranges (the write notices), merged into segments
+ *      of constant writers (single-writer pages: the whole-page rule, and
+ *      the next issue's home migration; kept in c->last_segs);
  *   3. flush the dirty pages: a page nobody else wrote goes whole when
  *      more than cluster_diff_whole_share of it changed, others as exact
  *      runs; write-protect the home pages written (the next write is seen);
  *   4. if anybody flushed: MPI_Ibarrier (every diff is home before anyone
  *      reads);
  *   5. invalidate every cached copy another rank wrote (a page only this
- *      rank wrote stays valid: its copy is the home's now).
+ *      rank wrote stays valid: its copy is the home's now), walking the
+ *      shorter of the notices and the cached pages.
  * With nothing written anywhere a barrier is one small allgather.
  *
  * LOCKS.  A ticket lock per lock id at rank id % nranks (slot id /
@@ -107,6 +109,12 @@ static int exchange(phc *c, phc_req *r, int kind, const int64_t *mine6,
 
 /* ---- barrier -------------------------------------------------------- */
 
+static int cmp_page(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void barrier(phc *c, phc_req *r, int kind)
 {
     uint64_t t0 = phc_now_ns();
@@ -114,15 +122,32 @@ static void barrier(phc *c, phc_req *r, int kind)
     size_t ndirty = 0;
     for (size_t i = 0; i < c->dirty.n; i++)
         ndirty += (c->state[c->dirty.v[i]] & PGF_DIRTY) != 0;
-    /* this rank's write notices: the pages it wrote (faults) and the home
-     * pages it no longer tracks (assumed written) */
-    if (n == 1)
-        c->iw.n = 0;                   /* alone: nobody needs notices */
-    for (size_t i = 0; i < c->untracked.n; i++)
-        if (phc_vec_push(&c->iw, c->untracked.v[i]) < 0)
-            phc_fatal(c, "barrier: out of memory");
-    size_t n_notices = c->iw.n, n_untracked = c->untracked.n;
-    int64_t mine[6] = {(int64_t)n_notices, (int64_t)ndirty, 0, 0, 0, 0};
+    /* 1. this rank's write notices, as ranges: the pages it wrote (faults)
+     * and the home pages it no longer tracks (assumed written) */
+    phc_vec all_pages = {0};
+    if (n > 1) {                       /* alone: nobody needs notices */
+        for (size_t i = 0; i < c->iw.n; i++)
+            if (phc_vec_push(&all_pages, c->iw.v[i]) < 0)
+                phc_fatal(c, "barrier: out of memory");
+        for (size_t i = 0; i < c->untracked.n; i++)
+            if (phc_vec_push(&all_pages, c->untracked.v[i]) < 0)
+                phc_fatal(c, "barrier: out of memory");
+    }
+    if (all_pages.n > 1)
+        qsort(all_pages.v, all_pages.n, sizeof *all_pages.v, cmp_page);
+    size_t u = 0;                      /* drop duplicates */
+    for (size_t i = 0; i < all_pages.n; i++)
+        if (u == 0 || all_pages.v[i] != all_pages.v[u - 1])
+            all_pages.v[u++] = all_pages.v[i];
+    all_pages.n = u;
+    uint64_t *mine_pairs = malloc((u ? u : 1) * 2 * sizeof *mine_pairs);
+    if (!mine_pairs)
+        phc_fatal(c, "barrier: out of memory");
+    size_t nranges = phc_notice_ranges(all_pages.v, u, mine_pairs);
+    size_t written_here = u;
+    phc_vec_free(&all_pages);
+
+    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0, 0, 0, 0};
     if (c->rank == 0) {
         /* the log head is in rank 0's own window memory: a local atomic
          * load after MPI_Win_sync (unified memory model) */
@@ -136,8 +161,8 @@ static void barrier(phc *c, phc_req *r, int kind)
     if (!all)
         phc_fatal(c, "barrier: out of memory");
     if (exchange(c, r, kind, mine, all, "a barrier") < 0) {
-        c->iw.n -= n_untracked;        /* take the untracked ones out again */
         free(all);
+        free(mine_pairs);
         return;
     }
     MPI_Request q;
@@ -148,53 +173,68 @@ static void barrier(phc *c, phc_req *r, int kind)
         anydirty += all[(size_t)i * SX_N + SX_A + 1];
     }
     uint64_t head = (uint64_t)all[SX_A + 2];
-    uint64_t *pages = NULL;
-    int *counts = NULL, *displs = NULL;
+    phc_seg *segs = NULL;
+    long nsegs = 0;
+    phc_vec marked = {0};
     if (total > 0) {
-        if (total > INT_MAX)
-            phc_fatal(c, "barrier: %" PRId64 " write notices (more than an "
-                      "MPI count)", total);
-        counts = malloc((size_t)n * sizeof *counts);
-        displs = malloc((size_t)n * sizeof *displs);
-        pages = malloc((size_t)total * sizeof *pages);
-        if (!counts || !displs || !pages)
-            phc_fatal(c, "barrier: out of memory for %" PRId64 " write "
-                      "notices", total);
+        /* 2. everybody's ranges, merged into segments of constant writers */
+        if (2 * total > INT_MAX)
+            phc_fatal(c, "barrier: %" PRId64 " write-notice ranges (more "
+                      "than an MPI count)", total);
+        int *counts = malloc((size_t)n * sizeof *counts);
+        int *displs = malloc((size_t)n * sizeof *displs);
+        int *c2 = malloc((size_t)n * sizeof *c2);
+        int *d2 = malloc((size_t)n * sizeof *d2);
+        uint64_t *pairs = malloc((size_t)total * 2 * sizeof *pairs);
+        segs = malloc((size_t)total * 2 * sizeof *segs);
+        if (!counts || !displs || !c2 || !d2 || !pairs || !segs)
+            phc_fatal(c, "barrier: out of memory for %" PRId64 " write-"
+                      "notice ranges", total);
         int at = 0;
         for (int i = 0; i < n; i++) {
             counts[i] = (int)all[(size_t)i * SX_N + SX_A];
             displs[i] = at;
+            c2[i] = 2 * counts[i];
+            d2[i] = 2 * at;
             at += counts[i];
         }
-        rc = MPI_Iallgatherv(c->iw.v, (int)c->iw.n, MPI_UINT64_T, pages,
-                             counts, displs, MPI_UINT64_T, c->comm, &q);
+        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * nranges), MPI_UINT64_T,
+                             pairs, c2, d2, MPI_UINT64_T, c->comm, &q);
         phc_mpi_check(c, rc, "MPI_Iallgatherv (write notices)", -1);
         phc_wait_collective(c, &q, "the write notices of a barrier");
-        /* mark the pages other ranks wrote */
-        for (int i = 0; i < n; i++) {
-            if (i == c->rank)
+        nsegs = phc_notice_merge(pairs, counts, displs, n, segs);
+        if (nsegs < 0)
+            phc_fatal(c, "barrier: out of memory merging write notices");
+        for (long i = 0; i < nsegs; i++) {
+            if (segs[i].nwriters == 1)
+                c->st.single_writer_pages += segs[i].len;
+            else
+                c->st.multi_writer_pages += segs[i].len;
+        }
+        /* this rank's dirty pages that others wrote too: exact diffs */
+        for (size_t i = 0; i < c->dirty.n; i++) {
+            uint64_t p = c->dirty.v[i];
+            if (!(c->state[p] & PGF_DIRTY))
                 continue;
-            for (int k = 0; k < counts[i]; k++) {
-                uint64_t p = pages[displs[i] + k];
-                if (p < c->npages)
-                    c->state[p] |= PGF_TMP;
+            const phc_seg *sg = phc_seg_find(segs, (size_t)nsegs, p);
+            if (sg && sg->nwriters > 1) {
+                c->state[p] |= PGF_TMP;
+                if (phc_vec_push(&marked, p) < 0)
+                    phc_fatal(c, "barrier: out of memory");
             }
         }
-        /* writers per page (single-writer detection) */
-        phc_written *w = malloc((size_t)total * sizeof *w);
-        long nw = w ? phc_notice_merge(pages, counts, displs, n, w) : -1;
-        if (nw < 0)
-            phc_fatal(c, "barrier: out of memory merging write notices");
-        for (long i = 0; i < nw; i++) {
-            if (w[i].nwriters == 1)
-                c->st.single_writer_pages++;
-            else
-                c->st.multi_writer_pages++;
-        }
-        free(w);
+        free(counts);
+        free(displs);
+        free(c2);
+        free(d2);
+        free(pairs);
     }
+    free(mine_pairs);
     /* 3. diffs home, home pages write-protected again */
     phc_flush_dirty(c, 0, c->npages, 1);
+    for (size_t i = 0; i < marked.n; i++)
+        c->state[marked.v[i]] &= (uint8_t)~PGF_TMP;
+    phc_vec_free(&marked);
     phc_home_barrier(c, (uint32_t)c->st.barriers);
     /* 4. every diff has landed before anybody reads */
     if (anydirty > 0) {
@@ -202,19 +242,33 @@ static void barrier(phc *c, phc_req *r, int kind)
         phc_mpi_check(c, rc, "MPI_Ibarrier", -1);
         phc_wait_collective(c, &q, "a barrier");
     }
-    /* 5. drop the copies others wrote */
-    if (total > 0) {
+    /* 5. drop the copies another rank wrote: walk whichever is shorter,
+     * the pages others wrote or the pages cached here */
+    if (nsegs > 0) {
+        uint64_t foreign = 0;
+        for (long i = 0; i < nsegs; i++)
+            if (segs[i].nwriters > 1 || segs[i].writer != c->rank)
+                foreign += segs[i].len;
         phc_vec inval = {0};
-        for (int i = 0; i < n; i++) {
-            if (i == c->rank)
-                continue;
-            for (int k = 0; k < counts[i]; k++) {
-                uint64_t p = pages[displs[i] + k];
-                if (p >= c->npages || !(c->state[p] & PGF_TMP))
+        if (foreign <= c->cached.n) {
+            for (long i = 0; i < nsegs; i++) {
+                if (segs[i].nwriters == 1 && segs[i].writer == c->rank)
                     continue;
-                c->state[p] &= (uint8_t)~PGF_TMP;
-                if ((c->state[p] & PGS_MASK) != PGS_INVALID &&
-                    (c->state[p] & PGF_CACHED))
+                for (uint64_t p = segs[i].start;
+                     p < segs[i].start + segs[i].len && p < c->npages; p++)
+                    if ((c->state[p] & PGS_MASK) != PGS_INVALID &&
+                        (c->state[p] & PGF_CACHED))
+                        if (phc_vec_push(&inval, p) < 0)
+                            phc_fatal(c, "barrier: out of memory");
+            }
+        } else {
+            for (size_t i = 0; i < c->cached.n; i++) {
+                uint64_t p = c->cached.v[i];
+                if ((c->state[p] & PGS_MASK) == PGS_INVALID ||
+                    !(c->state[p] & PGF_CACHED))
+                    continue;
+                const phc_seg *sg = phc_seg_find(segs, (size_t)nsegs, p);
+                if (sg && (sg->nwriters > 1 || sg->writer != c->rank))
                     if (phc_vec_push(&inval, p) < 0)
                         phc_fatal(c, "barrier: out of memory");
             }
@@ -222,9 +276,13 @@ static void barrier(phc *c, phc_req *r, int kind)
         phc_invalidate_pages(c, inval.v, inval.n);
         phc_vec_free(&inval);
     }
+    /* the interval's writers, for the next issue's home migration */
+    free(c->last_segs);
+    c->last_segs = segs;
+    c->last_nsegs = nsegs > 0 ? (size_t)nsegs : 0;
+    c->st.cur.written = written_here;
     /* a new interval */
-    c->st.cur.written = c->iw.n;
-    for (size_t i = 0; i + n_untracked < c->iw.n; i++)
+    for (size_t i = 0; i < c->iw.n; i++)
         c->state[c->iw.v[i]] &= (uint8_t)~PGF_IW;
     for (size_t i = 0; i < c->np.n; i++)
         c->state[c->np.v[i]] &= (uint8_t)~PGF_NP;
@@ -234,9 +292,6 @@ static void barrier(phc *c, phc_req *r, int kind)
         c->log_seen = head;
     phc_win_sync(c);
     free(all);
-    free(pages);
-    free(counts);
-    free(displs);
     c->st.barriers++;
     uint64_t dt = phc_now_ns() - t0;
     c->st.barrier_ns += dt;

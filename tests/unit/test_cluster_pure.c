@@ -374,19 +374,65 @@ static void test_notices(void)
     /* "every page" */
     uint64_t all = phc_notice_encode(3, size, 2, PHC_NOTICE_ALL);
     CHECK(phc_notice_decode(all, 3, size, &r, &p) == 1 && p == PHC_NOTICE_ALL);
-    /* merge: writers per page */
-    uint64_t pages[] = {5, 9, 2, /* rank 0 */ 9, 3, /* rank 1 */ 9, 5, 7};
-    int counts[] = {3, 2, 3}, displs[] = {0, 3, 5};
-    phc_written w[8];
-    long n = phc_notice_merge(pages, counts, displs, 3, w);
+    /* ranges and the merge: writers per page */
+    uint64_t pg[] = {2, 3, 4, 9, 11, 12};
+    uint64_t pairs[12];
+    CHECK_EQ(phc_notice_ranges(pg, 6, pairs), 3);
+    CHECK(pairs[0] == 2 && pairs[1] == 3 && pairs[2] == 9 && pairs[3] == 1 &&
+          pairs[4] == 11 && pairs[5] == 2);
+    /* rank 0: [2,5) [9,10); rank 1: [4,10); rank 2: [20,22) */
+    uint64_t pr[] = {2, 3, 9, 1, 4, 6, 20, 2};
+    int counts[] = {2, 1, 1}, displs[] = {0, 2, 3};
+    phc_seg sg[8];
+    long n = phc_notice_merge(pr, counts, displs, 3, sg);
     CHECK_EQ(n, 5);
-    CHECK(w[0].page == 2 && w[0].nwriters == 1 && w[0].writer == 0);
-    CHECK(w[1].page == 3 && w[1].nwriters == 1 && w[1].writer == 1);
-    CHECK(w[2].page == 5 && w[2].nwriters == 2 && w[2].writer == -1);
-    CHECK(w[3].page == 7 && w[3].nwriters == 1 && w[3].writer == 2);
-    CHECK(w[4].page == 9 && w[4].nwriters == 3 && w[4].writer == -1);
+    CHECK(sg[0].start == 2 && sg[0].len == 2 && sg[0].nwriters == 1 &&
+          sg[0].writer == 0);
+    CHECK(sg[1].start == 4 && sg[1].len == 1 && sg[1].nwriters == 2 &&
+          sg[1].writer == -1);
+    CHECK(sg[2].start == 5 && sg[2].len == 4 && sg[2].nwriters == 1 &&
+          sg[2].writer == 1);
+    CHECK(sg[3].start == 9 && sg[3].len == 1 && sg[3].nwriters == 2);
+    CHECK(sg[4].start == 20 && sg[4].len == 2 && sg[4].writer == 2);
+    CHECK(phc_seg_find(sg, 5, 6) == &sg[2]);
+    CHECK(phc_seg_find(sg, 5, 10) == NULL);
+    CHECK(phc_seg_find(sg, 5, 1) == NULL);
+    CHECK(phc_seg_find(sg, 5, 21) == &sg[4]);
     int zero[3] = {0, 0, 0};
-    CHECK_EQ(phc_notice_merge(pages, zero, displs, 3, w), 0);
+    CHECK_EQ(phc_notice_merge(pr, zero, displs, 3, sg), 0);
+    /* random lists against a page-by-page count */
+    for (int rep = 0; rep < 50; rep++) {
+        static unsigned char w[3][300];
+        static uint64_t lists[3][300], allp[1800];
+        int cnt[3], dsp[3], at = 0;
+        for (int r2 = 0; r2 < 3; r2++) {
+            size_t k = 0;
+            for (int i = 0; i < 300; i++) {
+                w[r2][i] = (next_rand() % 3) == 0;
+                if (w[r2][i])
+                    lists[r2][k++] = (uint64_t)i;
+            }
+            size_t nr = phc_notice_ranges(lists[r2], k, allp + 2 * at);
+            cnt[r2] = (int)nr;
+            dsp[r2] = at;
+            at += (int)nr;
+        }
+        static phc_seg s2[1200];
+        long ns = phc_notice_merge(allp, cnt, dsp, 3, s2);
+        size_t bad = 0;
+        for (int i = 0; i < 300; i++) {
+            int nw = w[0][i] + w[1][i] + w[2][i];
+            const phc_seg *f = phc_seg_find(s2, (size_t)ns, (uint64_t)i);
+            if (nw == 0) {
+                bad += f != NULL;
+                continue;
+            }
+            bad += !f || f->nwriters != nw;
+            if (f && nw == 1)
+                bad += f->writer != (w[0][i] ? 0 : w[1][i] ? 1 : 2);
+        }
+        CHECK_EQ(bad, 0);
+    }
 }
 
 /* ---- ranges --------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * bench_dsm.c -- cluster mode's basic operations against the raw MPI
+ * bench_dsm_ops.c -- cluster mode's basic operations against the raw MPI
  * operations they are made of, measured in one run (2 ranks or more; rank
  * 0 measures, rank 1 is the home/peer, the others wait in barriers).
  *
@@ -28,7 +28,16 @@
  * figure is the lower of the two medians.  Medians over --reps samples
  * of --count operations each.
  *
- *   bench_dsm [--count N] [--reps R] [--quick]
+ * Output: a table (rank 0), and one line per measurement in the format
+ * of bench/cluster's raw MPI benchmark, which bench/cluster/run.sh and
+ * table.py read:
+ *   cluster-bench op=read_miss impl=dsm mpi=openmpi win=create ranks=2
+ *     k=- iters=N median_us=.. p90_us=..     (over the repetitions' means)
+ * with op read_miss, write_release, write_miss_release, barrier,
+ * barrier_dirty (k = dirty pages per rank), lock_handover, local_fault,
+ * and impl=mpi lines for get, put, fop, barrier measured in this run.
+ *
+ *   bench_dsm_ops [--iters N] [--reps R] [--quick]
  */
 #include <pagehome.h>
 
@@ -66,6 +75,25 @@ static double median(double *v, int k)
 {
     qsort(v, (size_t)k, sizeof *v, cmpd);
     return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+static char mpi_name[16];
+
+/* one machine-readable line (rank 0) */
+static void line(const char *op, const char *impl, const char *k, double *v,
+                 int nv)
+{
+    if (me != 0)
+        return;
+    double s[MAXREPS];
+    memcpy(s, v, (size_t)nv * sizeof *s);
+    qsort(s, (size_t)nv, sizeof *s, cmpd);
+    int p90 = (int)((double)nv * 0.9);
+    if (p90 >= nv)
+        p90 = nv - 1;
+    printf("cluster-bench op=%s impl=%s mpi=%s win=create ranks=%d k=%s "
+           "iters=%d median_us=%.2f p90_us=%.2f\n", op, impl, mpi_name, n, k,
+           count, median(s, nv), s[p90]);
 }
 
 /* ---- raw MPI ---------------------------------------------------------- */
@@ -126,6 +154,10 @@ static raw measure_raw(void)
     MPI_Win_free(&win);
     munmap(w, bytes);
     close(mfd);
+    line("get", "mpi", "-", g, reps);
+    line("put", "mpi", "-", p, reps);
+    line("fop", "mpi", "-", f, reps);
+    line("barrier", "mpi", "-", b, reps);
     if (me == 0) {
         out.get = median(g, reps);
         out.put = median(p, reps);
@@ -158,7 +190,7 @@ static dsm measure_dsm(void)
     char *dirty = ph_cluster_alloc((size_t)n * 64 * PAGE, &pl);
     long *turn = ph_cluster_alloc(PAGE, NULL);
     if (!a || !home || !dirty || !turn) {
-        fprintf(stderr, "bench_dsm: allocation failed: %s\n",
+        fprintf(stderr, "bench_dsm_ops: allocation failed: %s\n",
                 ph_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -265,6 +297,16 @@ static dsm measure_dsm(void)
         (void)s;
     }
     ph_cluster_barrier();
+    line("read_miss", "dsm", "-", rm, reps);
+    line("write_release", "dsm", "-", wr, reps);
+    line("write_miss_release", "dsm", "-", wm, reps);
+    line("barrier", "dsm", "-", b0, reps);
+    for (int k = 0; k < 3; k++) {
+        char kk[16];
+        snprintf(kk, sizeof kk, "%d", kdirty[k]);
+        line("barrier_dirty", "dsm", kk, bk[k], reps);
+    }
+    line("lock_handover", "dsm", "-", lk, reps);
     if (me == 0) {
         out.read_miss = median(rm, reps);
         out.write_release = median(wr, reps);
@@ -292,7 +334,8 @@ static const char *met(double ratio, double goal)
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--count") && i + 1 < argc)
+        if ((!strcmp(argv[i], "--count") || !strcmp(argv[i], "--iters")) &&
+            i + 1 < argc)
             count = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -309,9 +352,16 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &prov);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int vlen;
+    MPI_Get_library_version(version, &vlen);
+    snprintf(mpi_name, sizeof mpi_name, "%s",
+             strstr(version, "Open MPI") ? "openmpi"
+             : strstr(version, "MPICH")  ? "mpich"
+                                         : "other");
     if (n < 2) {
         if (me == 0)
-            fprintf(stderr, "bench_dsm: needs at least 2 ranks\n");
+            fprintf(stderr, "bench_dsm_ops: needs at least 2 ranks\n");
         MPI_Finalize();
         return 77;
     }
@@ -330,7 +380,7 @@ int main(int argc, char **argv)
         r1.fop < r2.fop ? r1.fop : r2.fop,
         r1.barrier < r2.barrier ? r1.barrier : r2.barrier};
     if (me == 0) {
-        printf("bench_dsm: %d ranks, %s, faults by %s, %d x %d operations, "
+        printf("bench_dsm_ops: %d ranks, %s, faults by %s, %d x %d operations, "
                "medians in us\n", n, info.transport, info.fault_mechanism,
                reps, count);
         printf("%-32s %10s %10s %8s %8s\n", "operation", "cluster", "raw MPI",
