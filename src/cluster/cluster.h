@@ -298,6 +298,7 @@ struct phc {
     pthread_mutex_t bar_lock;
     _Atomic unsigned bar_gen;
     _Atomic int bar_count;
+    _Atomic int bar_sleepers;
     int bar_ret, bar_err;
     char bar_msg[256];
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,9 +425,17 @@ int ph_cluster_barrier(void)
         if (rc < 0)
             snprintf(c->bar_msg, sizeof c->bar_msg, "%s", ph_last_error());
         atomic_fetch_add(&c->bar_gen, 1);
-        phc_futex_wake((_Atomic int *)&c->bar_gen);
+        if (atomic_load(&c->bar_sleepers) > 0)
+            phc_futex_wake((_Atomic int *)&c->bar_gen);
     } else {
-        phc_futex_wait((_Atomic int *)&c->bar_gen, (int)gen, c->spin_us);
+        uint64_t end = phc_now_ns() + (uint64_t)c->spin_us * 1000u;
+        while (atomic_load(&c->bar_gen) == gen && phc_now_ns() < end)
+            sched_yield();
+        if (atomic_load(&c->bar_gen) == gen) {
+            atomic_fetch_add(&c->bar_sleepers, 1);
+            phc_futex_wait((_Atomic int *)&c->bar_gen, (int)gen, 0);
+            atomic_fetch_sub(&c->bar_sleepers, 1);
+        }
     }
     if (c->bar_ret < 0)
         return ph_fail(c->bar_err, "%s", c->bar_msg);

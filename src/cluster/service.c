@@ -83,15 +83,39 @@ void phc_futex_wake(_Atomic int *addr)
             0);
 }
 
+/* A request's done word: 0 pending, 1 done, 2 pending with its poster
+ * asleep on the futex -- the only case that needs a wake-up system call. */
 static void req_done(phc_req *r)
 {
-    atomic_store(&r->done, 1);
-    phc_futex_wake(&r->done);
+    if (atomic_exchange(&r->done, 1) == 2)
+        phc_futex_wake(&r->done);
+}
+
+static void req_wait(phc *c, phc_req *r)
+{
+    uint64_t end = 0;
+    for (int spins = 0; atomic_load(&r->done) == 0; spins++) {
+        if (spins < 100)
+            continue;
+        uint64_t now = phc_now_ns();
+        if (!end)
+            end = now + (uint64_t)c->spin_us * 1000u;
+        if (now < end) {
+            sched_yield();
+            continue;
+        }
+        int zero = 0;
+        if (atomic_compare_exchange_strong(&r->done, &zero, 2))
+            while (atomic_load(&r->done) == 2)
+                syscall(SYS_futex, (int *)&r->done, FUTEX_WAIT_PRIVATE, 2,
+                        NULL, NULL, 0);
+    }
 }
 
 /* ---- the application side ------------------------------------------ */
 
 static int serve_requests(phc *c);
+static void dispatch(phc *c, phc_req *r);
 
 /* Whoever holds the role may run service code: the service thread, or an
  * application thread that found it free.  Drain the queue while holding
@@ -110,27 +134,35 @@ int phc_call(phc *c, phc_req *r)
     atomic_store(&r->done, 0);
     r->ret = 0;
     r->next = NULL;
-    pthread_mutex_lock(&c->qlock);
-    if (c->qtail)
-        c->qtail->next = r;
-    else
-        c->qhead = r;
-    c->qtail = r;
-    pthread_mutex_unlock(&c->qlock);
-    atomic_fetch_add(&c->queued, 1);
     /* The service thread idle (not holding the role): do the work here,
      * without waking it -- on this kind of machine a thread hand-off costs
-     * more than most requests. */
+     * more than most requests.  Older requests of other threads first. */
     if (pthread_mutex_trylock(&c->role) == 0) {
         drain(c);
+        dispatch(c, r);
+        drain(c);
         pthread_mutex_unlock(&c->role);
+    } else {
+        pthread_mutex_lock(&c->qlock);
+        if (c->qtail)
+            c->qtail->next = r;
+        else
+            c->qhead = r;
+        c->qtail = r;
+        pthread_mutex_unlock(&c->qlock);
+        atomic_fetch_add(&c->queued, 1);
+        /* the role may have been let go meanwhile */
+        if (pthread_mutex_trylock(&c->role) == 0) {
+            drain(c);
+            pthread_mutex_unlock(&c->role);
+        }
     }
     if (!atomic_load(&r->done) && atomic_load(&c->svc_sleeping)) {
         uint64_t one = 1;
         ssize_t w = write(c->evfd, &one, sizeof one);
         (void)w;
     }
-    phc_futex_wait(&r->done, 0, c->spin_us);
+    req_wait(c, r);
     if (r->ret < 0) {
         ph_fail(r->err, "%s", r->msg);
         return -1;
@@ -246,6 +278,70 @@ static void write_stats_file(phc *c)
     fclose(f);
 }
 
+static void dispatch(phc *c, phc_req *r)
+{
+    switch (r->op) {
+    case PHC_REQ_BARRIER:
+        phc_do_barrier(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_LOCK:
+        phc_do_lock(c, r);
+        if (phc_poll_lock(c, r)) {
+            req_done(r);
+        } else {
+            r->next = c->locks_waiting;
+            c->locks_waiting = r;
+        }
+        break;
+    case PHC_REQ_UNLOCK:
+        phc_do_unlock(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_ACQUIRE:
+        phc_do_acquire(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_RELEASE:
+        phc_do_release(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_ALLOC:
+        phc_do_alloc(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_FREE:
+        phc_do_free(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_HOMES:
+        phc_do_homes(c, r);
+        req_done(r);
+        break;
+    case PHC_REQ_STATS:
+        if (phc_stats_json(c, r->fd) < 0)
+            phc_req_fail(r, errno, "%s", ph_last_error());
+        else
+            r->ret = 0;
+        req_done(r);
+        break;
+    case PHC_REQ_FINALIZE:
+        phc_do_barrier(c, r);
+        write_stats_file(c);
+        phc_progress_stop(c);
+        phc_windows_free(c);
+        atomic_store(&c->running, 0);
+        atomic_store(&c->stop, 1);
+        r->ret = 0;
+        req_done(r);
+        break;
+    default:
+        phc_req_fail(r, EINVAL, "cluster: unknown request %d", r->op);
+        req_done(r);
+        break;
+    }
+}
+
 static int serve_requests(phc *c)
 {
     if (atomic_load(&c->queued) == 0)
@@ -259,66 +355,7 @@ static int serve_requests(phc *c)
         phc_req *next = r->next;
         atomic_fetch_sub(&c->queued, 1);
         n++;
-        switch (r->op) {
-        case PHC_REQ_BARRIER:
-            phc_do_barrier(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_LOCK:
-            phc_do_lock(c, r);
-            if (phc_poll_lock(c, r)) {
-                req_done(r);
-            } else {
-                r->next = c->locks_waiting;
-                c->locks_waiting = r;
-            }
-            break;
-        case PHC_REQ_UNLOCK:
-            phc_do_unlock(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_ACQUIRE:
-            phc_do_acquire(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_RELEASE:
-            phc_do_release(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_ALLOC:
-            phc_do_alloc(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_FREE:
-            phc_do_free(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_HOMES:
-            phc_do_homes(c, r);
-            req_done(r);
-            break;
-        case PHC_REQ_STATS:
-            if (phc_stats_json(c, r->fd) < 0)
-                phc_req_fail(r, errno, "%s", ph_last_error());
-            else
-                r->ret = 0;
-            req_done(r);
-            break;
-        case PHC_REQ_FINALIZE:
-            phc_do_barrier(c, r);
-            write_stats_file(c);
-            phc_progress_stop(c);
-            phc_windows_free(c);
-            atomic_store(&c->running, 0);
-            atomic_store(&c->stop, 1);
-            r->ret = 0;
-            req_done(r);
-            break;
-        default:
-            phc_req_fail(r, EINVAL, "cluster: unknown request %d", r->op);
-            req_done(r);
-            break;
-        }
+        dispatch(c, r);
         r = next;
     }
     return n;
