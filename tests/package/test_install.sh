@@ -59,4 +59,53 @@ if [ -n "$bad$internal" ]; then
     echo "unexpected exported symbols: $bad $internal"
     exit 1
 fi
-echo "test_install: 4 passed, 0 failed"
+passed=4
+# Cluster mode, when built: a consumer of pagehome-cluster (pkg-config) and
+# of pagehome::cluster (CMake), run as one MPI rank (a singleton).
+if [ -n "$(find "$tmp/prefix" -name pagehome-cluster.pc)" ]; then
+    cat > "$tmp/cluster.c" <<'C'
+#include <pagehome.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    if (ph_cluster_init(&argc, &argv) != 0)
+        return 1;
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "block");
+    long *a = ph_cluster_alloc(1 << 20, &pl);
+    if (!a)
+        return 2;
+    for (int i = 0; i < (1 << 20) / 8; i++)
+        a[i] = i;
+    int ok = ph_cluster_barrier() == 0 && a[1000] == 1000 && ph_cluster_home(a) == 0;
+    printf("cluster consumer: rank %d of %d\n", ph_cluster_rank(), ph_cluster_nranks());
+    ph_cluster_free(a);
+    return ph_cluster_finalize() == 0 && ok ? 0 : 3;
+}
+C
+    # shellcheck disable=SC2046
+    "$cc" -o "$tmp/cluster_pc" "$tmp/cluster.c" $(pkg-config --cflags --libs pagehome-cluster) \
+        -Wl,-rpath,"$(pkg-config --variable=libdir pagehome-cluster)"
+    "$tmp/cluster_pc"
+    mkdir "$tmp/cmc"
+    cat > "$tmp/cmc/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(cluster_consumer C)
+find_package(pagehome 0.1 REQUIRED)
+add_executable(cluster_consumer ../cluster.c)
+target_link_libraries(cluster_consumer PRIVATE pagehome::cluster)
+CM
+    cmake -S "$tmp/cmc" -B "$tmp/cmc/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+        -DCMAKE_C_COMPILER="$cc" >/dev/null
+    cmake --build "$tmp/cmc/build" >/dev/null
+    "$tmp/cmc/build/cluster_consumer"
+    # the cluster library exports its API only
+    cso=$(find "$tmp/prefix" -name 'libpagehome_cluster.so.*.*' | head -1)
+    cbad=$(nm -D --defined-only "$cso" | awk '{print $3}' | grep -v '^ph_cluster_' | grep -v '^PAGEHOME_' || true)
+    if [ -n "$cbad" ]; then
+        echo "unexpected exported symbols of the cluster library: $cbad"
+        exit 1
+    fi
+    passed=$((passed + 3))
+fi
+echo "test_install: $passed passed, 0 failed"
