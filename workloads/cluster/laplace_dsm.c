@@ -27,6 +27,7 @@
  * show that the check can fail.
  */
 #include "common.h"
+#include "laplace_point.h"
 
 #include <omp.h>
 #include <pagehome.h>
@@ -39,27 +40,6 @@
 #define USAGE PROG " N ITERS [PLACEMENT] [--no-check]  (8 <= N <= 16384, " \
                    "1 <= ITERS <= 10000000)"
 
-static double initial_value(int n, int i, int j)
-{
-    if (i == 0)
-        return 1.0;
-    if (i == n - 1)
-        return 0.0;
-    double s = 1.0 - (double)i / (double)(n - 1);
-    if (j == 0)
-        return s;
-    if (j == n - 1)
-        return s * s;
-    return 0.0;
-}
-
-static void sweep_row(double *restrict dst, const double *up,
-                      const double *mid, const double *down, int n)
-{
-    for (int j = 1; j < n - 1; j++)
-        dst[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
-}
-
 static double *reference(int n, long iters)
 {
     double *u = malloc((size_t)n * (size_t)n * sizeof *u);
@@ -68,10 +48,10 @@ static double *reference(int n, long iters)
         wl_die(PROG, "out of memory for the reference grids");
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            u[(size_t)i * n + j] = v[(size_t)i * n + j] = initial_value(n, i, j);
+            u[(size_t)i * n + j] = v[(size_t)i * n + j] = wl_laplace_initial(n, i, j);
     for (long it = 0; it < iters; it++) {
         for (int i = 1; i < n - 1; i++)
-            sweep_row(v + (size_t)i * n, u + (size_t)(i - 1) * n,
+            wl_laplace_row(v + (size_t)i * n, u + (size_t)(i - 1) * n,
                       u + (size_t)i * n, u + (size_t)(i + 1) * n, n);
         double *t = u;
         u = v;
@@ -125,7 +105,7 @@ int main(int argc, char **argv)
         for (long i = b; i < e; i++)
             for (int j = 0; j < n; j++)
                 u[(size_t)i * n + j] = v[(size_t)i * n + j] =
-                    initial_value(n, (int)i, j);
+                    wl_laplace_initial(n, (int)i, j);
         ph_cluster_barrier();
         double t0 = wl_wtime_s();
         double *src = u, *dst = v;
@@ -133,7 +113,7 @@ int main(int argc, char **argv)
             for (long i = b; i < e; i++) {
                 if (i == 0 || i == n - 1)
                     continue;
-                sweep_row(dst + (size_t)i * n, src + (size_t)(i - 1) * n,
+                wl_laplace_row(dst + (size_t)i * n, src + (size_t)(i - 1) * n,
                           src + (size_t)i * n, src + (size_t)(i + 1) * n, n);
             }
             ph_cluster_barrier();
