@@ -39,18 +39,23 @@ export PKG_CONFIG_PATH=$libdir
     $(pkg-config --static --cflags pagehome) "$(pkg-config --variable=libdir pagehome)/libpagehome.a" \
     $(pkg-config --static --libs-only-l pagehome | sed 's/-lpagehome//')
 "$tmp/with_pc_static"
-mkdir "$tmp/cm"
-cat > "$tmp/cm/CMakeLists.txt" <<'CM'
+# cmake_consumer DIR SOURCE TARGET: a CMake project in $tmp/DIR that finds
+# the installed package and links ../SOURCE against TARGET; built and run.
+cmake_consumer() {
+    mkdir "$tmp/$1"
+    cat > "$tmp/$1/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.18)
 project(consumer C)
 find_package(pagehome 0.1 REQUIRED)
-add_executable(consumer ../consumer.c)
-target_link_libraries(consumer PRIVATE pagehome::pagehome)
+add_executable(consumer ../$2)
+target_link_libraries(consumer PRIVATE $3)
 CM
-cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-    -DCMAKE_C_COMPILER="$cc" >/dev/null
-cmake --build "$tmp/cm/build" >/dev/null
-"$tmp/cm/build/consumer"
+    cmake -S "$tmp/$1" -B "$tmp/$1/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+        -DCMAKE_C_COMPILER="$cc" >/dev/null
+    cmake --build "$tmp/$1/build" >/dev/null
+    "$tmp/$1/build/consumer"
+}
+cmake_consumer cm consumer.c pagehome::pagehome
 # Only the public API is exported from the shared library.
 so=$(find "$tmp/prefix" -name 'libpagehome.so.*.*' | head -1)
 bad=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^ph_' | grep -v '^PAGEHOME_' || true)
@@ -87,18 +92,7 @@ C
     "$cc" -o "$tmp/cluster_pc" "$tmp/cluster.c" $(pkg-config --cflags --libs pagehome-cluster) \
         -Wl,-rpath,"$(pkg-config --variable=libdir pagehome-cluster)"
     "$tmp/cluster_pc"
-    mkdir "$tmp/cmc"
-    cat > "$tmp/cmc/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.18)
-project(cluster_consumer C)
-find_package(pagehome 0.1 REQUIRED)
-add_executable(cluster_consumer ../cluster.c)
-target_link_libraries(cluster_consumer PRIVATE pagehome::cluster)
-CM
-    cmake -S "$tmp/cmc" -B "$tmp/cmc/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-        -DCMAKE_C_COMPILER="$cc" >/dev/null
-    cmake --build "$tmp/cmc/build" >/dev/null
-    "$tmp/cmc/build/cluster_consumer"
+    cmake_consumer cmc cluster.c pagehome::cluster
     # the cluster library exports its API only
     cso=$(find "$tmp/prefix" -name 'libpagehome_cluster.so.*.*' | head -1)
     cbad=$(nm -D --defined-only "$cso" | awk '{print $3}' | grep -v '^ph_cluster_' | grep -v '^PAGEHOME_' || true)
