@@ -14,9 +14,9 @@
 # PH_MPI_STACKS and PH_MPI_DEFAULT are empty in sanitizer builds: the MPI
 # libraries are not instrumented (TSan reports their threads,
 # LeakSanitizer their start-up allocations).  Cluster mode's library and
-# its tests are built there too: they run with leak checking off and TSan
-# ignoring uninstrumented modules (the top CMakeLists.txt), so the DSM's
-# own code is checked.
+# its tests are built under AddressSanitizer too, with leak checking off
+# for the MPI tests (the top CMakeLists.txt), so the DSM's own code is
+# checked; under ThreadSanitizer only its pure parts (no MPI).
 # Included by every directory that builds MPI programs (its variables are
 # per directory); the search runs once.
 set(PH_MPI_STACKS)
@@ -43,8 +43,13 @@ if(PH_MPICC)
     set(PH_MPI_DEFAULT openmpi)
   endif()
 endif()
+set(ph_mpi_found ${PH_MPI_STACKS})
 set(PH_MPI_CLUSTER_STACKS ${PH_MPI_STACKS})
 set(PH_MPI_CLUSTER_DEFAULT ${PH_MPI_DEFAULT})
+if(PH_TSAN)
+  set(PH_MPI_CLUSTER_STACKS)
+  set(PH_MPI_CLUSTER_DEFAULT "")
+endif()
 if(PH_SANITIZE OR PH_TSAN)
   set(PH_MPI_STACKS)
   set(PH_MPI_DEFAULT "")
@@ -56,6 +61,8 @@ elseif(PH_MPI_STACKS)
 elseif(PH_MPI_CLUSTER_STACKS)
   message(STATUS "pagehome: MPI in this sanitizer build: cluster mode's library and tests "
                  "only (${PH_MPI_CLUSTER_STACKS})")
+elseif(ph_mpi_found)
+  message(STATUS "pagehome: no MPI program in this ThreadSanitizer build")
 else()
   message(STATUS "pagehome: no MPI (libopenmpi-dev, libmpich-dev): cluster tools, tests "
                  "and benchmarks are not built")
