@@ -13,7 +13,9 @@
 #      1 sees it (preload/ is exempt: it defines malloc, mmap, move_pages,
 #      ... to interpose on them);
 #   3. every function include/pagehome.h declares PH_API is defined in
-#      api/, and in no other layer;
+#      api/, and in no other layer; every one it declares PH_CLUSTER_API
+#      (cluster mode, libpagehome_cluster) in cluster/ -- all of them when
+#      the cluster layer is built with MPI, none of them without;
 #   4. with SRC_DIR: a file of SRC_DIR/NAME/ includes headers only of NAME
 #      and of the layers it USES (a type or an inline function from above
 #      is an upward dependency that nm cannot see).
@@ -87,6 +89,8 @@ fi
 sed -n 's/^[[:space:]]*PH_API[^(]*[^a-zA-Z0-9_]\(ph_[a-zA-Z0-9_]*\)[[:space:]]*(.*/\1/p' "$header" \
     | sort -u >"$work/api.txt"
 [ -s "$work/api.txt" ] || { echo "check_layers: no PH_API function found in $header" >&2; exit 2; }
+sed -n 's/^[[:space:]]*PH_CLUSTER_API[^(]*[^a-zA-Z0-9_]\(ph_[a-zA-Z0-9_]*\)[[:space:]]*(.*/\1/p' "$header" \
+    | sort -u >"$work/capi.txt"
 
 awk -v hdr="${header##*/}" '
     FILENAME ~ /layers.txt$/ {
@@ -131,7 +135,7 @@ awk -v hdr="${header##*/}" '
         nincs++
         next
     }
-    FILENAME ~ /api.txt$/ {
+    FILENAME ~ /\/api.txt$/ {
         napi++
         if (!($1 in def)) {
             printf "api: %s (PH_API in %s) is defined in no layer\n", $1, hdr; bad++
@@ -140,8 +144,21 @@ awk -v hdr="${header##*/}" '
         }
         next
     }
-    END {
-        if (bad) { printf "check_layers: %d violation(s)\n", bad; exit 1 }
-        printf "check_layers: %d layers, %d cross-layer references and %d cross-layer includes, all to declared layers below; %d PH_API functions, all in api/\n", nlayers, refs, nincs, napi
+    FILENAME ~ /capi.txt$/ {
+        ncapi++
+        if (!($1 in def)) { cmissing[$1] = 1; next }
+        ncdef++
+        if (def[$1] != "cluster" || !($1 in func)) {
+            printf "api: %s (PH_CLUSTER_API in %s) is defined in %s (%s), not in cluster/\n", $1, hdr, def[$1], defobj[$1]; bad++
+        }
+        next
     }
-' "$work/layers.txt" "$work/defs.txt" "$work/refs.txt" "$work/incs.txt" "$work/api.txt"
+    END {
+        if (ncdef > 0)
+            for (f in cmissing) {
+                printf "api: %s (PH_CLUSTER_API in %s) is defined in no layer\n", f, hdr; bad++
+            }
+        if (bad) { printf "check_layers: %d violation(s)\n", bad; exit 1 }
+        printf "check_layers: %d layers, %d cross-layer references and %d cross-layer includes, all to declared layers below; %d PH_API functions, all in api/; %d of %d PH_CLUSTER_API functions built, all in cluster/\n", nlayers, refs, nincs, napi, ncdef, ncapi
+    }
+' "$work/layers.txt" "$work/defs.txt" "$work/refs.txt" "$work/incs.txt" "$work/api.txt" "$work/capi.txt"

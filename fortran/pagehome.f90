@@ -11,6 +11,15 @@
 !                                    (static, COMMON, ALLOCATABLE)
 !   ph_f_config_set(name, value), ph_f_last_error()
 !   ph_f_area_register(array, name) -> watch an array (the migration engine)
+!
+! Cluster mode (link libpagehome_cluster too: pkg-config pagehome-cluster):
+! the ph_cluster_* calls are bound under their C names, as interfaces only
+! (NUMA-mode programs link no MPI); ph_cluster_init() takes no arguments
+! from Fortran.  Shared arrays come back as c_ptr:
+!   type(c_ptr) :: p
+!   real(c_double), pointer :: u(:)
+!   p = ph_cluster_alloc(n * 8_c_size_t, c_null_ptr)    ! cluster_placement
+!   call c_f_pointer(p, u, [n])
 module pagehome
   use, intrinsic :: iso_c_binding
   implicit none
@@ -51,6 +60,21 @@ module pagehome
        ph_thread_note, ph_phase_begin, ph_phase_end, ph_engine_flush, &
        ph_engine_stats, ph_stats_write, ph_finalize
   public :: ph_f_area_register
+  public :: ph_cluster_init, ph_cluster_finalize, ph_cluster_info, ph_cluster_rank, &
+       ph_cluster_nranks, ph_cluster_alloc, ph_cluster_free, ph_cluster_home, &
+       ph_cluster_homes, ph_cluster_barrier, ph_cluster_lock, ph_cluster_unlock, &
+       ph_cluster_acquire, ph_cluster_release, ph_cluster_thread_num, &
+       ph_cluster_num_threads, ph_cluster_static_range, ph_cluster_static_next, &
+       ph_cluster_affinity_range, ph_cluster_affinity_next, ph_cluster_stats_write
+  ! Same layout as struct ph_cluster_info in pagehome.h.
+  type, bind(c), public :: ph_cluster_info_t
+     integer(c_int) :: rank = 0, nranks = 0, threads = 0
+     type(c_ptr) :: arena = c_null_ptr
+     integer(c_size_t) :: arena_bytes = 0, used_bytes = 0, page_bytes = 0
+     character(kind=c_char) :: transport(64) = c_null_char
+     character(kind=c_char) :: host(64) = c_null_char
+     character(kind=c_char) :: fault_mechanism(32) = c_null_char
+  end type ph_cluster_info_t
   ! Same layout as struct ph_engine_stats in pagehome.h.
   type, bind(c), public :: ph_engine_stats_t
      integer(c_int64_t) :: invocations = 0, iterations = 0, scanned = 0, &
@@ -311,6 +335,118 @@ module pagehome
        import :: c_int
        integer(c_int), value :: fd
        integer(c_int) :: ph_stats_write
+     end function
+     ! ---- cluster mode (libpagehome_cluster) ----
+     function ph_cluster_init() bind(c, name="ph_cluster_init_noargs")
+       import :: c_int
+       integer(c_int) :: ph_cluster_init
+     end function
+     function ph_cluster_finalize() bind(c, name="ph_cluster_finalize")
+       import :: c_int
+       integer(c_int) :: ph_cluster_finalize
+     end function
+     function ph_cluster_info(out) bind(c, name="ph_cluster_info")
+       import :: c_int, ph_cluster_info_t
+       type(ph_cluster_info_t), intent(out) :: out
+       integer(c_int) :: ph_cluster_info
+     end function
+     function ph_cluster_rank() bind(c, name="ph_cluster_rank")
+       import :: c_int
+       integer(c_int) :: ph_cluster_rank
+     end function
+     function ph_cluster_nranks() bind(c, name="ph_cluster_nranks")
+       import :: c_int
+       integer(c_int) :: ph_cluster_nranks
+     end function
+     function ph_cluster_alloc(bytes, pl) bind(c, name="ph_cluster_alloc")
+       import :: c_ptr, c_size_t
+       integer(c_size_t), value :: bytes
+       type(c_ptr), value :: pl
+       type(c_ptr) :: ph_cluster_alloc
+     end function
+     function ph_cluster_free(ptr) bind(c, name="ph_cluster_free")
+       import :: c_ptr, c_int
+       type(c_ptr), value :: ptr
+       integer(c_int) :: ph_cluster_free
+     end function
+     function ph_cluster_home(addr) bind(c, name="ph_cluster_home")
+       import :: c_ptr, c_int
+       type(c_ptr), value :: addr
+       integer(c_int) :: ph_cluster_home
+     end function
+     function ph_cluster_homes(addr, bytes, status) bind(c, name="ph_cluster_homes")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int), dimension(*), intent(out) :: status
+       integer(c_int) :: ph_cluster_homes
+     end function
+     function ph_cluster_barrier() bind(c, name="ph_cluster_barrier")
+       import :: c_int
+       integer(c_int) :: ph_cluster_barrier
+     end function
+     function ph_cluster_lock(id) bind(c, name="ph_cluster_lock")
+       import :: c_int
+       integer(c_int), value :: id
+       integer(c_int) :: ph_cluster_lock
+     end function
+     function ph_cluster_unlock(id) bind(c, name="ph_cluster_unlock")
+       import :: c_int
+       integer(c_int), value :: id
+       integer(c_int) :: ph_cluster_unlock
+     end function
+     function ph_cluster_acquire(addr, bytes) bind(c, name="ph_cluster_acquire")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_cluster_acquire
+     end function
+     function ph_cluster_release(addr, bytes) bind(c, name="ph_cluster_release")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_cluster_release
+     end function
+     function ph_cluster_thread_num() bind(c, name="ph_cluster_thread_num")
+       import :: c_int
+       integer(c_int) :: ph_cluster_thread_num
+     end function
+     function ph_cluster_num_threads() bind(c, name="ph_cluster_num_threads")
+       import :: c_int
+       integer(c_int) :: ph_cluster_num_threads
+     end function
+     function ph_cluster_static_range(n, chunk, b, e) bind(c, name="ph_cluster_static_range")
+       import :: c_long, c_int
+       integer(c_long), value :: n, chunk
+       integer(c_long), intent(out) :: b, e
+       integer(c_int) :: ph_cluster_static_range
+     end function
+     function ph_cluster_static_next(n, chunk, b, e) bind(c, name="ph_cluster_static_next")
+       import :: c_long, c_int
+       integer(c_long), value :: n, chunk
+       integer(c_long), intent(inout) :: b, e
+       integer(c_int) :: ph_cluster_static_next
+     end function
+     function ph_cluster_affinity_range(base, elem_bytes, n, b, e) &
+          bind(c, name="ph_cluster_affinity_range")
+       import :: c_ptr, c_size_t, c_long, c_int
+       type(c_ptr), value :: base
+       integer(c_size_t), value :: elem_bytes, n
+       integer(c_long), intent(out) :: b, e
+       integer(c_int) :: ph_cluster_affinity_range
+     end function
+     function ph_cluster_affinity_next(base, elem_bytes, n, b, e) &
+          bind(c, name="ph_cluster_affinity_next")
+       import :: c_ptr, c_size_t, c_long, c_int
+       type(c_ptr), value :: base
+       integer(c_size_t), value :: elem_bytes, n
+       integer(c_long), intent(inout) :: b, e
+       integer(c_int) :: ph_cluster_affinity_next
+     end function
+     function ph_cluster_stats_write(fd) bind(c, name="ph_cluster_stats_write")
+       import :: c_int
+       integer(c_int), value :: fd
+       integer(c_int) :: ph_cluster_stats_write
      end function
      function ph_finalize() bind(c, name="ph_finalize")
        import :: c_int

@@ -40,6 +40,9 @@ extern "C" {
 #else
 #define PH_API
 #endif
+/* The entry points of cluster mode, in libpagehome_cluster (link with
+ * -lpagehome_cluster, pkg-config pagehome-cluster). */
+#define PH_CLUSTER_API PH_API
 
 #define PAGEHOME_VERSION_MAJOR 0
 #define PAGEHOME_VERSION_MINOR 1
@@ -310,6 +313,130 @@ PH_API int ph_stats_write(int fd);
 /* Stop the engine (lifting every protection, writing stats_file).  Engine
  * calls after it fail with EINVAL; placement calls keep working. */
 PH_API int ph_finalize(void);
+
+/* ------------------------------------------------------------------ */
+/* Cluster mode: a page-based distributed shared memory over MPI       */
+/* (libpagehome_cluster: pkg-config pagehome-cluster, CMake target     */
+/* pagehome::cluster; links libpagehome and MPI)                       */
+/* ------------------------------------------------------------------ */
+/*
+ * SPMD over MPI ranks, one rank per machine (or NUMA domain), an OpenMP
+ * team inside each.  ph_cluster_alloc returns memory of a shared arena
+ * mapped at the same address in every rank, so pointers into it are valid
+ * everywhere.  Every page of it has a home rank (the placement: block,
+ * cyclic:K, round-robin, node:R, random, first-touch -- the same texts as
+ * NUMA mode, "node" read as "rank"); other ranks fetch copies when they
+ * touch it.  Memory is release-consistent: writes become visible to other
+ * ranks at ph_cluster_barrier, through a lock (ph_cluster_unlock ...
+ * ph_cluster_lock), or through ph_cluster_release ... ph_cluster_acquire
+ * of the range.  A data-race-free program gets the results it gets on one
+ * machine.
+ *
+ *     ph_cluster_init(&argc, &argv);
+ *     double *u = ph_cluster_alloc(n * sizeof *u, NULL); // cluster_placement
+ *     #pragma omp parallel
+ *     {
+ *         long b, e;
+ *         ph_cluster_static_range(n, 0, &b, &e);     // schedule(static)
+ *         for (long i = b; i < e; i++) u[i] = f(i);   //  over all ranks
+ *         ph_cluster_barrier();                       // all threads, all ranks
+ *     }
+ *     ph_cluster_free(u);
+ *     ph_cluster_finalize();
+ *
+ * After ph_cluster_init, pagehome's service thread is the only thread of
+ * the process that calls MPI; a program that makes MPI calls of its own
+ * must initialise MPI itself with MPI_THREAD_MULTIPLE.  Collective calls
+ * (init, finalize, alloc, free) are made by one thread per rank, in the
+ * same order on every rank.  A rank that dies or stops answering makes
+ * the others abort within cluster_timeout_ms with a message naming it.
+ */
+
+typedef struct ph_cluster_info {
+    int rank, nranks;          /* this rank, ranks in the job */
+    int threads;               /* OpenMP threads per rank (omp_get_max_threads at init) */
+    void *arena;               /* the shared arena: same address in every rank */
+    size_t arena_bytes, used_bytes;
+    size_t page_bytes;         /* coherence unit: 4096 */
+    char transport[64];        /* e.g. "Open MPI 4.1.4 (1 host)", "MPICH 4.0.2 (2 hosts)" */
+    char host[64];             /* this rank's host name */
+    char fault_mechanism[32];  /* "userfaultfd", "userfaultfd-user" or "sigsegv" */
+} ph_cluster_info_t;
+
+/* Collective.  Calls MPI_Init_thread(MPI_THREAD_SERIALIZED) when MPI is
+ * not initialised (argc/argv may be NULL), reserves the arena
+ * (cluster_arena_size) and starts the service thread. */
+PH_CLUSTER_API int ph_cluster_init(int *argc, char ***argv);
+/* ph_cluster_init(NULL, NULL), for languages without argc/argv (the
+ * Fortran module binds it as ph_cluster_init()). */
+PH_CLUSTER_API int ph_cluster_init_noargs(void);
+/* Collective: a final barrier, writes cluster_stats_file, stops the
+ * service thread, MPI_Finalize if ph_cluster_init initialised MPI. */
+PH_CLUSTER_API int ph_cluster_finalize(void);
+PH_CLUSTER_API int ph_cluster_info(ph_cluster_info_t *out);
+PH_CLUSTER_API int ph_cluster_rank(void);
+PH_CLUSTER_API int ph_cluster_nranks(void);
+
+/* Collective: the same sizes and placements in the same order on every
+ * rank (checked: a mismatch fails on every rank with EINVAL and a message
+ * naming the ranks and their sizes).  NULL pl = the tunable
+ * cluster_placement.  Memory reads as zero.  ENOMEM when it does not fit
+ * in the arena. */
+PH_CLUSTER_API void *ph_cluster_alloc(size_t bytes, const ph_placement_t *pl);
+/* Collective. */
+PH_CLUSTER_API int ph_cluster_free(void *ptr);
+/* Home rank of the page holding addr; -1/ENOENT for a first-touch page
+ * nobody touched yet, -1/EINVAL for an address that is not shared. */
+PH_CLUSTER_API int ph_cluster_home(const void *addr);
+/* Batch: status[i] = home rank of the i-th 4 KiB page of
+ * [addr, addr + bytes) (addr rounded down to a page), or -ENOENT / -EINVAL
+ * as above; returns the number of pages without a home. */
+PH_CLUSTER_API int ph_cluster_homes(const void *addr, size_t bytes, int *status);
+
+/* Every thread of the current team of every rank (or the one thread
+ * outside a parallel region): like an OpenMP barrier, across the job.
+ * Everything written before it anywhere is visible after it everywhere. */
+PH_CLUSTER_API int ph_cluster_barrier(void);
+/* Global locks 0 <= lock_id < cluster_locks, from any thread.  What was
+ * written before an unlock is visible after a later lock of any lock
+ * (transitively). */
+PH_CLUSTER_API int ph_cluster_lock(int lock_id);
+PH_CLUSTER_API int ph_cluster_unlock(int lock_id);
+/* Selective acquire: the pages of the range become current (cached
+ * copies are dropped).  Selective release: this rank's writes to the range
+ * reach home.  A release of a range followed (in time, by any agreement)
+ * by an acquire of it elsewhere makes the writes visible there. */
+PH_CLUSTER_API int ph_cluster_acquire(const void *addr, size_t bytes);
+PH_CLUSTER_API int ph_cluster_release(const void *addr, size_t bytes);
+
+/* rank * threads + omp_get_thread_num(), and nranks * threads. */
+PH_CLUSTER_API int ph_cluster_thread_num(void);
+PH_CLUSTER_API int ph_cluster_num_threads(void);
+/* This thread's share of [0, n) under schedule(static[, chunk]) as if all
+ * ranks' teams were one team (thread rank * team + omp_get_thread_num()).
+ * chunk 0: one balanced share (libgomp's split; *begin == *end when the
+ * thread gets nothing).  chunk > 0: the first chunk; the next ones from
+ * ph_cluster_static_next, which fails with ENOENT when there are no
+ * more:
+ *     for (rc = ph_cluster_static_range(n, k, &b, &e); rc == 0;
+ *          rc = ph_cluster_static_next(n, k, &b, &e))
+ *         for (i = b; i < e; i++) ...                                   */
+PH_CLUSTER_API int ph_cluster_static_range(long n, long chunk, long *begin,
+                                   long *end);
+PH_CLUSTER_API int ph_cluster_static_next(long n, long chunk, long *begin,
+                                  long *end);
+/* Omni's schedule(affinity): the elements of base[0..n) whose first byte
+ * lies in a page homed on this rank, split over this rank's team; the
+ * thread's share as [*begin, *end), ENOENT when it has none.  The share
+ * may span several runs (cyclic homes): ph_cluster_affinity_next gives
+ * the piece after *end, ENOENT when done. */
+PH_CLUSTER_API int ph_cluster_affinity_range(const void *base, size_t elem_bytes,
+                                     size_t n, long *begin, long *end);
+PH_CLUSTER_API int ph_cluster_affinity_next(const void *base, size_t elem_bytes,
+                                    size_t n, long *begin, long *end);
+/* This rank's statistics (faults by kind, traffic, synchronisation, time,
+ * one record per barrier interval) as JSON. */
+PH_CLUSTER_API int ph_cluster_stats_write(int fd);
 
 #ifdef __cplusplus
 }

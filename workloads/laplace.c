@@ -29,7 +29,8 @@
  *   affinity_barrier  the same in one `parallel` with a barrier per sweep
  *
  * Every variant computes each point with the same expression in the same
- * order (sweep_row), so all print the same checksum bit for bit.
+ * order (wl_laplace_row, laplace_point.h), so all print the same checksum
+ * bit for bit.
  * Verification: every value lies between the boundary's minimum and
  * maximum (the discrete maximum principle); a band of rows around the
  * first thread's block edge is recomputed sequentially from the initial
@@ -38,6 +39,7 @@
  * its checksum and every value.
  */
 #include "common.h"
+#include "laplace_point.h"
 
 #include <omp.h>
 #include <pagehome.h>
@@ -65,45 +67,20 @@ static double *row_of(double *g, int n, int i)
     return g + (size_t)i * (size_t)n;
 }
 
-/* Initial value of point (i, j); boundary points keep it.  Top edge 1,
- * bottom edge 0, the sides fall from 1 to 0 (left linearly, right as a
- * square), the interior starts at 0. */
-static double initial_value(int n, int i, int j)
-{
-    if (i == 0)
-        return 1.0;
-    if (i == n - 1)
-        return 0.0;
-    double s = 1.0 - (double)i / (double)(n - 1);
-    if (j == 0)
-        return s;
-    if (j == n - 1)
-        return s * s;
-    return 0.0;
-}
-
 /* Rows [r0, r1) of the grid; `rows` holds row r0. */
 static void init_rows(double *rows, int n, int r0, int r1)
 {
     for (int i = r0; i < r1; i++) {
         double *r = rows + (size_t)(i - r0) * (size_t)n;
         for (int j = 0; j < n; j++)
-            r[j] = initial_value(n, i, j);
+            r[j] = wl_laplace_initial(n, i, j);
     }
-}
-
-/* One interior row: the only place a point is computed. */
-static void sweep_row(double *restrict dst, const double *up,
-                      const double *mid, const double *down, int n)
-{
-    for (int j = 1; j < n - 1; j++)
-        dst[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
 }
 
 static void sweep_rows(double *dst, double *src, int n, int r0, int r1)
 {
     for (int i = r0; i < r1; i++)
-        sweep_row(row_of(dst, n, i), row_of(src, n, i - 1),
+        wl_laplace_row(row_of(dst, n, i), row_of(src, n, i - 1),
                   row_of(src, n, i), row_of(src, n, i + 1), n);
 }
 
@@ -369,7 +346,7 @@ static int band_matches(double *res, int n, long iters, int w0, int w1)
         int r1 = vhi - 1 < n - 1 ? vhi - 1 : n - 1;
         /* rows of the band are at offset blo: shift by one row count */
         for (int i = r0; i < r1; i++)
-            sweep_row(row_of(b, n, i - blo), row_of(a, n, i - 1 - blo),
+            wl_laplace_row(row_of(b, n, i - blo), row_of(a, n, i - 1 - blo),
                       row_of(a, n, i - blo), row_of(a, n, i + 1 - blo), n);
         if (vlo > 0)
             vlo++;

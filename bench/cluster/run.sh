@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/cluster/run.sh -- cluster mode's benchmarks: the raw MPI operations
 # (bench_mpi_rma) and the hand-written MPI Laplace (laplace_mpi), and the
-# DSM's own microbenchmarks and Laplace once they are built (the marked
-# section below), on shared memory (both MPI stacks, 1, 2, 4 ranks) and
+# DSM's own microbenchmarks (bench_dsm_ops) and Laplace (laplace_dsm; the
+# marked section below), on shared memory (both MPI stacks, 1, 2, 4 ranks) and
 # across the namespace cluster (tests/cluster-net/run) at 100 Mbit/s,
 # 1 Gbit/s and unshaped.  Every run goes through `pagehome cluster run`.
 # Prints a table (table.py): per measurement the median over --reps
@@ -17,6 +17,9 @@
 #     --rates LIST       100mbit,1gbit,none (default all three)
 #     --ranks LIST       1,2,4 (default)
 #     --iters N          bench_mpi_rma iterations (default 1000)
+#     --dsm-iters N      bench_dsm_ops operations per sample (default 200;
+#                        it takes 7 samples and measures its own raw MPI
+#                        operations in the same process)
 #     --grid N --steps K Laplace size and iterations (default 1024 100,
 #                        paper 002's Table 1)
 #     --transport T      pagehome cluster --transport for the net runs
@@ -33,7 +36,7 @@ SRC=$(cd -- "$HERE/../.." && pwd -P)
 NET=$SRC/tests/cluster-net/run
 
 reps=3 mpis= where=shm,net rates=100mbit,1gbit,none ranks_list=1,2,4
-iters=1000 grid=1024 steps=100 transport=auto out= smoke=
+iters=1000 dsm_iters=200 grid=1024 steps=100 transport=auto out= smoke=
 while (($#)); do
 	case $1 in
 	--reps) reps=$2; shift 2 ;;
@@ -42,6 +45,7 @@ while (($#)); do
 	--rates) rates=$2; shift 2 ;;
 	--ranks) ranks_list=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
+	--dsm-iters) dsm_iters=$2; shift 2 ;;
 	--grid) grid=$2; shift 2 ;;
 	--steps) steps=$2; shift 2 ;;
 	--transport) transport=$2; shift 2 ;;
@@ -64,21 +68,22 @@ if [[ -z $mpis ]]; then
 fi
 [[ -n $mpis ]] || { echo "run.sh: no MPI benchmark is built (libopenmpi-dev, libmpich-dev)" >&2; exit 77; }
 if [[ -n $smoke ]]; then
-	reps=1 mpis=${mpis%%,*} where=shm ranks_list=2 iters=50 grid=128 steps=10
+	reps=1 mpis=${mpis%%,*} where=shm ranks_list=2 iters=50 dsm_iters=20 grid=128 steps=10
 fi
 
 # ---- the DSM's programs ------------------------------------------------------
-# Cluster mode's own benchmarks, once they are built: each prints the same
-# lines as its baseline -- "cluster-bench op=OP impl=dsm mpi=M ... median_us=
-# p90_us=" (ops read_miss, write_release, barrier, barrier_dirty with k=K,
-# lock_handover; their baselines get, put, barrier, fop) and "laplace
-# ranks=R threads=T seconds=S checksum=C" -- and is skipped while missing.
-# libpagehome_cluster is built against one MPI (DSM_MPI): only that stack
-# runs them.  Set DSM_MICRO / DSM_LAPLACE to point elsewhere.
+# Cluster mode's own benchmarks print the same lines as their baselines --
+# bench_dsm_ops "cluster-bench op=OP impl=dsm mpi=M ... median_us= p90_us="
+# (ops read_miss, write_release, barrier, barrier_dirty with k=K,
+# lock_handover; their baselines get, put, barrier, fop) and laplace_dsm
+# "laplace ranks=R threads=T seconds=S checksum=C" -- and are skipped where
+# not built (no libpagehome_cluster).  libpagehome_cluster is built against
+# one MPI (DSM_MPI, which the build writes to bench/cluster/dsm-mpi): only
+# that stack runs them.  DSM_MICRO / DSM_LAPLACE point elsewhere.
 DSM_MICRO=${DSM_MICRO:-$build/bench/cluster/bench_dsm_ops}
 DSM_LAPLACE=${DSM_LAPLACE:-$build/workloads/cluster/laplace_dsm}
 DSM_LAPLACE_ARGS=${DSM_LAPLACE_ARGS:-}   # e.g. a variant name before N ITERS
-DSM_MPI=${DSM_MPI:-openmpi}
+DSM_MPI=${DSM_MPI:-$(cat "$build/bench/cluster/dsm-mpi" 2>/dev/null)}
 # -------------------------------------------------------------------------------
 
 raw=${out:-$(mktemp "${TMPDIR:-/tmp}/pagehome-cluster-bench.XXXXXX")}
@@ -177,7 +182,7 @@ for ((rep = 1; rep <= reps; rep++)); do
 				if ((n >= 2)); then
 					job "$tags" 'op=barrier' -- launch "$w" "$rate" "$m" "$n" 1 -- "$rma" --iters "$iters"
 					if [[ $m == "$DSM_MPI" && -x $DSM_MICRO ]]; then
-						job "$tags" "" -- launch "$w" "$rate" "$m" "$n" 1 -- "$DSM_MICRO" --iters "$iters"
+						job "$tags prog=bench_dsm_ops" "" -- launch "$w" "$rate" "$m" "$n" 1 -- "$DSM_MICRO" --iters "$dsm_iters"
 					fi
 				fi
 				job "$tags prog=laplace_mpi" '^verification:' -- launch "$w" "$rate" "$m" "$n" "$t" -- "$lap" "$grid" "$steps"

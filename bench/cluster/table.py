@@ -10,8 +10,9 @@ Prints
   2. Laplace: per (program, MPI, where, ranks) the median seconds, and the
      checksum (MISMATCH when runs of one grid disagree);
   3. DSM / MPI: where a DSM line and its baseline come from the same
-     repetition (same MPI, place, ranks), the median of the per-repetition
-     ratios -- read_miss/get, write_release/put, barrier/barrier,
+     repetition (same MPI, place, ranks; the raw operations bench_dsm_ops
+     measured in its own process when it printed them, else
+     bench_mpi_rma's), the median of the per-repetition ratios -- read_miss/get, write_release/put, barrier/barrier,
      barrier_dirty/barrier, lock_handover/fop, laplace_dsm/laplace_mpi
      (goal at 4 ranks: 1.5).
 """
@@ -57,16 +58,19 @@ def main():
 
     groups = {}
     for r in ops:
-        key = (r["op"], r.get("impl", "mpi"), r["mpi"], r.get("win", "-"), r["where"],
+        impl = r.get("impl", "mpi")
+        if impl == "mpi" and r.get("prog") == "bench_dsm_ops":
+            impl = "mpi*"   # measured inside bench_dsm_ops's process
+        key = (r["op"], impl, r["mpi"], r.get("win", "-"), r["where"],
                int(r["ranks"]), r.get("k", "-"))
         groups.setdefault(key, []).append(r)
     print("\noperations (us: median over repetitions of each run's median / p90)")
-    print(f"{'op':<14} {'impl':<4} {'mpi':<8} {'win':<8} {'where':<12} {'ranks':>5} "
+    print(f"{'op':<18} {'impl':<4} {'mpi':<8} {'win':<8} {'where':<12} {'ranks':>5} "
           f"{'k':>4} {'median':>10} {'p90':>10} {'reps':>4}")
     for key in sorted(groups, key=lambda k: (k[2], where_key(k[4]), k[5], k[1], k[0], k[3])):
         g = groups[key]
         op, impl, mpi, win, where, ranks, k = key
-        print(f"{op:<14} {impl:<4} {mpi:<8} {win:<8} {where:<12} {ranks:>5} {k:>4} "
+        print(f"{op:<18} {impl:<4} {mpi:<8} {win:<8} {where:<12} {ranks:>5} {k:>4} "
               f"{med([float(r['median_us']) for r in g]):>10.2f} "
               f"{med([float(r['p90_us']) for r in g]):>10.2f} {len(g):>4}")
     for r in rows:
@@ -94,16 +98,19 @@ def main():
     ratios = {}
     by = {}
     for r in ops:
-        by[(r["rep"], r["mpi"], r["where"], r["ranks"], r.get("impl", "mpi"), r["op"],
-            r.get("win", "-"), r.get("k", "-"))] = float(r["median_us"])
+        by[(r["rep"], r["mpi"], r["where"], r["ranks"], r.get("prog", "-"),
+            r.get("impl", "mpi"), r["op"], r.get("win", "-"),
+            r.get("k", "-"))] = float(r["median_us"])
     for r in ops:
         if r.get("impl") != "dsm" or r["op"] not in BASELINE:
             continue
         win = r.get("win", "-")
         win = win if win in ("create", "allocate") else ("-" if BASELINE[r["op"]] == "barrier"
                                                           else "create")
-        base = by.get((r["rep"], r["mpi"], r["where"], r["ranks"], "mpi", BASELINE[r["op"]],
-                       win, "-"))
+        base = None
+        for prog in (r.get("prog", "-"), "-"):
+            base = base or by.get((r["rep"], r["mpi"], r["where"], r["ranks"], prog, "mpi",
+                                   BASELINE[r["op"]], win, "-"))
         if base:
             key = (f"{r['op']}{'' if r.get('k', '-') == '-' else ' k=' + r['k']} / "
                    f"{BASELINE[r['op']]}", r["mpi"], r["where"], int(r["ranks"]))

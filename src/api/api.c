@@ -1,6 +1,7 @@
 /*
  * api.c -- the public entry points of the library itself: ph_init,
- * ph_version, ph_last_error.
+ * ph_version, ph_last_error (and ph_internal_error_set, the way
+ * libpagehome_cluster's messages reach it: api/error_bridge.h).
  *
  * src/api/ is the top of the library: every function pagehome.h declares
  * is defined here, one file per concept (api_config.c the tunables,
@@ -11,6 +12,7 @@
  */
 #include "pagehome.h"
 
+#include "api/error_bridge.h"
 #include "base/error.h"
 #include "machine/machine.h"
 
@@ -33,4 +35,9 @@ PH_API const char *ph_version(void)
 PH_API const char *ph_last_error(void)
 {
     return ph_error_message();
+}
+
+PH_INTERNAL_API int ph_internal_error_set(int err, const char *msg)
+{
+    return ph_fail(err, "%s", msg ? msg : "");
 }

@@ -9,16 +9,25 @@
 
 static _Thread_local char last_message[PH_ERROR_MAX];
 
-static void record(const char *fmt, va_list ap)
+static void (*sink)(int err, const char *msg);
+
+void ph_error_sink_set(void (*fn)(int err, const char *msg))
+{
+    sink = fn;
+}
+
+static void record(int err, const char *fmt, va_list ap)
 {
     vsnprintf(last_message, sizeof last_message, fmt, ap);
+    if (sink)
+        sink(err, last_message);
 }
 
 int ph_fail(int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record(fmt, ap);
+    record(err, fmt, ap);
     va_end(ap);
     errno = err;
     return -1;
@@ -28,7 +37,7 @@ void *ph_fail_null(int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record(fmt, ap);
+    record(err, fmt, ap);
     va_end(ap);
     errno = err;
     return NULL;

@@ -27,5 +27,10 @@ const char *ph_error_message(void);
 /* Fail again with the calling thread's last message prefixed by "who: "
  * (errno kept).  Returns -1. */
 int ph_refail(const char *who);
+/* Also hand every message recorded from now on to fn (with its errno):
+ * the copy of base/ inside libpagehome_cluster.so passes its messages on
+ * to libpagehome's ph_last_error this way (src/cluster/bridge.c).  NULL
+ * stops it.  Set once, before threads fail. */
+void ph_error_sink_set(void (*fn)(int err, const char *msg));
 
 #endif

@@ -39,18 +39,23 @@ export PKG_CONFIG_PATH=$libdir
     $(pkg-config --static --cflags pagehome) "$(pkg-config --variable=libdir pagehome)/libpagehome.a" \
     $(pkg-config --static --libs-only-l pagehome | sed 's/-lpagehome//')
 "$tmp/with_pc_static"
-mkdir "$tmp/cm"
-cat > "$tmp/cm/CMakeLists.txt" <<'CM'
+# cmake_consumer DIR SOURCE TARGET: a CMake project in $tmp/DIR that finds
+# the installed package and links ../SOURCE against TARGET; built and run.
+cmake_consumer() {
+    mkdir "$tmp/$1"
+    cat > "$tmp/$1/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.18)
 project(consumer C)
 find_package(pagehome 0.1 REQUIRED)
-add_executable(consumer ../consumer.c)
-target_link_libraries(consumer PRIVATE pagehome::pagehome)
+add_executable(consumer ../$2)
+target_link_libraries(consumer PRIVATE $3)
 CM
-cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-    -DCMAKE_C_COMPILER="$cc" >/dev/null
-cmake --build "$tmp/cm/build" >/dev/null
-"$tmp/cm/build/consumer"
+    cmake -S "$tmp/$1" -B "$tmp/$1/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+        -DCMAKE_C_COMPILER="$cc" >/dev/null
+    cmake --build "$tmp/$1/build" >/dev/null
+    "$tmp/$1/build/consumer"
+}
+cmake_consumer cm consumer.c pagehome::pagehome
 # Only the public API is exported from the shared library.
 so=$(find "$tmp/prefix" -name 'libpagehome.so.*.*' | head -1)
 bad=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^ph_' | grep -v '^PAGEHOME_' || true)
@@ -59,4 +64,42 @@ if [ -n "$bad$internal" ]; then
     echo "unexpected exported symbols: $bad $internal"
     exit 1
 fi
-echo "test_install: 4 passed, 0 failed"
+passed=4
+# Cluster mode, when built: a consumer of pagehome-cluster (pkg-config) and
+# of pagehome::cluster (CMake), run as one MPI rank (a singleton).
+if [ -n "$(find "$tmp/prefix" -name pagehome-cluster.pc)" ]; then
+    cat > "$tmp/cluster.c" <<'C'
+#include <pagehome.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    if (ph_cluster_init(&argc, &argv) != 0)
+        return 1;
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "block");
+    long *a = ph_cluster_alloc(1 << 20, &pl);
+    if (!a)
+        return 2;
+    for (int i = 0; i < (1 << 20) / 8; i++)
+        a[i] = i;
+    int ok = ph_cluster_barrier() == 0 && a[1000] == 1000 && ph_cluster_home(a) == 0;
+    printf("cluster consumer: rank %d of %d\n", ph_cluster_rank(), ph_cluster_nranks());
+    ph_cluster_free(a);
+    return ph_cluster_finalize() == 0 && ok ? 0 : 3;
+}
+C
+    # shellcheck disable=SC2046
+    "$cc" -o "$tmp/cluster_pc" "$tmp/cluster.c" $(pkg-config --cflags --libs pagehome-cluster) \
+        -Wl,-rpath,"$(pkg-config --variable=libdir pagehome-cluster)"
+    "$tmp/cluster_pc"
+    cmake_consumer cmc cluster.c pagehome::cluster
+    # the cluster library exports its API only
+    cso=$(find "$tmp/prefix" -name 'libpagehome_cluster.so.*.*' | head -1)
+    cbad=$(nm -D --defined-only "$cso" | awk '{print $3}' | grep -v '^ph_cluster_' | grep -v '^PAGEHOME_' || true)
+    if [ -n "$cbad" ]; then
+        echo "unexpected exported symbols of the cluster library: $cbad"
+        exit 1
+    fi
+    passed=$((passed + 3))
+fi
+echo "test_install: $passed passed, 0 failed"

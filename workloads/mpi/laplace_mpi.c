@@ -27,6 +27,7 @@
  * gathered value first, to show that the check can fail.
  */
 #include "common.h"
+#include "laplace_point.h"
 
 #include <mpi.h>
 #include <omp.h>
@@ -36,27 +37,6 @@
 #include <string.h>
 
 #define USAGE "laplace_mpi N ITERS [--no-check]  (8 <= N <= 16384, 1 <= ITERS <= 10000000)"
-
-static double initial_value(int n, int i, int j)
-{
-    if (i == 0)
-        return 1.0;
-    if (i == n - 1)
-        return 0.0;
-    double s = 1.0 - (double)i / (double)(n - 1);
-    if (j == 0)
-        return s;
-    if (j == n - 1)
-        return s * s;
-    return 0.0;
-}
-
-static void sweep_row(double *restrict dst, const double *up, const double *mid,
-                      const double *down, int n)
-{
-    for (int j = 1; j < n - 1; j++)
-        dst[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
-}
 
 /* Rank r's interior rows [lo, hi) of 1..n-2. */
 static void block_of(int n, int ranks, int r, int *lo, int *hi)
@@ -80,10 +60,10 @@ static double *sequential(int n, long iters)
     double *u = grid_alloc((size_t)n, n), *un = grid_alloc((size_t)n, n);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            u[(size_t)i * n + j] = un[(size_t)i * n + j] = initial_value(n, i, j);
+            u[(size_t)i * n + j] = un[(size_t)i * n + j] = wl_laplace_initial(n, i, j);
     for (long t = 0; t < iters; t++) {
         for (int i = 1; i < n - 1; i++)
-            sweep_row(un + (size_t)i * n, u + (size_t)(i - 1) * n, u + (size_t)i * n,
+            wl_laplace_row(un + (size_t)i * n, u + (size_t)(i - 1) * n, u + (size_t)i * n,
                       u + (size_t)(i + 1) * n, n);
         double *tmp = u;
         u = un;
@@ -131,7 +111,7 @@ int main(int argc, char **argv)
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < rows + 2; k++)
         for (int j = 0; j < n; j++)
-            u[(size_t)k * n + j] = un[(size_t)k * n + j] = initial_value(n, lo - 1 + k, j);
+            u[(size_t)k * n + j] = un[(size_t)k * n + j] = wl_laplace_initial(n, lo - 1 + k, j);
     int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     int down = rank < ranks - 1 ? rank + 1 : MPI_PROC_NULL;
 
@@ -145,7 +125,7 @@ int main(int argc, char **argv)
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 #pragma omp parallel for schedule(static)
         for (int k = 1; k <= rows; k++)
-            sweep_row(un + (size_t)k * n, u + (size_t)(k - 1) * n, u + (size_t)k * n,
+            wl_laplace_row(un + (size_t)k * n, u + (size_t)(k - 1) * n, u + (size_t)k * n,
                       u + (size_t)(k + 1) * n, n);
         double *tmp = u;
         u = un;

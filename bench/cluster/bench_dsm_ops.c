@@ -1,0 +1,422 @@
+/*
+ * bench_dsm_ops.c -- cluster mode's basic operations against the raw MPI
+ * operations they are made of, measured in one run (2 ranks or more; rank
+ * 0 measures, rank 1 is the home/peer, the others wait in barriers).
+ *
+ *   read miss          a load from an invalid page homed at rank 1:
+ *                      fault, MPI_Get + flush of the page, map    vs raw
+ *                      MPI_Get + MPI_Win_flush of 4 KiB (same window kind:
+ *                      MPI_Win_create over a memfd mapping)
+ *   write + release    a store to a cached (read-only) page, then
+ *                      ph_cluster_release of it: write fault, twin, diff,
+ *                      MPI_Put + flush                          vs raw
+ *                      MPI_Put + flush of 4 KiB
+ *   write miss+release the same on an invalid page (fetch first) vs raw
+ *                      Get+flush + Put+flush
+ *   barrier, 0 dirty   ph_cluster_barrier with nothing written vs
+ *                      MPI_Barrier
+ *   barrier, k dirty   every rank writes k pages homed at the next rank,
+ *                      then ph_cluster_barrier (diffs, notices, invalidations)
+ *   lock hand-over     ranks 0 and 1 take turns on one lock (the turn is a
+ *                      shared word read under the lock)          vs raw
+ *                      MPI_Fetch_and_op + flush round trip
+ *   local fault        the first read of a home page (no MPI): the fault
+ *                      path's own cost (userfaultfd round trip or SIGSEGV)
+ * The raw operations run before ph_cluster_init and again after
+ * ph_cluster_finalize, in the same process (MPI stays initialised: the
+ * program initialises it itself, with MPI_THREAD_SERIALIZED); the raw
+ * figure is the lower of the two medians.  Medians over --reps samples
+ * of --count operations each.
+ *
+ * Output: a table (rank 0), and one line per measurement in the format
+ * of bench/cluster's raw MPI benchmark, which bench/cluster/run.sh and
+ * table.py read:
+ *   cluster-bench op=read_miss impl=dsm mpi=openmpi win=create ranks=2
+ *     k=- iters=N median_us=.. p90_us=..     (over the repetitions' means)
+ * with op read_miss, write_release, write_miss_release, barrier,
+ * barrier_dirty (k = dirty pages per rank), lock_handover, local_fault,
+ * and impl=mpi lines for get, put, fop, barrier measured in this run.
+ *
+ *   bench_dsm_ops [--iters N] [--reps R] [--quick]
+ */
+#include <pagehome.h>
+
+#include <mpi.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096
+#define MAXREPS 64
+
+static int me, n;
+static int count = 200, reps = 7;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int k)
+{
+    qsort(v, (size_t)k, sizeof *v, cmpd);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+static char mpi_name[16];
+
+/* one machine-readable line (rank 0) */
+static void line(const char *op, const char *impl, const char *k, double *v,
+                 int nv)
+{
+    if (me != 0)
+        return;
+    double s[MAXREPS];
+    memcpy(s, v, (size_t)nv * sizeof *s);
+    qsort(s, (size_t)nv, sizeof *s, cmpd);
+    int p90 = (int)((double)nv * 0.9);
+    if (p90 >= nv)
+        p90 = nv - 1;
+    printf("cluster-bench op=%s impl=%s mpi=%s win=create ranks=%d k=%s "
+           "iters=%d median_us=%.2f p90_us=%.2f\n", op, impl, mpi_name, n, k,
+           count, median(s, nv), s[p90]);
+}
+
+/* ---- raw MPI ---------------------------------------------------------- */
+
+typedef struct raw {
+    double get, put, fop, barrier;
+} raw;
+
+static raw measure_raw(void)
+{
+    raw out = {0};
+    size_t bytes = (size_t)count * 2 * PAGE;
+    int mfd = memfd_create("bench-raw", 0);
+    if (mfd < 0 || ftruncate(mfd, (off_t)bytes) < 0) {
+        perror("memfd");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    char *w = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    memset(w, 1, bytes);
+    MPI_Win win;
+    MPI_Win_create(w, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &win);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    double g[MAXREPS], p[MAXREPS], f[MAXREPS], b[MAXREPS];
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            double t0 = now_us();
+            for (int i = 0; i < count; i++) {
+                MPI_Get(w + (size_t)(count + i) * PAGE, PAGE, MPI_BYTE, 1,
+                        (MPI_Aint)i * PAGE, PAGE, MPI_BYTE, win);
+                MPI_Win_flush(1, win);
+            }
+            double t1 = now_us();
+            for (int i = 0; i < count; i++) {
+                MPI_Put(w + (size_t)i * PAGE, PAGE, MPI_BYTE, 1,
+                        (MPI_Aint)(count + i) * PAGE, PAGE, MPI_BYTE, win);
+                MPI_Win_flush(1, win);
+            }
+            double t2 = now_us();
+            int64_t one = 1, old;
+            for (int i = 0; i < count; i++) {
+                MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win);
+                MPI_Win_flush(1, win);
+            }
+            double t3 = now_us();
+            g[r] = (t1 - t0) / count;
+            p[r] = (t2 - t1) / count;
+            f[r] = (t3 - t2) / count;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t4 = now_us();
+        for (int i = 0; i < count; i++)
+            MPI_Barrier(MPI_COMM_WORLD);
+        b[r] = (now_us() - t4) / count;
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    munmap(w, bytes);
+    close(mfd);
+    line("get", "mpi", "-", g, reps);
+    line("put", "mpi", "-", p, reps);
+    line("fop", "mpi", "-", f, reps);
+    line("barrier", "mpi", "-", b, reps);
+    if (me == 0) {
+        out.get = median(g, reps);
+        out.put = median(p, reps);
+        out.fop = median(f, reps);
+    }
+    out.barrier = median(b, reps);
+    return out;
+}
+
+/* ---- cluster mode ----------------------------------------------------- */
+
+typedef struct dsm {
+    double read_miss, write_release, write_miss_release, barrier0;
+    double barrier_k[3];
+    double lock, local_fault, write_fault, release;
+} dsm;
+
+static const int kdirty[3] = {1, 16, 64};
+
+static dsm measure_dsm(void)
+{
+    dsm out = {0};
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "node:1");
+    /* pages homed at rank 1: rank 0 misses on them */
+    char *a = ph_cluster_alloc((size_t)count * PAGE, &pl);
+    ph_placement_parse(&pl, "node:0");
+    char *home = ph_cluster_alloc((size_t)count * PAGE, &pl);
+    ph_placement_parse(&pl, "cyclic:1");
+    char *dirty = ph_cluster_alloc((size_t)n * 64 * PAGE, &pl);
+    long *turn = ph_cluster_alloc(PAGE, NULL);
+    if (!a || !home || !dirty || !turn) {
+        fprintf(stderr, "bench_dsm_ops: allocation failed: %s\n",
+                ph_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    double rm[MAXREPS], wr[MAXREPS], wm[MAXREPS], b0[MAXREPS], lf[MAXREPS];
+    double bk[3][MAXREPS], lk[MAXREPS], wf[MAXREPS], rl[MAXREPS];
+    for (int r = 0; r < reps; r++) {
+        /* read miss: rank 1 writes its pages, rank 0 reads one word each */
+        if (me == 1)
+            for (int i = 0; i < count; i++)
+                a[(size_t)i * PAGE] = (char)(r + 1);
+        ph_cluster_barrier();          /* invalidates rank 0's copies */
+        if (me == 0) {
+            volatile char s = 0;
+            double t0 = now_us();
+            for (int i = 0; i < count; i++)
+                s += a[(size_t)i * PAGE];
+            double t1 = now_us();
+            rm[r] = (t1 - t0) / count;
+            (void)s;
+            /* write + release on the cached pages */
+            t0 = now_us();
+            for (int i = 0; i < count; i++) {
+                a[(size_t)i * PAGE + 8] = (char)r;
+                ph_cluster_release(a + (size_t)i * PAGE, 16);
+            }
+            t1 = now_us();
+            wr[r] = (t1 - t0) / count;
+            /* the two halves: write faults alone, then releases alone */
+            t0 = now_us();
+            for (int i = 0; i < count; i++)
+                a[(size_t)i * PAGE + 24] = (char)r;
+            t1 = now_us();
+            for (int i = 0; i < count; i++)
+                ph_cluster_release(a + (size_t)i * PAGE, 32);
+            double t2 = now_us();
+            wf[r] = (t1 - t0) / count;
+            rl[r] = (t2 - t1) / count;
+        }
+        ph_cluster_barrier();
+        if (me == 1)
+            for (int i = 0; i < count; i++)
+                a[(size_t)i * PAGE + 100] = (char)(r + 2);
+        ph_cluster_barrier();          /* rank 0's copies invalid again */
+        if (me == 0) {
+            double t0 = now_us();
+            for (int i = 0; i < count; i++) {
+                a[(size_t)i * PAGE + 16] = (char)r;
+                ph_cluster_release(a + (size_t)i * PAGE + 16, 8);
+            }
+            wm[r] = (now_us() - t0) / count;
+            /* a local fault: the first read of a home page after the
+             * barrier made it... home pages never fault twice: use the
+             * fresh home allocation's pages once per rep */
+        }
+        ph_cluster_barrier();
+        /* empty barriers */
+        double t0 = now_us();
+        for (int i = 0; i < count; i++)
+            ph_cluster_barrier();
+        b0[r] = (now_us() - t0) / count;
+        /* barriers with k dirty pages per rank (homed elsewhere) */
+        for (int k = 0; k < 3; k++) {
+            int iters = count / 4 > 4 ? count / 4 : 4;
+            double acc = 0;
+            for (int i = 0; i < iters; i++) {
+                for (int j = 0; j < kdirty[k]; j++) {
+                    /* page (j * n + me + 1) % (64 n) has home me + 1 */
+                    size_t pg = ((size_t)j * (size_t)n + (size_t)me + 1) %
+                                ((size_t)n * 64);
+                    dirty[pg * PAGE + (size_t)me * 8] = (char)i;
+                }
+                double s0 = now_us();
+                ph_cluster_barrier();
+                acc += now_us() - s0;
+            }
+            bk[k][r] = acc / iters;
+        }
+        /* lock hand-over between ranks 0 and 1 */
+        *turn = 0;
+        ph_cluster_barrier();
+        if (me <= 1) {
+            int rounds = count;
+            double s0 = now_us();
+            for (int i = 0; i < rounds;) {
+                ph_cluster_lock(1);
+                if (*turn % 2 == me) {
+                    *turn += 1;
+                    i++;
+                }
+                ph_cluster_unlock(1);
+            }
+            lk[r] = (now_us() - s0) / (2.0 * rounds);
+        }
+        ph_cluster_barrier();
+        lf[r] = 0;
+    }
+    /* local faults: first touch of home pages (rank 0's own pages) */
+    if (me == 0) {
+        volatile char s = 0;
+        double t0 = now_us();
+        for (int i = 0; i < count; i++)
+            s += home[(size_t)i * PAGE];
+        out.local_fault = (now_us() - t0) / count;
+        (void)s;
+    }
+    ph_cluster_barrier();
+    line("read_miss", "dsm", "-", rm, reps);
+    line("write_release", "dsm", "-", wr, reps);
+    line("write_miss_release", "dsm", "-", wm, reps);
+    line("barrier", "dsm", "-", b0, reps);
+    for (int k = 0; k < 3; k++) {
+        char kk[16];
+        snprintf(kk, sizeof kk, "%d", kdirty[k]);
+        line("barrier_dirty", "dsm", kk, bk[k], reps);
+    }
+    line("lock_handover", "dsm", "-", lk, reps);
+    if (me == 0) {
+        out.read_miss = median(rm, reps);
+        out.write_release = median(wr, reps);
+        out.write_fault = median(wf, reps);
+        out.release = median(rl, reps);
+        out.write_miss_release = median(wm, reps);
+        out.lock = median(lk, reps);
+    }
+    out.barrier0 = median(b0, reps);
+    for (int k = 0; k < 3; k++)
+        out.barrier_k[k] = median(bk[k], reps);
+    ph_cluster_free(turn);
+    ph_cluster_free(dirty);
+    ph_cluster_free(home);
+    ph_cluster_free(a);
+    (void)lf;
+    return out;
+}
+
+static const char *met(double ratio, double goal)
+{
+    return ratio <= goal ? "met" : "NOT met";
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "--count") || !strcmp(argv[i], "--iters")) &&
+            i + 1 < argc)
+            count = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick")) {
+            count = 40;
+            reps = 3;
+        }
+    }
+    if (reps > MAXREPS)
+        reps = MAXREPS;
+    if (count < 4)
+        count = 4;
+    int prov;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &prov);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int vlen;
+    MPI_Get_library_version(version, &vlen);
+    snprintf(mpi_name, sizeof mpi_name, "%s",
+             strstr(version, "Open MPI") ? "openmpi"
+             : strstr(version, "MPICH")  ? "mpich"
+                                         : "other");
+    if (n < 2) {
+        if (me == 0)
+            fprintf(stderr, "bench_dsm_ops: needs at least 2 ranks\n");
+        MPI_Finalize();
+        return 77;
+    }
+    raw r1 = measure_raw();
+    if (ph_cluster_init(&argc, &argv) < 0) {
+        fprintf(stderr, "ph_cluster_init: %s\n", ph_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ph_cluster_info_t info;
+    ph_cluster_info(&info);
+    dsm d = measure_dsm();
+    ph_cluster_finalize();
+    raw r2 = measure_raw();
+    raw rw = {
+        r1.get < r2.get ? r1.get : r2.get, r1.put < r2.put ? r1.put : r2.put,
+        r1.fop < r2.fop ? r1.fop : r2.fop,
+        r1.barrier < r2.barrier ? r1.barrier : r2.barrier};
+    if (me == 0) {
+        printf("bench_dsm_ops: %d ranks, %s, faults by %s, %d x %d operations, "
+               "medians in us\n", n, info.transport, info.fault_mechanism,
+               reps, count);
+        printf("%-32s %10s %10s %8s %8s\n", "operation", "cluster", "raw MPI",
+               "ratio", "goal");
+        printf("%-32s %10.2f %10.2f %8.2f %8s %s\n", "read miss (Get+flush)",
+               d.read_miss, rw.get, d.read_miss / rw.get, "<= 2",
+               met(d.read_miss / rw.get, 2));
+        printf("%-32s %10.2f %10.2f %8.2f %8s %s\n",
+               "write + release (Put+flush)", d.write_release, rw.put,
+               d.write_release / rw.put, "<= 3",
+               met(d.write_release / rw.put, 3));
+        printf("%-32s %10.2f %10s\n", "  of which the write fault",
+               d.write_fault, "-");
+        printf("%-32s %10.2f %10.2f %8.2f\n", "  of which the release",
+               d.release, rw.put, d.release / rw.put);
+        printf("%-32s %10.2f %10.2f %8.2f %8s\n",
+               "write miss + release (Get+Put)", d.write_miss_release,
+               rw.get + rw.put, d.write_miss_release / (rw.get + rw.put), "");
+        printf("%-32s %10.2f %10.2f %8.2f %8s %s\n",
+               "barrier, 0 dirty (MPI_Barrier)", d.barrier0, rw.barrier,
+               d.barrier0 / rw.barrier, "<= 5",
+               met(d.barrier0 / rw.barrier, 5));
+        for (int k = 0; k < 3; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "barrier, %d dirty/rank", kdirty[k]);
+            printf("%-32s %10.2f %10.2f %8.2f\n", name, d.barrier_k[k],
+                   rw.barrier, d.barrier_k[k] / rw.barrier);
+        }
+        printf("%-32s %10.2f %10.2f %8.2f\n", "lock hand-over (FOP+flush)",
+               d.lock, rw.fop, d.lock / rw.fop);
+        printf("%-32s %10.2f %10s\n", "local fault (no MPI)", d.local_fault,
+               "-");
+        printf("raw before/after: Get %.2f/%.2f Put %.2f/%.2f FOP %.2f/%.2f "
+               "Barrier %.2f/%.2f\n", r1.get, r2.get, r1.put, r2.put, r1.fop,
+               r2.fop, r1.barrier, r2.barrier);
+    }
+    MPI_Finalize();
+    return 0;
+}

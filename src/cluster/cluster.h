@@ -1,0 +1,432 @@
+/*
+ * cluster.h -- the cluster layer's shared state (internal).
+ *
+ * THE DESIGN IN ONE PAGE (README "Cluster mode" has the long form).
+ *
+ * Processes.  One MPI rank per machine (or NUMA domain), an OpenMP team
+ * inside each.  After ph_cluster_init, ONE service thread per rank makes
+ * every MPI call (MPI_THREAD_SERIALIZED suffices, which Open MPI's TCP
+ * transport accepts); application threads never call MPI: they post
+ * requests (barrier, lock, release, allocation) and wait on a futex.
+ *
+ * Memory.  Each rank has a memfd as large as the arena (sparse) and maps
+ * it twice: the ARENA view at an address all ranks agreed on (so pointers
+ * into shared data are valid everywhere) and the WINDOW view, which is the
+ * MPI window (MPI_Win_create) and the only view the service thread and MPI
+ * touch.  A home page is the master copy in place: remote diffs land in
+ * the home's memfd and are visible in its arena at once; remote gets read
+ * it there.  A non-home page of the memfd is this rank's cached copy.
+ *
+ * Faults (fault.h).  userfaultfd on the arena view in MISSING + MINOR + WP
+ * modes: a missing page (a hole in the memfd) or a page in the memfd but
+ * not mapped in the arena (minor) or a write to a write-protected page
+ * stops the thread in the kernel and queues a message the service thread
+ * reads; it fetches, makes the twin or notes the write, and maps the page
+ * with UFFDIO_CONTINUE (write-protected or not), which wakes the thread.
+ * The kernel waits, so system calls on shared memory (read() into a shared
+ * array) work.  Invalidation punches the page out of the memfd
+ * (FALLOC_FL_PUNCH_HOLE): the next access is a missing fault.  Fallback
+ * `sigsegv`: the same states with mprotect, the SIGSEGV handler only hands
+ * the fault to the service thread and waits on a futex.
+ *
+ * Coherence (coherence.c).  Home-based lazy release consistency (SCASH,
+ * JIAJIA).  Per rank and page: INVALID, RO (mapped write-protected) or RW.
+ * A read miss fetches the page (and up to cluster_fetch_pages following
+ * invalid pages with the same home) in one MPI_Get into the window view.
+ * A write to a cached page makes a twin first; a write to a home page is
+ * only noted (no twin).  Release: dirty pages are write-protected, diffed
+ * against their twins and the changed bytes go home in one MPI_Put per
+ * page (hindexed datatype), one flush per home.  Write notices: at a
+ * barrier every rank's written pages (MPI_Allgatherv); at a lock release
+ * into the notice log (notice.h).  A cached copy another rank wrote is
+ * invalidated.  One passive-target epoch (MPI_Win_lock_all) for the whole
+ * run; no per-access lock epochs.
+ *
+ * Homes (home.h).  Per allocation a placement formula, plus a per-page
+ * override table (first-touch claims now; home migration at barriers in
+ * the next issue).
+ */
+#ifndef PH_CLUSTER_CLUSTER_H
+#define PH_CLUSTER_CLUSTER_H
+
+#include "pagehome.h"
+#include "base/clock.h"
+#include "cluster/diff.h"
+#include "cluster/home.h"
+#include "cluster/notice.h"
+#include "cluster/range.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PH_DSM_PAGE ((size_t)4096)
+#define PH_DSM_PAGE_SHIFT 12
+
+/* ---- per-page state (one byte per arena page) ---- */
+#define PGS_MASK    0x03
+#define PGS_INVALID 0x00   /* no copy mapped (home: not yet mapped) */
+#define PGS_RO      0x01   /* mapped write-protected */
+#define PGS_RW      0x02   /* mapped writable (cached: twin exists) */
+#define PGF_IW      0x04   /* in the interval-written list */
+#define PGF_NP      0x08   /* in the notice-pending list (lock notices) */
+#define PGF_CACHED  0x10   /* in the cached list (a non-home copy) */
+#define PGF_HOMERW  0x20   /* in the home-written list */
+#define PGF_TMP     0x40   /* scratch (barrier: written by another rank) */
+#define PGF_DIRTY   0x80   /* in the dirty list (has a twin) */
+
+/* A growable list of page numbers. */
+typedef struct ph_dsm_vec {
+    uint64_t *v;
+    size_t n, cap;
+} ph_dsm_vec;
+int ph_dsm_vec_push(ph_dsm_vec *v, uint64_t x);
+void ph_dsm_vec_free(ph_dsm_vec *v);
+
+/* One collective allocation. */
+typedef struct ph_dsm_alloc {
+    size_t start, npages;   /* arena pages */
+    size_t bytes;           /* requested */
+    uint64_t seq;           /* allocation number (same on every rank) */
+    ph_dsm_placement pl;
+} ph_dsm_alloc;
+
+/* A fault to resolve (from userfaultfd or the SIGSEGV handler). */
+typedef struct ph_dsm_fault {
+    size_t page;            /* arena page */
+    int write;              /* the access was a write */
+    int kind;               /* PH_DSM_FK_* */
+    long token;             /* sigsegv: request slot */
+    int woken;              /* the resolution already woke the thread */
+} ph_dsm_fault;
+#define PH_DSM_FK_MISSING 0    /* no page in the memfd */
+#define PH_DSM_FK_MINOR   1    /* page in the memfd, not mapped */
+#define PH_DSM_FK_WP      2    /* write to a write-protected page */
+#define PH_DSM_FK_ACCESS  3    /* sigsegv: protection fault, kind unknown */
+
+typedef struct ph_dsm ph_dsm;
+
+/* The fault mechanism (fault_uffd.c, fault_sigsegv.c). */
+typedef struct ph_dsm_fault_ops {
+    const char *name;
+    /* the arena is mapped PROT_NONE; arm the mechanism on it */
+    int (*init)(ph_dsm *c);
+    void (*fini)(ph_dsm *c);
+    /* descriptor the service thread polls for faults, or -1 */
+    int (*fd)(ph_dsm *c);
+    /* up to max pending faults, without blocking; -1 on a fatal error */
+    int (*read)(ph_dsm *c, ph_dsm_fault *ev, int max);
+    /* make pages [page, page+n) of the memfd accessible in the arena:
+     * write-protected (rw = 0) or writable; wakes threads waiting on them */
+    int (*map)(ph_dsm *c, size_t page, size_t n, int rw);
+    /* missing pages (holes of the memfd) from `page` on: fill up to n of
+     * them with zeroes and map them (one call; uffd: UFFDIO_COPY),
+     * stopping at the first page that is not a hole; returns the pages
+     * done (>= 1).  NULL = populate, then map, one page. */
+    size_t (*map_zero)(ph_dsm *c, size_t page, size_t n, int rw);
+    /* change mapped pages to write-protected (rw = 0) or writable */
+    int (*protect)(ph_dsm *c, size_t page, size_t n, int rw);
+    /* make pages inaccessible before they are punched out (sigsegv) */
+    int (*drop)(ph_dsm *c, size_t page, size_t n);
+    /* the fault is resolved (or dropped): let the thread retry */
+    int (*complete)(ph_dsm *c, ph_dsm_fault *ev);
+    /* an allocation [page, page+n) appears (on = 1) or goes (0) */
+    int (*enable)(ph_dsm *c, size_t page, size_t n, int on);
+} ph_dsm_fault_ops;
+extern const ph_dsm_fault_ops ph_dsm_fault_uffd;
+extern const ph_dsm_fault_ops ph_dsm_fault_sigsegv;
+/* 1 when userfaultfd can serve the arena here (probe on a small memfd);
+ * else 0 with the reason in why. */
+int ph_dsm_uffd_usable(char *why, size_t len);
+
+/* ---- requests from application threads to the service thread ---- */
+enum {
+    PH_DSM_REQ_BARRIER = 1,
+    PH_DSM_REQ_LOCK,
+    PH_DSM_REQ_UNLOCK,
+    PH_DSM_REQ_ACQUIRE,
+    PH_DSM_REQ_RELEASE,
+    PH_DSM_REQ_ALLOC,
+    PH_DSM_REQ_FREE,
+    PH_DSM_REQ_HOMES,
+    PH_DSM_REQ_STATS,
+    PH_DSM_REQ_FINALIZE
+};
+
+typedef struct ph_dsm_req {
+    int op;
+    int arg;                 /* lock id */
+    const void *addr;        /* range calls, free, homes */
+    size_t bytes;            /* range calls, alloc */
+    const ph_dsm_placement *pl; /* alloc */
+    int *status;             /* homes */
+    int fd;                  /* stats */
+    void *result;            /* alloc: the address */
+    int ret, err;
+    char msg[256];
+    /* lock state on the service thread */
+    int64_t ticket;
+    uint64_t next_poll_ns, poll_gap_ns;
+    uint64_t t0_ns;
+    _Atomic int done;
+    struct ph_dsm_req *next;
+} ph_dsm_req;
+
+/* ---- statistics (service thread only; see stats.c) ---- */
+typedef struct ph_dsm_interval {
+    uint64_t read_remote, write_remote, read_home, write_home;
+    uint64_t fetched, written, invalidated, ns;
+} ph_dsm_interval;
+
+typedef struct ph_dsm_stats {
+    uint64_t fault_read_home, fault_read_remote;
+    uint64_t fault_write_home, fault_write_remote;
+    uint64_t fault_spurious;
+    uint64_t pages_fetched, fetch_calls;
+    uint64_t twins;
+    uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
+    uint64_t rma_calls, flushes, collectives;
+    uint64_t barriers, lock_acquires, lock_releases;
+    uint64_t selective_acquires, selective_releases;
+    uint64_t invalidations, invalidate_all;
+    uint64_t ft_claims_won, ft_claims_lost;
+    uint64_t notices_logged, notices_read, notice_log_wraps;
+    uint64_t single_writer_pages, multi_writer_pages;
+    uint64_t allocs, frees;
+    uint64_t home_untracked, home_retracked, home_prefilled;
+    uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
+    ph_dsm_interval cur;          /* the interval running */
+    ph_dsm_interval *ivs;         /* finished intervals */
+    size_t nivs, capivs;
+} ph_dsm_stats;
+
+/* ---- the control window's layout (bytes from its base, every rank) ---- */
+typedef struct ph_dsm_ctl_layout {
+    size_t heartbeat;        /* int64: liveness probes read it */
+    size_t locks;            /* 2 x int64 per lock slot: next ticket, serving */
+    size_t lock_slots;       /* slots per rank: ceil(locks / nranks) */
+    size_t log_head;         /* int64 (used at rank 0) */
+    size_t log;              /* log_size x uint64 (used at rank 0) */
+    size_t dir;              /* first-touch claim words, dir_slots x int64 */
+    size_t dir_slots;        /* ceil(npages / nranks) */
+    size_t bytes;
+} ph_dsm_ctl_layout;
+
+struct ph_dsm {
+    /* identity */
+    int rank, nranks, threads;
+    char (*hosts)[64];        /* per rank */
+    char transport[64];
+    char fault_name[32];
+    int nhosts;
+
+    /* tunables, read once at init */
+    long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
+    long home_untrack_after, home_recheck;
+    double whole_share;
+    uint64_t log_size;
+    char stats_file[512];
+
+    /* arena */
+    char *arena;              /* the agreed address */
+    char *wview;              /* the window view of the same memfd */
+    size_t arena_bytes, npages;
+    _Atomic size_t used_bytes;
+    int memfd;
+    uint8_t *state;           /* per page */
+    int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
+    uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
+
+    /* allocations */
+    ph_dsm_ranges ranges;
+    uint64_t alloc_seq;
+    long last_alloc;          /* index cache for ph_dsm_alloc_of */
+
+    /* page lists */
+    ph_dsm_vec dirty, home_rw, iw, np, cached;
+    ph_dsm_vec untracked;        /* home pages written every interval, not
+                               * write-protected any more */
+    uint32_t *home_hist;      /* per page, see coherence.c */
+    uint32_t recheck_next, recheck_period, recheck_at;
+    size_t recheck_last;
+    ph_dsm_seg *last_segs;       /* the last barrier's merged write notices */
+    size_t last_nsegs;
+    unsigned char **twins;    /* twin buffers by index */
+    size_t ntwins, captwins;
+    uint32_t *free_twins;     /* free indices */
+    size_t nfree_twins;
+
+    /* MPI */
+    MPI_Comm comm;
+    MPI_Win win, cwin;
+    void *cbase;              /* control window memory */
+    ph_dsm_ctl_layout ctl;
+    int mpi_ours;             /* we called MPI_Init_thread */
+    int nowin;                /* one rank: no windows, local atomics */
+    MPI_Request progress_req; /* never matched: MPI_Test drives progress */
+    int progress_buf;
+    MPI_Datatype int64_type;
+    uint64_t log_seen;        /* notice log position */
+    unsigned char *scratch;   /* service thread: a page-sized buffer */
+    uint64_t *logbuf;         /* service thread: log entries read */
+
+    /* fault mechanism */
+    const ph_dsm_fault_ops *fops;
+    int uffd;
+    int uffd_user_only;
+
+    /* service thread */
+    pthread_t svc, dog;
+    pthread_mutex_t role;     /* held by whoever runs service code */
+    int evfd;
+    pthread_mutex_t qlock;
+    ph_dsm_req *qhead, *qtail;
+    ph_dsm_req *locks_waiting;   /* lock requests polling for their turn */
+    _Atomic int queued;       /* requests posted, not yet taken */
+    _Atomic int svc_sleeping;
+    _Atomic int stop;
+    _Atomic int running;
+    int in_barrier;
+
+    /* watchdog: what the service thread waits for */
+    _Atomic uint64_t op_since_ns;       /* 0 = not waiting on a peer */
+    _Atomic int op_peer;
+    const char *_Atomic op_what;
+
+    /* local team barrier */
+    pthread_mutex_t bar_lock;
+    _Atomic unsigned bar_gen;
+    _Atomic int bar_count;
+    _Atomic int bar_sleepers;
+    int bar_ret, bar_err;
+    char bar_msg[256];
+
+    /* locks: local serialisation (a futex mutex per lock id) and the
+     * thread holding each */
+    _Atomic int *lock_word;
+    _Atomic long *lock_holder;
+
+    ph_dsm_stats st;
+};
+
+extern ph_dsm *ph_dsm_g;            /* the one cluster context (NULL before init) */
+
+/* ---- arena.c ---- */
+int ph_dsm_arena_create(ph_dsm *c);   /* memfd, window view, page tables */
+int ph_dsm_arena_place(ph_dsm *c);    /* the arena view at an agreed address */
+void ph_dsm_arena_destroy(ph_dsm *c);
+
+/* ---- tunables.c ---- */
+void ph_dsm_sync_tunables(void);
+
+/* ---- util ---- */
+/* "rank 3 (host b)" */
+const char *ph_dsm_who(const ph_dsm *c, int rank, char *buf, size_t len);
+/* Fatal: print "pagehome: cluster rank R (host H): <message>" and abort
+ * the job (MPI_Abort).  Never returns. */
+_Noreturn void ph_dsm_fatal(ph_dsm *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The futex pair used for every wait of an application thread. */
+void ph_dsm_futex_wait(_Atomic int *addr, int val, long spin_us);
+void ph_dsm_futex_wake(_Atomic int *addr);
+
+/* ---- transport.c: MPI ---- */
+/* Check an MPI return code on the service thread: fatal with a message
+ * naming the peer when it failed. */
+void ph_dsm_mpi_check(ph_dsm *c, int rc, const char *call, int peer);
+/* Mark the start/end of a wait on `peer` (-1 = a collective) for the
+ * watchdog. */
+void ph_dsm_op_begin(ph_dsm *c, const char *what, int peer);
+void ph_dsm_op_end(ph_dsm *c);
+int ph_dsm_transport_init(ph_dsm *c, int *argc, char ***argv);
+int ph_dsm_windows_create(ph_dsm *c);
+/* wait for a request (MPI_Test, yielding): no MPI blocking wait */
+void ph_dsm_wait_req(ph_dsm *c, MPI_Request *q, const char *what, int peer);
+void ph_dsm_windows_free(ph_dsm *c);
+int ph_dsm_watchdog_start(ph_dsm *c);
+void ph_dsm_watchdog_stop(ph_dsm *c);
+/* Wait for a non-blocking collective, serving faults meanwhile and
+ * probing the liveness of the other ranks when it takes long. */
+void ph_dsm_wait_collective(ph_dsm *c, MPI_Request *req, const char *what);
+/* Remote atomics on the control window (blocking, watched). */
+int64_t ph_dsm_fop(ph_dsm *c, int rank, size_t disp, int64_t value, MPI_Op op,
+                const char *what);
+void ph_dsm_describe_transport(ph_dsm *c);
+/* Element-wise atomic put (MPI_Accumulate REPLACE) and get
+ * (MPI_Get_accumulate NO_OP) of uint64 on the control window, and its
+ * flush; with one rank they are the CPU's atomics. */
+void ph_dsm_put_atomic(ph_dsm *c, int rank, size_t disp, const uint64_t *buf,
+                    int count, const char *what);
+void ph_dsm_get_atomic(ph_dsm *c, int rank, size_t disp, uint64_t *buf, int count,
+                    const char *what);
+void ph_dsm_ctl_flush(ph_dsm *c, int rank, const char *what);
+/* MPI_Win_sync of both windows (not with one rank) */
+void ph_dsm_win_sync(ph_dsm *c);
+
+/* ---- coherence.c: the page state machine (service thread) ---- */
+long ph_dsm_alloc_of(ph_dsm *c, size_t page);           /* index or -1 */
+/* home of a page: rank, or PH_DSM_HOME_UNCLAIMED, or -1 not shared */
+int ph_dsm_home_known(ph_dsm *c, size_t page);
+/* home of a page, claiming it when first-touch and unclaimed */
+int ph_dsm_home_claim(ph_dsm *c, size_t page);
+void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev);
+/* flush the diffs of the dirty pages (all, or those in [p0, p1)) to their
+ * homes; whole pages for single writers when `single` marks them (PGF_TMP
+ * clear = single writer is unknown: runs) */
+void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode);
+/* the home pages written in the interval (`interval` = barriers so far):
+ * write-protect them again, or leave those written at every interval
+ * untracked (see coherence.c) */
+void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval);
+/* a lock release: every written or untracked home page is write-protected
+ * again and (untracked ones) noted as written */
+void ph_dsm_home_release(ph_dsm *c, uint32_t interval);
+/* drop this rank's copy of a cached page (flushing its diff first) */
+void ph_dsm_invalidate(ph_dsm *c, size_t page);
+/* the same for a list (any order; pages not cached are skipped) */
+void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n);
+void ph_dsm_invalidate_all(ph_dsm *c);
+/* selective acquire of [p0, p1) */
+void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1);
+/* a range of pages leaves the arena (free): forget everything about it */
+void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1);
+int ph_dsm_coherence_init(ph_dsm *c);
+void ph_dsm_coherence_fini(ph_dsm *c);
+
+/* ---- sync.c (service thread side) ---- */
+void ph_dsm_do_barrier(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_lock(ph_dsm *c, ph_dsm_req *r);          /* takes a ticket */
+int ph_dsm_poll_lock(ph_dsm *c, ph_dsm_req *r);         /* 1 when acquired */
+void ph_dsm_do_unlock(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_acquire(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_release(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_alloc(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_free(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_homes(ph_dsm *c, ph_dsm_req *r);
+/* read the notice log (after a lock acquire) */
+void ph_dsm_read_notices(ph_dsm *c);
+
+/* ---- service.c ---- */
+void ph_dsm_progress_start(ph_dsm *c);
+void ph_dsm_progress_stop(ph_dsm *c);
+void ph_dsm_progress(ph_dsm *c);      /* drive MPI progress once */
+int ph_dsm_service_start(ph_dsm *c);
+void ph_dsm_service_join(ph_dsm *c);
+/* application side: post r and wait for it; returns r->ret (errno and
+ * the message set from r on failure) */
+int ph_dsm_call(ph_dsm *c, ph_dsm_req *r);
+/* service side: serve pending faults (without taking new requests) */
+int ph_dsm_serve_faults(ph_dsm *c);
+/* wait (service thread) until `ns` nanoseconds from now, serving faults */
+void ph_dsm_service_idle(ph_dsm *c, uint64_t ns);
+void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- stats.c ---- */
+void ph_dsm_stats_interval_end(ph_dsm *c);
+int ph_dsm_stats_json(ph_dsm *c, int fd);
+void ph_dsm_stats_free(ph_dsm *c);
+
+#endif

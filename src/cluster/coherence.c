@@ -1,0 +1,950 @@
+/*
+ * coherence.c -- the page state machine of home-based lazy release
+ * consistency, run by the service thread only (no locking needed: one
+ * thread owns every table here).
+ *
+ * Per rank and page (state[] in cluster.h):
+ *   home page     INVALID (never mapped here) -> RO on a read, RW on a
+ *                 write.  A home writes its master copy in place, no twin;
+ *                 RW means "written since the last notice point", and the
+ *                 page is in home_rw until a release or barrier write-
+ *                 protects it again (so the next write is seen).
+ *   cached page   INVALID -> RO by a fetch (one MPI_Get for the page and
+ *                 the following invalid pages with the same home, up to
+ *                 cluster_fetch_pages) -> RW by a write fault, which first
+ *                 copies the page to a twin.  A release write-protects the
+ *                 page (further writes fault again), sends the diff
+ *                 against the twin and drops the twin: RO.  An
+ *                 invalidation punches the page out of the memfd (after
+ *                 flushing its diff if it is dirty): INVALID, and the next
+ *                 access is a missing fault that fetches the current
+ *                 master copy -- this is also how a page another local
+ *                 thread is writing during a lock acquire is handled
+ *                 (write-protect, flush, invalidate; the writer refaults).
+ * Lists (page numbers; a flag bit in state[] keeps each free of
+ * duplicates) keep the work of a release or barrier proportional to the
+ * pages touched: dirty (cached pages with a twin), home_rw, iw (written
+ * this interval: the barrier's write notices), np (written since the
+ * last lock release: the notice log), cached (valid non-home copies).
+ */
+#include "cluster/cluster.h"
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/sort.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- small helpers -------------------------------------------------- */
+
+int ph_dsm_vec_push(ph_dsm_vec *v, uint64_t x)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 256;
+        uint64_t *p = realloc(v->v, cap * sizeof *p);
+        if (!p)
+            return -1;
+        v->v = p;
+        v->cap = cap;
+    }
+    v->v[v->n++] = x;
+    return 0;
+}
+
+void ph_dsm_vec_free(ph_dsm_vec *v)
+{
+    free(v->v);
+    memset(v, 0, sizeof *v);
+}
+
+static void push(ph_dsm *c, ph_dsm_vec *v, uint64_t page)
+{
+    if (ph_dsm_vec_push(v, page) < 0)
+        ph_dsm_fatal(c, "out of memory for the page lists");
+}
+
+static inline ph_dsm_alloc *alloc_at(ph_dsm *c, long i)
+{
+    return c->ranges.r[i].data;
+}
+
+long ph_dsm_alloc_of(ph_dsm *c, size_t page)
+{
+    long i = c->last_alloc;
+    if (i >= 0 && (size_t)i < c->ranges.n) {
+        const ph_dsm_range *r = &c->ranges.r[i];
+        if (page >= r->start && page < r->start + r->npages)
+            return i;
+    }
+    i = ph_dsm_ranges_find(&c->ranges, page);
+    if (i >= 0)
+        c->last_alloc = i;
+    return i;
+}
+
+int ph_dsm_home_known(ph_dsm *c, size_t page)
+{
+    if (page >= c->npages)
+        return -1;
+    int32_t o = c->home_ovr[page];
+    if (o)
+        return o - 1;
+    long i = ph_dsm_alloc_of(c, page);
+    if (i < 0)
+        return -1;
+    ph_dsm_alloc *a = alloc_at(c, i);
+    return ph_dsm_home_of(&a->pl, page - a->start, a->npages, c->nranks);
+}
+
+int ph_dsm_home_claim(ph_dsm *c, size_t page)
+{
+    int h = ph_dsm_home_known(c, page);
+    if (h != PH_DSM_HOME_UNCLAIMED)
+        return h;
+    int dr = ph_dsm_dir_rank(page, c->nranks);
+    size_t disp = c->ctl.dir + 8 * ph_dsm_dir_slot(page, c->nranks);
+    int64_t old = ph_dsm_fop(c, dr, disp, PH_DSM_CLAIM_TICKET, MPI_SUM,
+                          "a first-touch claim");
+    int64_t tickets;
+    int home;
+    ph_dsm_claim_decode(old, &tickets, &home);
+    if (tickets == 0) {
+        ph_dsm_fop(c, dr, disp, (int64_t)c->rank + 1, MPI_SUM,
+                "a first-touch claim");
+        home = c->rank;
+        c->st.ft_claims_won++;
+    } else {
+        uint64_t start = ph_now_ns();
+        uint64_t limit = (uint64_t)c->timeout_ms * 1000000u;
+        while (home < 0) {
+            /* the winner is between its two operations */
+            if (ph_now_ns() - start > limit)
+                ph_dsm_fatal(c, "arena page %zu: the rank that won its first-"
+                          "touch claim did not publish itself for %ld ms "
+                          "(it has probably died)", page, c->timeout_ms);
+            sched_yield();
+            old = ph_dsm_fop(c, dr, disp, 0, MPI_NO_OP, "a first-touch claim");
+            ph_dsm_claim_decode(old, &tickets, &home);
+        }
+        c->st.ft_claims_lost++;
+    }
+    if (home < 0 || home >= c->nranks)
+        ph_dsm_fatal(c, "arena page %zu: corrupt first-touch claim word "
+                  "0x%llx", page, (unsigned long long)old);
+    c->home_ovr[page] = home + 1;
+    return home;
+}
+
+/* ---- twins ---------------------------------------------------------- */
+
+static uint32_t twin_get(ph_dsm *c)
+{
+    if (c->nfree_twins > 0)
+        return c->free_twins[--c->nfree_twins];
+    if (c->ntwins == c->captwins) {
+        size_t cap = c->captwins ? 2 * c->captwins : 256;
+        unsigned char **t = realloc(c->twins, cap * sizeof *t);
+        uint32_t *f = realloc(c->free_twins, cap * sizeof *f);
+        if (!t || !f)
+            ph_dsm_fatal(c, "out of memory for twins");
+        c->twins = t;
+        c->free_twins = f;
+        c->captwins = cap;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, PH_DSM_PAGE, PH_DSM_PAGE) != 0)
+        ph_dsm_fatal(c, "out of memory for a twin");
+    c->twins[c->ntwins] = p;
+    return (uint32_t)c->ntwins++;
+}
+
+static void twin_put(ph_dsm *c, uint32_t idx)
+{
+    c->free_twins[c->nfree_twins++] = idx;
+}
+
+static unsigned char *twin_of(ph_dsm *c, size_t page)
+{
+    uint32_t s = c->twin_slot[page];
+    return s ? c->twins[s - 1] : NULL;
+}
+
+static void make_twin(ph_dsm *c, size_t page)
+{
+    uint32_t idx = twin_get(c);
+    memcpy(c->twins[idx], c->wview + page * PH_DSM_PAGE, PH_DSM_PAGE);
+    c->twin_slot[page] = idx + 1;
+    c->st.twins++;
+}
+
+static void drop_twin(ph_dsm *c, size_t page)
+{
+    uint32_t s = c->twin_slot[page];
+    if (s) {
+        twin_put(c, s - 1);
+        c->twin_slot[page] = 0;
+    }
+}
+
+/* ---- marking writes ------------------------------------------------- */
+
+static void note_written(ph_dsm *c, size_t page)
+{
+    uint8_t s = c->state[page];
+    if (!(s & PGF_IW)) {
+        push(c, &c->iw, page);
+        s |= PGF_IW;
+    }
+    if (!(s & PGF_NP)) {
+        push(c, &c->np, page);
+        s |= PGF_NP;
+    }
+    c->state[page] = s;
+}
+
+static void set_state(ph_dsm *c, size_t page, int st)
+{
+    c->state[page] = (uint8_t)((c->state[page] & ~PGS_MASK) | st);
+}
+
+/* ---- home pages ----------------------------------------------------- */
+
+static void populate(ph_dsm *c, size_t page)
+{
+    /* allocate the page in the memfd (zeroes for a hole, a no-op for a
+     * page that exists) without touching its contents */
+    if (fallocate(c->memfd, 0, (off_t)(page * PH_DSM_PAGE), (off_t)PH_DSM_PAGE) <
+        0)
+        ph_dsm_fatal(c, "fallocate of arena page %zu: %s (out of memory?)",
+                  page, strerror(errno));
+}
+
+/* Pages from p on that a missing home fault may fill at once: holes of
+ * this rank's own pages (never mapped here, same allocation), at most 64
+ * (256 KiB).  A hole of a home page was never fetched by anybody (a fetch
+ * fills it), so filling its neighbours ahead is safe; those filled for a
+ * write are counted as written (noticed at the next release or barrier). */
+static size_t home_run(ph_dsm *c, size_t p)
+{
+    long ai = ph_dsm_alloc_of(c, p);
+    if (ai < 0)
+        return 1;
+    ph_dsm_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    while (n < 64 && p + n < end &&
+           (c->state[p + n] & PGS_MASK) == PGS_INVALID &&
+           ph_dsm_home_known(c, p + n) == c->rank)
+        n++;
+    return n;
+}
+
+static void note_home_written(ph_dsm *c, size_t p)
+{
+    set_state(c, p, PGS_RW);
+    if (!(c->state[p] & PGF_HOMERW)) {
+        push(c, &c->home_rw, p);
+        c->state[p] |= PGF_HOMERW;
+    }
+    note_written(c, p);
+}
+
+/* Write-protected home pages after p that were written in one of the last
+ * two intervals (home_hist, see below): a program streaming through its
+ * band writes them again now, so a write fault unprotects the run at once
+ * (they count as written).  At most 64. */
+static size_t home_write_run(ph_dsm *c, size_t p)
+{
+    long ai = ph_dsm_alloc_of(c, p);
+    if (ai < 0)
+        return 1;
+    ph_dsm_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    uint32_t now = (uint32_t)c->st.barriers;
+    while (n < 64 && p + n < end) {
+        size_t q = p + n;
+        uint32_t h = c->home_hist[q];
+        uint32_t gap = (now - (h & 0xffffu)) & 0xffffu;
+        if ((c->state[q] & PGS_MASK) != PGS_RO || ((h >> 16) & 0xffu) == 0 ||
+            gap < 1 || gap > 2 || ph_dsm_home_known(c, q) != c->rank)
+            break;
+        n++;
+    }
+    return n;
+}
+
+static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
+{
+    size_t p = ev->page;
+    int st = c->state[p] & PGS_MASK;
+    /* alone in the job: nobody needs to hear about writes */
+    if (c->nranks == 1)
+        write = 1;
+    if (ev->kind == PH_DSM_FK_MISSING && c->fops->map_zero) {
+        int rw = write || st == PGS_RW;
+        size_t k = c->fops->map_zero(c, p, st == PGS_INVALID ? home_run(c, p)
+                                                             : 1, rw);
+        for (size_t i = 0; i < k; i++) {
+            if (rw)
+                note_home_written(c, p + i);
+            else
+                set_state(c, p + i, PGS_RO);
+        }
+        if (rw) {
+            c->st.fault_write_home++;
+            c->st.cur.write_home++;
+        } else {
+            c->st.fault_read_home++;
+            c->st.cur.read_home++;
+        }
+        c->st.home_prefilled += k - 1;
+        ev->woken = 1;
+        return;
+    }
+    if (ev->kind == PH_DSM_FK_MISSING)
+        populate(c, p);
+    if (write) {
+        if (ev->kind == PH_DSM_FK_WP && st == PGS_RO && c->nranks > 1) {
+            size_t k = home_write_run(c, p);
+            c->fops->protect(c, p, k, 1);
+            for (size_t i = 1; i < k; i++)
+                note_home_written(c, p + i);
+            c->st.home_prefilled += k - 1;
+        } else if (ev->kind == PH_DSM_FK_WP) {
+            c->fops->protect(c, p, 1, 1);
+        } else {
+            c->fops->map(c, p, 1, 1);
+        }
+        if (st != PGS_RW) {
+            c->st.fault_write_home++;
+            c->st.cur.write_home++;
+        } else {
+            c->st.fault_spurious++;
+        }
+        note_home_written(c, p);
+    } else {
+        c->fops->map(c, p, 1, st == PGS_RW);
+        if (st == PGS_INVALID) {
+            set_state(c, p, PGS_RO);
+            c->st.fault_read_home++;
+            c->st.cur.read_home++;
+        } else {
+            c->st.fault_spurious++;
+        }
+    }
+    ev->woken = 1;
+}
+
+/* ---- cached pages --------------------------------------------------- */
+
+static void fetch(ph_dsm *c, size_t page, size_t n, int home)
+{
+    uint64_t t0 = ph_now_ns();
+    ph_dsm_op_begin(c, "a page fetch", home);
+    MPI_Request q;
+    int rc = MPI_Rget(c->wview + page * PH_DSM_PAGE, (int)(n * PH_DSM_PAGE),
+                      MPI_BYTE, home, (MPI_Aint)(page * PH_DSM_PAGE),
+                      (int)(n * PH_DSM_PAGE), MPI_BYTE, c->win, &q);
+    ph_dsm_mpi_check(c, rc, "MPI_Rget (page fetch)", home);
+    ph_dsm_wait_req(c, &q, "MPI_Rget (page fetch)", home);
+    ph_dsm_op_end(c);
+    c->st.rma_calls++;
+    c->st.fetch_calls++;
+    c->st.pages_fetched += n;
+    c->st.cur.fetched += n;
+    c->st.fetch_ns += ph_now_ns() - t0;
+}
+
+/* How many pages from `page` on to fetch in one get: invalid, same home,
+ * same allocation, at most cluster_fetch_pages. */
+static size_t fetch_run(ph_dsm *c, size_t page, int home, long ai)
+{
+    ph_dsm_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages;
+    size_t n = 1;
+    while (n < (size_t)c->fetch_pages && page + n < end) {
+        size_t q = page + n;
+        if ((c->state[q] & PGS_MASK) != PGS_INVALID)
+            break;
+        if (ph_dsm_home_known(c, q) != home)
+            break;
+        n++;
+    }
+    return n;
+}
+
+static void cached_add(ph_dsm *c, size_t page)
+{
+    if (!(c->state[page] & PGF_CACHED)) {
+        push(c, &c->cached, page);
+        c->state[page] |= PGF_CACHED;
+    }
+}
+
+static void mark_dirty(ph_dsm *c, size_t page)
+{
+    make_twin(c, page);
+    set_state(c, page, PGS_RW);
+    if (!(c->state[page] & PGF_DIRTY)) {
+        push(c, &c->dirty, page);
+        c->state[page] |= PGF_DIRTY;
+    }
+    note_written(c, page);
+}
+
+static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
+                          long ai)
+{
+    size_t p = ev->page;
+    int st = c->state[p] & PGS_MASK;
+    if (st == PGS_INVALID) {
+        size_t n = fetch_run(c, p, home, ai);
+        fetch(c, p, n, home);
+        for (size_t i = 0; i < n; i++) {
+            set_state(c, p + i, PGS_RO);
+            cached_add(c, p + i);
+        }
+        if (n > 1)
+            c->fops->map(c, p + 1, n - 1, 0);
+        if (write) {
+            mark_dirty(c, p);
+            c->fops->map(c, p, 1, 1);
+            c->st.fault_write_remote++;
+            c->st.cur.write_remote++;
+        } else {
+            c->fops->map(c, p, 1, 0);
+            c->st.fault_read_remote++;
+            c->st.cur.read_remote++;
+        }
+    } else if (st == PGS_RO && write) {
+        mark_dirty(c, p);
+        if (ev->kind == PH_DSM_FK_WP)
+            c->fops->protect(c, p, 1, 1);
+        else
+            c->fops->map(c, p, 1, 1);
+        c->st.fault_write_remote++;
+        c->st.cur.write_remote++;
+    } else {
+        /* already resolved by an earlier fault of another thread */
+        c->fops->map(c, p, 1, st == PGS_RW);
+        c->st.fault_spurious++;
+    }
+    ev->woken = 1;
+}
+
+void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
+{
+    uint64_t t0 = ph_now_ns();
+    size_t p = ev->page;
+    long ai = p < c->npages ? ph_dsm_alloc_of(c, p) : -1;
+    if (ai < 0) {
+        /* not a shared page (sigsegv: the handler chains the signal) */
+        ev->woken = -1;
+        c->fops->complete(c, ev);
+        return;
+    }
+    int home = ph_dsm_home_claim(c, p);
+    int st = c->state[p] & PGS_MASK;
+    int write = ev->write || ev->kind == PH_DSM_FK_WP;
+    /* sigsegv without the write bit: a fault on a readable page is a
+     * write */
+    if (ev->kind == PH_DSM_FK_ACCESS && st == PGS_RO)
+        write = 1;
+    if (home == c->rank)
+        home_access(c, ev, write);
+    else
+        remote_access(c, ev, write, home, ai);
+    c->fops->complete(c, ev);
+    c->st.fault_ns += ph_now_ns() - t0;
+}
+
+/* ---- flushing diffs ------------------------------------------------- */
+
+/* home ranks touched by a flush (a growable list + a per-rank flag, no
+ * fixed-width bitmask) */
+typedef struct homeset {
+    int *list;
+    unsigned char *flag;
+    int n;
+} homeset;
+
+static void homeset_add(ph_dsm *c, homeset *h, int r)
+{
+    if (!h->flag) {
+        h->flag = calloc((size_t)c->nranks, 1);
+        h->list = malloc((size_t)c->nranks * sizeof *h->list);
+        if (!h->flag || !h->list)
+            ph_dsm_fatal(c, "out of memory");
+    }
+    if (!h->flag[r]) {
+        h->flag[r] = 1;
+        h->list[h->n++] = r;
+    }
+}
+
+static void homeset_flush(ph_dsm *c, homeset *h, const char *what)
+{
+    for (int i = 0; i < h->n; i++) {
+        ph_dsm_op_begin(c, what, h->list[i]);
+        int rc = MPI_Win_flush(h->list[i], c->win);
+        ph_dsm_mpi_check(c, rc, "MPI_Win_flush (diffs)", h->list[i]);
+        ph_dsm_op_end(c);
+        c->st.flushes++;
+    }
+    free(h->flag);
+    free(h->list);
+    memset(h, 0, sizeof *h);
+}
+
+static void sort_pages(uint64_t *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, ph_cmp_u64);
+}
+
+/* Apply fn to runs of consecutive pages of a sorted list. */
+static void for_runs(ph_dsm *c, const uint64_t *pages, size_t n,
+                     int (*fn)(ph_dsm *, size_t, size_t, int), int arg)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && pages[j] == pages[j - 1] + 1)
+            j++;
+        fn(c, (size_t)pages[i], j - i, arg);
+        i = j;
+    }
+}
+
+#define MAX_RUNS (PH_DSM_PAGE / 2)
+
+/* Send the diff of one dirty, already write-protected page. */
+static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
+                      homeset *hs)
+{
+    static ph_dsm_run runs[MAX_RUNS];
+    static int lens[MAX_RUNS];
+    static MPI_Aint displs[MAX_RUNS];
+    unsigned char *cur = (unsigned char *)c->wview + page * PH_DSM_PAGE;
+    unsigned char *twin = twin_of(c, page);
+    size_t changed = 0;
+    size_t n = ph_dsm_diff(cur, twin, PH_DSM_PAGE, runs, MAX_RUNS, &changed);
+    if (n == 0)
+        return;
+    MPI_Aint disp = (MPI_Aint)(page * PH_DSM_PAGE);
+    int rc;
+    ph_dsm_op_begin(c, "a diff", home);
+    if (ph_dsm_diff_send_whole(whole_ok, changed, n, MAX_RUNS, PH_DSM_PAGE,
+                            c->whole_share) ||
+        (n == 1 && runs[0].len == PH_DSM_PAGE)) {
+        rc = MPI_Put(cur, (int)PH_DSM_PAGE, MPI_BYTE, home, disp, (int)PH_DSM_PAGE,
+                     MPI_BYTE, c->win);
+        ph_dsm_mpi_check(c, rc, "MPI_Put (page)", home);
+        c->st.whole_pages_sent++;
+        c->st.diff_bytes += PH_DSM_PAGE;
+    } else if (n == 1 || whole_ok) {
+        /* one run; or a page nobody else wrote in the interval, where the
+         * bytes between the runs equal the home's and may go along: the
+         * span from the first to the last changed byte, one put */
+        uint32_t a = runs[0].off, b = runs[n - 1].off + runs[n - 1].len;
+        rc = MPI_Put(cur + a, (int)(b - a), MPI_BYTE, home, disp + a,
+                     (int)(b - a), MPI_BYTE, c->win);
+        ph_dsm_mpi_check(c, rc, "MPI_Put (diff)", home);
+        c->st.diffs_sent++;
+        c->st.diff_runs++;
+        c->st.diff_bytes += b - a;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            lens[i] = (int)runs[i].len;
+            displs[i] = (MPI_Aint)runs[i].off;
+        }
+        MPI_Datatype t;
+        rc = MPI_Type_create_hindexed((int)n, lens, displs, MPI_BYTE, &t);
+        ph_dsm_mpi_check(c, rc, "MPI_Type_create_hindexed", -1);
+        MPI_Type_commit(&t);
+        rc = MPI_Put(cur, 1, t, home, disp, 1, t, c->win);
+        ph_dsm_mpi_check(c, rc, "MPI_Put (diff)", home);
+        MPI_Type_free(&t);
+        c->st.diffs_sent++;
+        c->st.diff_runs += n;
+        c->st.diff_bytes += changed;
+    }
+    ph_dsm_op_end(c);
+    c->st.rma_calls++;
+    homeset_add(c, hs, home);
+}
+
+static int protect_ro(ph_dsm *c, size_t page, size_t n, int unused)
+{
+    (void)unused;
+    return c->fops->protect(c, page, n, 0);
+}
+
+/* Flush the given dirty pages (sorted, each PGF_DIRTY): write-protect,
+ * send diffs, one flush per home, drop twins.  barrier_mode: a page
+ * without PGF_TMP (nobody else wrote it) may go whole. */
+static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode)
+{
+    if (n == 0)
+        return;
+    uint64_t t0 = ph_now_ns();
+    for_runs(c, pages, n, protect_ro, 0);
+    homeset hs = {0};
+    for (size_t i = 0; i < n; i++) {
+        size_t p = (size_t)pages[i];
+        int home = ph_dsm_home_known(c, p);
+        int single = barrier_mode && !(c->state[p] & PGF_TMP);
+        send_diff(c, p, home, single, &hs);
+    }
+    homeset_flush(c, &hs, "diffs");
+    for (size_t i = 0; i < n; i++) {
+        size_t p = (size_t)pages[i];
+        drop_twin(c, p);
+        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
+                                PGS_RO);
+    }
+    c->st.release_ns += ph_now_ns() - t0;
+}
+
+void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode)
+{
+    if (c->dirty.n == 0)
+        return;
+    ph_dsm_vec sel = {0}, keep = {0};
+    for (size_t i = 0; i < c->dirty.n; i++) {
+        uint64_t p = c->dirty.v[i];
+        if (!(c->state[p] & PGF_DIRTY))
+            continue;                         /* stale entry */
+        if (p >= p0 && p < p1)
+            push(c, &sel, p);
+        else
+            push(c, &keep, p);
+    }
+    sort_pages(sel.v, sel.n);
+    flush_pages(c, sel.v, sel.n, barrier_mode);
+    ph_dsm_vec_free(&sel);
+    ph_dsm_vec_free(&c->dirty);
+    c->dirty = keep;
+}
+
+/* Home pages written at every interval stop being tracked (JIAJIA's
+ * home write detection switch-off): a home page its home wrote in
+ * `home_untrack_after` barrier intervals in a row (allowing one interval
+ * without a write between two: Jacobi's grids are written every other
+ * interval) stays writable --
+ * no write fault per interval any more -- and is assumed written: it is
+ * in every barrier's write notices (others drop their copies, as they
+ * would for a page really written each interval).  Every `home_recheck`
+ * barriers, and at every lock release (whose notices must be exact enough
+ * to cover what was written), untracked pages are write-protected again
+ * and noticed once; a page still written every interval is untracked
+ * again after one more interval.  home_hist[p]: bits 0-15 the last
+ * interval its home wrote it (mod 65536), 16-23 consecutive intervals,
+ * bit 31 untracked. */
+#define HH_STAMP(h) ((h) & 0xffffu)
+#define HH_COUNT(h) (((h) >> 16) & 0xffu)
+#define HH_UNTRACKED 0x80000000u
+#define HH_MAKE(stamp, count, un) \
+    (((uint32_t)(stamp) & 0xffffu) | ((uint32_t)(count) << 16) | \
+     ((un) ? HH_UNTRACKED : 0u))
+
+/* Write-protect a sorted list of home pages and make them RO. */
+static void rearm_pages(ph_dsm *c, ph_dsm_vec *sel)
+{
+    sort_pages(sel->v, sel->n);
+    for_runs(c, sel->v, sel->n, protect_ro, 0);
+    for (size_t i = 0; i < sel->n; i++) {
+        size_t p = (size_t)sel->v[i];
+        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_HOMERW)) |
+                                PGS_RO);
+    }
+}
+
+/* Untracked pages back to tracked, the next write counting as the
+ * (K)th consecutive one. */
+static void retrack_all(ph_dsm *c, uint32_t interval, int note)
+{
+    if (c->untracked.n == 0)
+        return;
+    uint32_t k = c->home_untrack_after > 0 ? (uint32_t)c->home_untrack_after
+                                            : 1;
+    for (size_t i = 0; i < c->untracked.n; i++) {
+        size_t p = (size_t)c->untracked.v[i];
+        c->home_hist[p] = HH_MAKE(interval - 1, k - 1, 0);
+        if (note)
+            note_written(c, p);
+    }
+    rearm_pages(c, &c->untracked);
+    c->st.home_retracked += c->untracked.n;
+    c->untracked.n = 0;
+}
+
+void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval)
+{
+    ph_dsm_vec sel = {0};
+    if (c->nranks == 1) {          /* nobody caches anything: stay writable */
+        for (size_t i = 0; i < c->home_rw.n; i++)
+            c->state[c->home_rw.v[i]] &= (uint8_t)~PGF_HOMERW;
+        c->home_rw.n = 0;
+        return;
+    }
+    uint32_t k = (uint32_t)c->home_untrack_after;
+    for (size_t i = 0; i < c->home_rw.n; i++) {
+        uint64_t p = c->home_rw.v[i];
+        if (!(c->state[p] & PGF_HOMERW))
+            continue;
+        uint32_t h = c->home_hist[p];
+        /* written this interval and in one of the two before (every
+         * interval, or every other one: Jacobi's two grids) */
+        uint32_t gap = (interval - HH_STAMP(h)) & 0xffffu;
+        uint32_t cnt = HH_COUNT(h) && gap >= 1 && gap <= 2 ? HH_COUNT(h) + 1
+                                                             : 1;
+        if (cnt > 255)
+            cnt = 255;
+        if (k > 0 && cnt >= k) {
+            /* stays writable, in every notice from now on */
+            c->home_hist[p] = HH_MAKE(interval, cnt, 1);
+            c->state[p] &= (uint8_t)~PGF_HOMERW;
+            push(c, &c->untracked, p);
+            c->st.home_untracked++;
+        } else {
+            c->home_hist[p] = HH_MAKE(interval, cnt, 0);
+            push(c, &sel, p);
+        }
+    }
+    c->home_rw.n = 0;
+    rearm_pages(c, &sel);
+    ph_dsm_vec_free(&sel);
+    /* re-check the untracked pages now and then; each time most of them
+     * were untracked again at once, wait twice as long for the next */
+    if (c->home_recheck > 0) {
+        if (!c->recheck_next)
+            c->recheck_next = (uint32_t)c->home_recheck;
+        if (interval >= c->recheck_next && c->untracked.n > 0) {
+            c->recheck_last = c->untracked.n;
+            retrack_all(c, interval + 1, 0);
+            c->recheck_at = interval;
+            c->recheck_period = c->recheck_period ? c->recheck_period
+                                                  : (uint32_t)c->home_recheck;
+            c->recheck_next = interval + c->recheck_period;
+        } else if (c->recheck_at && interval == c->recheck_at + 3) {
+            /* three intervals after a re-check: were they untracked
+             * again? */
+            if (c->untracked.n * 10 >= c->recheck_last * 9 &&
+                c->recheck_period < (1u << 20)) {
+                c->recheck_period *= 2;
+                c->recheck_next = c->recheck_at + c->recheck_period;
+            }
+            c->recheck_at = 0;
+        }
+    }
+}
+
+void ph_dsm_home_release(ph_dsm *c, uint32_t interval)
+{
+    ph_dsm_vec sel = {0};
+    if (c->nranks == 1) {
+        ph_dsm_home_barrier(c, interval);
+        return;
+    }
+    for (size_t i = 0; i < c->home_rw.n; i++) {
+        uint64_t p = c->home_rw.v[i];
+        if (c->state[p] & PGF_HOMERW)
+            push(c, &sel, p);
+    }
+    c->home_rw.n = 0;
+    rearm_pages(c, &sel);
+    ph_dsm_vec_free(&sel);
+    retrack_all(c, interval, 1);
+}
+
+/* ---- invalidation --------------------------------------------------- */
+
+static int punch(ph_dsm *c, size_t page, size_t n, int unused)
+{
+    (void)unused;
+    c->fops->drop(c, page, n);
+    if (fallocate(c->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(page * PH_DSM_PAGE), (off_t)(n * PH_DSM_PAGE)) < 0)
+        ph_dsm_fatal(c, "punching %zu page(s) out of the arena memfd at page "
+                  "%zu: %s", n, page, strerror(errno));
+    return 0;
+}
+
+/* Drop the entries of the dirty list whose page is no longer dirty. */
+static void dirty_compact(ph_dsm *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->dirty.n; i++) {
+        uint64_t p = c->dirty.v[i];
+        if (c->state[p] & PGF_DIRTY)
+            c->dirty.v[k++] = p;
+    }
+    c->dirty.n = k;
+}
+
+/* Invalidate the cached pages of a list (any order, duplicates and pages
+ * that are not cached allowed). */
+static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
+{
+    if (n == 0)
+        return;
+    ph_dsm_vec dirty = {0}, drop = {0};
+    for (size_t i = 0; i < n; i++) {
+        size_t p = (size_t)pages[i];
+        uint8_t s = c->state[p];
+        if ((s & PGS_MASK) == PGS_INVALID || (s & PGF_TMP))
+            continue;
+        if (ph_dsm_home_known(c, p) == c->rank)
+            continue;
+        c->state[p] |= PGF_TMP;               /* dedup */
+        push(c, &drop, p);
+        if (s & PGF_DIRTY)
+            push(c, &dirty, p);
+    }
+    if (dirty.n) {
+        /* write-protect, flush, then drop (the writer refaults) */
+        sort_pages(dirty.v, dirty.n);
+        flush_pages(c, dirty.v, dirty.n, 0);
+        dirty_compact(c);
+    }
+    sort_pages(drop.v, drop.n);
+    for_runs(c, drop.v, drop.n, punch, 0);
+    for (size_t i = 0; i < drop.n; i++) {
+        size_t p = (size_t)drop.v[i];
+        c->state[p] = (uint8_t)(c->state[p] &
+                                ~(PGS_MASK | PGF_TMP | PGF_DIRTY));
+    }
+    c->st.invalidations += drop.n;
+    c->st.cur.invalidated += drop.n;
+    ph_dsm_vec_free(&dirty);
+    ph_dsm_vec_free(&drop);
+}
+
+void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n)
+{
+    invalidate_list(c, pages, n);
+}
+
+void ph_dsm_invalidate(ph_dsm *c, size_t page)
+{
+    uint64_t p = page;
+    invalidate_list(c, &p, 1);
+}
+
+/* Drop stale entries of the cached list. */
+static void cached_compact(ph_dsm *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->cached.n; i++) {
+        uint64_t p = c->cached.v[i];
+        if ((c->state[p] & PGF_CACHED) &&
+            (c->state[p] & PGS_MASK) != PGS_INVALID)
+            c->cached.v[k++] = p;
+        else
+            c->state[p] &= (uint8_t)~PGF_CACHED;
+    }
+    c->cached.n = k;
+}
+
+void ph_dsm_invalidate_all(ph_dsm *c)
+{
+    cached_compact(c);
+    ph_dsm_vec all = {0};
+    for (size_t i = 0; i < c->cached.n; i++)
+        push(c, &all, c->cached.v[i]);
+    invalidate_list(c, all.v, all.n);
+    ph_dsm_vec_free(&all);
+    cached_compact(c);
+    c->st.invalidate_all++;
+}
+
+void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1)
+{
+    ph_dsm_vec sel = {0};
+    for (size_t p = p0; p < p1 && p < c->npages; p++) {
+        uint8_t s = c->state[p];
+        if ((s & PGS_MASK) != PGS_INVALID && (s & PGF_CACHED))
+            push(c, &sel, p);
+    }
+    invalidate_list(c, sel.v, sel.n);
+    ph_dsm_vec_free(&sel);
+}
+
+static void filter(ph_dsm_vec *v, const uint8_t *state, uint8_t flag, size_t p0,
+                   size_t p1)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        uint64_t p = v->v[i];
+        if (p >= p0 && p < p1)
+            continue;
+        if (!(state[p] & flag))
+            continue;
+        v->v[k++] = p;
+    }
+    v->n = k;
+}
+
+void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
+{
+    for (size_t i = 0; i < c->dirty.n; i++) {
+        uint64_t p = c->dirty.v[i];
+        if (p >= p0 && p < p1)
+            drop_twin(c, p);
+    }
+    filter(&c->dirty, c->state, PGF_DIRTY, p0, p1);
+    filter(&c->home_rw, c->state, PGF_HOMERW, p0, p1);
+    filter(&c->iw, c->state, PGF_IW, p0, p1);
+    filter(&c->np, c->state, PGF_NP, p0, p1);
+    filter(&c->cached, c->state, PGF_CACHED, p0, p1);
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < c->untracked.n; i++)
+            if (c->untracked.v[i] < p0 || c->untracked.v[i] >= p1)
+                c->untracked.v[k++] = c->untracked.v[i];
+        c->untracked.n = k;
+    }
+    memset(c->home_hist + p0, 0, (p1 - p0) * sizeof *c->home_hist);
+    c->fops->enable(c, p0, p1 - p0, 0);
+    punch(c, p0, p1 - p0, 0);
+    memset(c->state + p0, 0, p1 - p0);
+    memset(c->home_ovr + p0, 0, (p1 - p0) * sizeof *c->home_ovr);
+    /* give the table memory back when a large range goes */
+    if (p1 - p0 >= 4 * PH_DSM_PAGE) {
+        size_t a = (p0 + PH_DSM_PAGE - 1) & ~(PH_DSM_PAGE - 1);
+        size_t b = p1 & ~(PH_DSM_PAGE - 1);
+        if (b > a)
+            madvise(c->state + a, b - a, MADV_DONTNEED);
+    }
+}
+
+/* ---- set-up --------------------------------------------------------- */
+
+int ph_dsm_coherence_init(ph_dsm *c)
+{
+    c->last_alloc = -1;
+    c->scratch = NULL;
+    return 0;
+}
+
+void ph_dsm_coherence_fini(ph_dsm *c)
+{
+    for (size_t i = 0; i < c->ntwins; i++)
+        free(c->twins[i]);
+    free(c->twins);
+    free(c->free_twins);
+    c->twins = NULL;
+    c->free_twins = NULL;
+    c->ntwins = c->captwins = c->nfree_twins = 0;
+    ph_dsm_vec_free(&c->dirty);
+    ph_dsm_vec_free(&c->home_rw);
+    ph_dsm_vec_free(&c->iw);
+    ph_dsm_vec_free(&c->np);
+    ph_dsm_vec_free(&c->cached);
+    ph_dsm_vec_free(&c->untracked);
+}

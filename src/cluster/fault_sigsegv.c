@@ -1,0 +1,258 @@
+/*
+ * fault_sigsegv.c -- catching accesses to shared pages with page
+ * protection, where userfaultfd is not available (cluster_fault=sigsegv).
+ *
+ * The page states map onto protections: INVALID -> PROT_NONE, RO ->
+ * PROT_READ, RW -> PROT_READ|PROT_WRITE.  The SIGSEGV handler is
+ * async-signal-safe and makes no MPI call: for an address inside the
+ * arena it claims a request slot (atomics), writes the page and the access
+ * kind (x86-64: the page-fault error code's write bit; elsewhere the
+ * service thread infers it from the page's state), wakes the service
+ * thread (write(2) on its eventfd) and waits on the slot with futex(2).
+ * The service thread resolves the fault exactly as a userfaultfd one and
+ * marks the slot done; the handler returns and the access is retried.
+ * For an address outside the arena, or inside it but in no allocation
+ * (the service thread answers "not ours"), the handler passes the signal
+ * to the previous handler, or restores the default action and returns so
+ * that the access faults again and the process dies of SIGSEGV as it
+ * would have without pagehome.
+ *
+ * Limits of this mode: a system call given shared memory that is not
+ * accessible at that moment (read(fd, shared_array, n) into an invalid
+ * page, write(fd, ...) from one) fails with EFAULT instead of faulting;
+ * each run of pages with a different protection is its own kernel VMA
+ * (vm.max_map_count, 65530 by default, bounds how fragmented the arena's
+ * protections may become).
+ */
+#include "cluster/cluster.h"
+
+#include "base/error.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define NSLOTS 256
+
+enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_POSTED, SLOT_TAKEN, SLOT_DONE,
+       SLOT_NOT_OURS };
+
+typedef struct slot {
+    _Atomic int state;
+    size_t page;
+    int write;         /* 1 write, 0 read, -1 unknown */
+} slot;
+
+static slot slots[NSLOTS];
+static _Atomic int posted;
+static struct sigaction prev_action;
+static _Atomic int installed;
+static char *s_arena;
+static size_t s_arena_bytes;
+static int s_evfd = -1;
+static _Atomic int *s_sleeping;
+
+static long futex(_Atomic int *addr, int op, int val)
+{
+    return syscall(SYS_futex, (int *)addr, op, val, NULL, NULL, 0);
+}
+
+static void chain(int sig, siginfo_t *info, void *ctx)
+{
+    if (prev_action.sa_flags & SA_SIGINFO) {
+        if (prev_action.sa_sigaction) {
+            prev_action.sa_sigaction(sig, info, ctx);
+            return;
+        }
+    } else if (prev_action.sa_handler != SIG_DFL &&
+               prev_action.sa_handler != SIG_IGN) {
+        prev_action.sa_handler(sig);
+        return;
+    }
+    /* Default action: restore it and return; the access faults again. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+}
+
+static int write_bit(void *ctx)
+{
+#if defined(__x86_64__)
+    ucontext_t *uc = ctx;
+    return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+    (void)ctx;
+    return -1;
+#endif
+}
+
+static void handler(int sig, siginfo_t *info, void *ctx)
+{
+    char *a = info->si_addr;
+    if (!s_arena || a < s_arena || a >= s_arena + s_arena_bytes) {
+        chain(sig, info, ctx);
+        return;
+    }
+    int saved_errno = errno;
+    /* claim a slot */
+    unsigned start = (unsigned)(((uintptr_t)a >> 12) * 2654435761u) % NSLOTS;
+    slot *s = NULL;
+    for (;;) {
+        for (unsigned k = 0; k < NSLOTS; k++) {
+            slot *t = &slots[(start + k) % NSLOTS];
+            int expect = SLOT_FREE;
+            if (atomic_compare_exchange_strong(&t->state, &expect,
+                                               SLOT_FILLING)) {
+                s = t;
+                break;
+            }
+        }
+        if (s)
+            break;
+        syscall(SYS_sched_yield);
+    }
+    s->page = (size_t)(a - s_arena) >> PH_DSM_PAGE_SHIFT;
+    s->write = write_bit(ctx);
+    atomic_store(&s->state, SLOT_POSTED);
+    atomic_fetch_add(&posted, 1);
+    if (atomic_load(s_sleeping)) {
+        uint64_t one = 1;
+        ssize_t w = write(s_evfd, &one, sizeof one);
+        (void)w;
+    }
+    for (;;) {
+        int st = atomic_load(&s->state);
+        if (st == SLOT_DONE || st == SLOT_NOT_OURS)
+            break;
+        futex(&s->state, FUTEX_WAIT_PRIVATE, st);
+    }
+    int not_ours = atomic_load(&s->state) == SLOT_NOT_OURS;
+    atomic_store(&s->state, SLOT_FREE);
+    errno = saved_errno;
+    if (not_ours)
+        chain(sig, info, ctx);
+}
+
+static int s_init(ph_dsm *c)
+{
+    s_arena = c->arena;
+    s_arena_bytes = c->arena_bytes;
+    s_evfd = c->evfd;
+    s_sleeping = &c->svc_sleeping;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &prev_action) < 0)
+        return ph_fail(errno, "sigaction(SIGSEGV): %s", strerror(errno));
+    atomic_store(&installed, 1);
+    snprintf(c->fault_name, sizeof c->fault_name, "sigsegv");
+    return 0;
+}
+
+static void s_fini(ph_dsm *c)
+{
+    (void)c;
+    if (atomic_exchange(&installed, 0)) {
+        struct sigaction cur;
+        sigaction(SIGSEGV, NULL, &cur);
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler)
+            sigaction(SIGSEGV, &prev_action, NULL);
+    }
+    s_arena = NULL;
+}
+
+static int s_fd(ph_dsm *c)
+{
+    (void)c;
+    return -1;
+}
+
+static int s_read(ph_dsm *c, ph_dsm_fault *ev, int max)
+{
+    (void)c;
+    if (atomic_load(&posted) == 0)
+        return 0;
+    int k = 0;
+    for (int i = 0; i < NSLOTS && k < max; i++) {
+        int expect = SLOT_POSTED;
+        if (!atomic_compare_exchange_strong(&slots[i].state, &expect,
+                                            SLOT_TAKEN))
+            continue;
+        atomic_fetch_sub(&posted, 1);
+        ev[k].page = slots[i].page;
+        ev[k].write = slots[i].write > 0;
+        ev[k].kind = slots[i].write < 0 ? PH_DSM_FK_ACCESS
+                     : slots[i].write   ? PH_DSM_FK_WP
+                                        : PH_DSM_FK_ACCESS;
+        ev[k].token = i;
+        ev[k].woken = 0;
+        k++;
+    }
+    return k;
+}
+
+static int prot(ph_dsm *c, size_t page, size_t n, int p)
+{
+    if (mprotect(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE, p) < 0)
+        ph_dsm_fatal(c, "mprotect of %zu arena page(s) at page %zu failed: %s "
+                  "(vm.max_map_count may be too small for this many "
+                  "protection changes)", n, page, strerror(errno));
+    return 0;
+}
+
+static int s_map(ph_dsm *c, size_t page, size_t n, int rw)
+{
+    return prot(c, page, n, rw ? PROT_READ | PROT_WRITE : PROT_READ);
+}
+
+static int s_protect(ph_dsm *c, size_t page, size_t n, int rw)
+{
+    return s_map(c, page, n, rw);
+}
+
+static int s_drop(ph_dsm *c, size_t page, size_t n)
+{
+    return prot(c, page, n, PROT_NONE);
+}
+
+static int s_complete(ph_dsm *c, ph_dsm_fault *ev)
+{
+    (void)c;
+    slot *s = &slots[ev->token];
+    atomic_store(&s->state, ev->woken < 0 ? SLOT_NOT_OURS : SLOT_DONE);
+    futex(&s->state, FUTEX_WAKE_PRIVATE, 1);
+    ev->woken = 1;
+    return 0;
+}
+
+static int s_enable(ph_dsm *c, size_t page, size_t n, int on)
+{
+    /* an allocation starts inaccessible: every first access faults */
+    if (!on)
+        return prot(c, page, n, PROT_NONE);
+    return 0;
+}
+
+const ph_dsm_fault_ops ph_dsm_fault_sigsegv = {
+    .name = "sigsegv",
+    .init = s_init,
+    .fini = s_fini,
+    .fd = s_fd,
+    .read = s_read,
+    .map = s_map,
+    .protect = s_protect,
+    .drop = s_drop,
+    .complete = s_complete,
+    .enable = s_enable,
+};

@@ -1,0 +1,144 @@
+/*
+ * test_stress.c SEED PLACEMENT -- a seeded random stress of cluster mode,
+ * checked against a sequential reference.
+ *
+ * Every OpenMP thread of every rank (global thread g of G) runs ROUNDS
+ * rounds over an array of words spread over pages with the given
+ * placement.  In round t the owner of word w is hash(t, w) % G and it
+ * writes w iff a hash bit says so, with a value that is a hash of (w, t):
+ * writers of one page change from round to round and share pages down to
+ * neighbouring words (data-race free, lots of false sharing).  Each thread
+ * also reads random words that nobody writes in the round and checks them
+ * against the reference (the last value written in an earlier round), and
+ * adds random amounts to lock-protected accumulators (random locks, pages
+ * shared by accumulators of different locks).  Barriers end the rounds.
+ * Every rank can compute the reference alone, so every rank checks
+ * everything at the end.
+ */
+#include "common.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define PAGE 4096
+#define WORDS (48 * PAGE / 8)
+#define ROUNDS 24
+#define READS 1500
+#define NACC 96
+#define NLOCKS 7
+#define INCS 20
+
+static uint64_t seed;
+
+static uint64_t mix(uint64_t x)
+{
+    uint64_t z = x + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t h3(uint64_t a, uint64_t b, uint64_t c)
+{
+    return mix(mix(mix(seed ^ a) ^ b) ^ c);
+}
+
+static int writes(size_t w, int t)
+{
+    return (h3(1, (uint64_t)t, w) & 3) != 0;        /* 3 in 4 */
+}
+
+static long owner(size_t w, int t, long G)
+{
+    return (long)(h3(2, (uint64_t)t, w) % (uint64_t)G);
+}
+
+static uint64_t value(size_t w, int t)
+{
+    return h3(3, (uint64_t)t, w) | 1;                /* never 0 */
+}
+
+/* the reference value of w after rounds 0..t */
+static uint64_t ref(size_t w, int t)
+{
+    for (int r = t; r >= 0; r--)
+        if (writes(w, r))
+            return value(w, r);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cl_init(&argc, &argv);
+    seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
+    const char *place = argc > 2 ? argv[2] : "cyclic:1";
+    int me = ph_cluster_rank(), n = ph_cluster_nranks();
+    ph_placement_t pl;
+    if (ph_placement_parse(&pl, place) < 0) {
+        fprintf(stderr, "bad placement %s: %s\n", place, ph_last_error());
+        return 2;
+    }
+    uint64_t *a = ph_cluster_alloc(WORDS * sizeof *a, &pl);
+    uint64_t *acc = ph_cluster_alloc(NACC * 64, &pl); /* 8 words apart */
+    CHECK(a && acc);
+    if (!a || !acc)
+        return cl_finish("stress");
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    long G = (long)n * threads;
+    long bad_reads = 0, bad_final = 0;
+#pragma omp parallel reduction(+ : bad_reads)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        long g = (long)me * threads + tid;
+        for (int t = 0; t < ROUNDS; t++) {
+            for (size_t w = 0; w < WORDS; w++)
+                if (owner(w, t, G) == g && writes(w, t))
+                    a[w] = value(w, t);
+            for (int k = 0; k < READS; k++) {
+                size_t w = (size_t)(h3(4, (uint64_t)(t * 1000003 + g),
+                                       (uint64_t)k) % WORDS);
+                if (writes(w, t))
+                    continue;                 /* somebody writes it now */
+                if (a[w] != ref(w, t - 1))
+                    bad_reads++;
+            }
+            for (int k = 0; k < INCS; k++) {
+                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
+                size_t i = (size_t)(h % NACC);
+                ph_cluster_lock((int)(i % NLOCKS));
+                acc[i * 8] += (h >> 32) % 100 + 1;
+                ph_cluster_unlock((int)(i % NLOCKS));
+            }
+            if (t % 5 == 2)
+                ph_cluster_barrier();   /* an extra barrier mid-round */
+            ph_cluster_barrier();
+        }
+    }
+    CHECK_EQ(bad_reads, 0);
+    /* the final state, everywhere */
+    for (size_t w = 0; w < WORDS; w++)
+        bad_final += a[w] != ref(w, ROUNDS - 1);
+    CHECK_EQ(bad_final, 0);
+    uint64_t want[NACC] = {0};
+    for (int t = 0; t < ROUNDS; t++)
+        for (long g = 0; g < G; g++)
+            for (int k = 0; k < INCS; k++) {
+                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
+                want[h % NACC] += (h >> 32) % 100 + 1;
+            }
+    size_t bad_acc = 0;
+    for (int i = 0; i < NACC; i++)
+        bad_acc += acc[i * 8] != want[i];
+    CHECK_EQ(bad_acc, 0);
+    ph_cluster_barrier();
+    ph_cluster_free(acc);
+    ph_cluster_free(a);
+    return cl_finish("stress");
+}
