@@ -227,7 +227,10 @@ EOF
     marker=pagehome-cluster-test-$$-$stack
     "$ph" cluster run -n 2 "${m[@]}" -- bash -c "exec -a $marker sleep 60" >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 1 100); do
+    # waits generous enough for a loaded machine (30 s to start, 10 s for
+    # pagehome and then the ranks to be gone): only a rank that never ends
+    # fails this
+    for _ in $(seq 1 300); do
         [ "$(pgrep -fc "^$marker")" = 2 ] && break
         sleep 0.1
     done
@@ -235,6 +238,10 @@ EOF
     kill -TERM "$pid"
     for _ in $(seq 1 100); do
         kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    for _ in $(seq 1 100); do
+        [ "$(pgrep -fc "^$marker")" = 0 ] && break
         sleep 0.1
     done
     if [ "$started" = 2 ] && ! kill -0 "$pid" 2>/dev/null && [ "$(pgrep -fc "^$marker")" = 0 ]; then
