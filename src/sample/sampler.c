@@ -59,6 +59,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -252,6 +253,14 @@ static long slot_open(sampler *s, uintptr_t a, uintptr_t b)
     atomic_store(&sl->run_pages, s->o.run_pages);
     atomic_store(&sl->runs, runs);
     atomic_store(&sl->inst, (int)s->inst);
+    atomic_store(&sl->stash, 0);
+    if (ph_sig_insts[s->inst].mech == PH_SIG_MECH_UFFD && ph_uffd_sampler_add(i) != 0) {
+        int e = errno;
+        pthread_mutex_unlock(&table_lock);
+        free(runs);
+        return ph_fail(e, "sampler: range %#lx+%zu: %s", (unsigned long)a,
+                       (size_t)(b - a), ph_error_message());
+    }
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
     atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);
     if (atomic_load(&ph_sig_slot_hiwater) <= i)
@@ -266,6 +275,7 @@ static void slot_close(size_t i)
     ph_sig_slot *sl = &ph_sig_slots[i];
     wait_zero(&sl->inflight);
     pthread_mutex_lock(&table_lock);
+    ph_uffd_sampler_remove(i);
     free(atomic_load(&sl->runs));
     atomic_store(&sl->runs, NULL);
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
@@ -309,13 +319,35 @@ static size_t span_end(const sampler *s, size_t k, size_t to, uintptr_t *span,
     size_t len;
     *span = run_span(s->armed[k].slot, s->armed[k].run, &len);
     *span_len = len;
+    size_t slot = s->armed[k].slot;
     for (k++; k < to; k++) {
         uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
-        if (a != *span + *span_len)
+        if (a != *span + *span_len || s->armed[k].slot != slot)
             break;
         *span_len += len;
     }
     return k;
+}
+
+/* Open span [span, span+len) made of armed[first, k): one call for the
+ * mprotect mechanism (opening a run a handler already opened is
+ * harmless); run by run for userfaultfd (each run is moved back and
+ * unregistered as a whole). */
+static void lift_span(sampler *s, size_t first, size_t k, uintptr_t span, size_t len)
+{
+    if (ph_sig_insts[s->inst].mech != PH_SIG_MECH_UFFD) {
+        ph_sig_open_span(s->armed[first].slot, span, len);
+        return;
+    }
+    (void)span;
+    (void)len;
+    for (size_t j = first; j < k; j++) {
+        if (atomic_load(run_state(&s->armed[j])) != PH_RUN_LIFTING)
+            continue;
+        size_t rl;
+        uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &rl);
+        ph_sig_open_span(s->armed[j].slot, a, rl);
+    }
 }
 
 /* Lift armed[from, to): every run ends IDLE and read-write.  Runs a
@@ -337,7 +369,7 @@ static void lift(sampler *s, size_t from, size_t to)
                     sched_yield();
         }
         if (any)
-            mprotect((void *)span, span_len, PROT_READ | PROT_WRITE);
+            lift_span(s, first, k, span, span_len);
         for (size_t j = first; j < k; j++) {
             unsigned char st = PH_RUN_LIFTING;
             atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_IDLE);
@@ -357,7 +389,7 @@ static int protect(sampler *s, size_t from, size_t to)
         k = span_end(s, k, to, &span, &span_len);
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
-        int rc = mprotect((void *)span, span_len, PROT_NONE);
+        int rc = ph_sig_protect_span(s->armed[first].slot, span, span_len);
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMED);
         if (rc != 0) {
@@ -444,13 +476,37 @@ static sampler *sp_of(ph_source *src)
     return src->impl;
 }
 
-static int sp_disarm(ph_source *src)
+static int is_uffd(const sampler *s)
 {
-    sampler *s = sp_of(src);
+    return ph_sig_insts[s->inst].mech == PH_SIG_MECH_UFFD;
+}
+
+static void mech_lock(const sampler *s)
+{
+    if (is_uffd(s))
+        ph_uffd_sampler_lock();
+}
+
+static void mech_unlock(const sampler *s)
+{
+    if (is_uffd(s))
+        ph_uffd_sampler_unlock();
+}
+
+static void disarm_locked(sampler *s)
+{
     uint64_t t0 = ph_now_ns();
     lift(s, 0, s->narmed);
     s->narmed = 0;
     s->st.arm_ns += ph_now_ns() - t0;
+}
+
+static int sp_disarm(ph_source *src)
+{
+    sampler *s = sp_of(src);
+    mech_lock(s);
+    disarm_locked(s);
+    mech_unlock(s);
     return 0;
 }
 
@@ -490,13 +546,12 @@ static void keep_resident(sampler *s)
     s->narmed = keep;
 }
 
-static int sp_arm(ph_source *src, int full)
+static int arm_locked(sampler *s, int full)
 {
-    sampler *s = sp_of(src);
-    sp_disarm(src);
+    disarm_locked(s);
     uint64_t t0 = ph_now_ns();
     s->st.intervals++;
-    if (s->nranges == 0)
+    if (s->nranges == 0 || (is_uffd(s) && !ph_uffd_sampler_alive(s->inst)))
         return 0;
     if (full || s->o.pages_per_interval == 0)
         choose_full(s);
@@ -515,6 +570,15 @@ static int sp_arm(ph_source *src, int full)
     if (rc != 0)
         return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s", strerror(errno));
     return 0;
+}
+
+static int sp_arm(ph_source *src, int full)
+{
+    sampler *s = sp_of(src);
+    mech_lock(s);
+    int rc = arm_locked(s, full);
+    mech_unlock(s);
+    return rc;
 }
 
 static int sp_add_range(ph_source *src, void *addr, size_t bytes)
@@ -563,6 +627,7 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
         return ph_fail(ENOENT, "sampler: %p+%zu is not a hot range", addr, bytes);
     size_t slot = s->ranges[i].slot;
     ph_sig_slot *sl = &ph_sig_slots[slot];
+    mech_lock(s);
     uint64_t w = atomic_load(&sl->word);
     atomic_store_explicit(&sl->word, PH_SIG_WORD(PH_SIG_GEN(w), PH_SIG_REMOVING),
                           memory_order_seq_cst);
@@ -570,6 +635,7 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
     lift_slot(s, slot);
     s->st.arm_ns += ph_now_ns() - t0;
     slot_close(slot);
+    mech_unlock(s);
     memmove(s->ranges + i, s->ranges + i + 1, (s->nranges - i - 1) * sizeof *s->ranges);
     s->nranges--;
     if (s->cur_range > i)
@@ -641,11 +707,23 @@ static void sp_close(ph_source *src)
     sp_disarm(src);
     while (s->nranges > 0)
         sp_remove_range(src, (void *)s->ranges[0].start, s->ranges[0].npages * PG_BYTES);
+    ph_uffd_sampler_stop(s->inst);
     inst_close(s);
     free(s->ranges);
     free(s->armed);
     free(s);
 }
+
+static const ph_source_ops uffd_ops = {
+    .name = "userfaultfd",
+    .add_range = sp_add_range,
+    .remove_range = sp_remove_range,
+    .arm = sp_arm,
+    .disarm = sp_disarm,
+    .drain = sp_drain,
+    .stats = sp_stats,
+    .close = sp_close,
+};
 
 static const ph_source_ops sampler_ops = {
     .name = "sigsegv",
@@ -674,7 +752,8 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
     }
     s->o = o;
     s->armed = calloc(s->o.max_runs, sizeof *s->armed);
-    if (!s->armed || ph_sig_install() != 0) {
+    int uffd = s->o.mechanism == PH_SAMPLER_USERFAULTFD;
+    if (!s->armed || (!uffd && ph_sig_install() != 0)) {
         int e = s->armed ? errno : ENOMEM;
         free(s->armed);
         free(s);
@@ -687,8 +766,20 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         free(s);
         return NULL;
     }
+    ph_sig_insts[s->inst].mech = uffd ? PH_SIG_MECH_UFFD : PH_SIG_MECH_MPROTECT;
+    if (uffd && ph_uffd_sampler_start(s->inst) != 0) {
+        int e = errno;
+        char why[256];
+        snprintf(why, sizeof why, "%s", ph_error_message());
+        ph_sig_insts[s->inst].mech = PH_SIG_MECH_MPROTECT;
+        inst_close(s);
+        free(s->armed);
+        free(s);
+        ph_fail(e, "%s", why);
+        return NULL;
+    }
     s->foreign_base = atomic_load(&ph_sig_foreign);
-    s->src.ops = &sampler_ops;
+    s->src.ops = uffd ? &uffd_ops : &sampler_ops;
     s->src.impl = s;
     return &s->src;
 }

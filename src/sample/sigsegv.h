@@ -40,6 +40,8 @@
 #include <stdint.h>
 
 #define PH_SIG_MAX_INSTANCES 8      /* samplers open at once */
+/* How an instance watches a run (ph_sampler_opts.mechanism). */
+enum { PH_SIG_MECH_MPROTECT = 0, PH_SIG_MECH_UFFD = 1 };
 #define PH_SIG_MAX_SLOTS 1024       /* hot ranges of all samplers at once */
 #define PH_SIG_NODE_IDS 1024        /* OS node numbers are 0..1023 */
 
@@ -81,6 +83,8 @@ typedef struct ph_sig_inst {
     atomic_uint_fast64_t dropped;     /* no ring, or no node */
     atomic_uint_fast64_t handler_ns;
     atomic_long users;                /* threads giving rings back */
+    int mech;                         /* PH_SIG_MECH_* */
+    struct ph_uffd_sampler *uffd;     /* PH_SIG_MECH_UFFD: uffd.c's state */
 } ph_sig_inst;
 
 typedef struct ph_sig_slot {
@@ -90,6 +94,7 @@ typedef struct ph_sig_slot {
     _Atomic(atomic_uchar *) runs;     /* one state per run */
     atomic_int inst;                  /* owning instance index */
     atomic_long inflight;             /* handlers inside the range */
+    atomic_uintptr_t stash;           /* PH_SIG_MECH_UFFD: where armed pages wait */
 } ph_sig_slot;
 
 extern ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
@@ -98,6 +103,38 @@ extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
 extern atomic_size_t ph_sig_slot_hiwater;
 /* SIGSEGVs passed on to the previous handler, process-wide. */
 extern atomic_uint_fast64_t ph_sig_foreign;
+
+/* Watch [a, a+len) of slot i (PROT_NONE, or moved out to the stash),
+ * and open it again (read-write, or moved back).  Dispatch on the
+ * slot's instance mechanism; ph_sig_open_span is async-signal-safe for
+ * the mprotect mechanism.  0 or -1/errno. */
+int ph_sig_protect_span(size_t i, uintptr_t a, size_t len);
+int ph_sig_open_span(size_t i, uintptr_t a, size_t len);
+
+#define PH_SIG_NODE_SELF (-1)   /* the calling thread's node */
+#define PH_SIG_NODE_UNKNOWN (-2)
+/* Handle a watched access at addr by a thread on node index `node` (or
+ * PH_SIG_NODE_SELF: this thread's, from current_node(); UNKNOWN: the
+ * sample is dropped).  1 ours and dealt with (or
+ * to be retried), 0 not ours.  *slot_out: the slot it was in. */
+int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out);
+
+/* ---- the userfaultfd mechanism (uffd.c) ---- */
+/* Start the service thread of instance i; 0 or -1/errno (with message:
+ * why userfaultfd cannot be used). */
+int ph_uffd_sampler_start(size_t i);
+void ph_uffd_sampler_stop(size_t i);
+int ph_uffd_sampler_protect(size_t slot, uintptr_t a, size_t len);
+int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len);
+/* A range is added / removed: its stash.  0 or -1/errno. */
+int ph_uffd_sampler_add(size_t slot);
+void ph_uffd_sampler_remove(size_t slot);
+/* 1 when arming is possible (not in a fork() child without service). */
+int ph_uffd_sampler_alive(size_t i);
+/* Held around arming and lifting of userfaultfd samplers (and by the
+ * fork() handler, which lifts everything). */
+void ph_uffd_sampler_lock(void);
+void ph_uffd_sampler_unlock(void);
 
 /* Install the handler (once per process; later calls return 0 at once).
  * 0 or -1/errno. */

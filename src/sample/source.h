@@ -73,7 +73,7 @@ typedef struct ph_source_stats {
 typedef struct ph_source ph_source;
 
 typedef struct ph_source_ops {
-    const char *name;  /* "sigsegv", "synth" */
+    const char *name;  /* "sigsegv", "userfaultfd", "synth" */
     int (*add_range)(ph_source *s, void *addr, size_t bytes);
     int (*remove_range)(ph_source *s, void *addr, size_t bytes);
     int (*arm)(ph_source *s, int full);
@@ -107,7 +107,15 @@ typedef struct ph_sampler_opts {
     size_t run_pages;
     /* Samples each thread's ring holds between drains (0: 4096). */
     size_t ring_samples;
+    /* How a page is watched: PH_SAMPLER_MPROTECT (PROT_NONE, the SIGSEGV
+     * handler; a system call on a watched page fails with EFAULT) or
+     * PH_SAMPLER_USERFAULTFD (pages moved out under a userfaultfd
+     * registration: user and kernel accesses wait for the service
+     * thread; private anonymous 4 KiB memory, Linux 6.8). */
+    int mechanism;
 } ph_sampler_opts;
+
+enum { PH_SAMPLER_MPROTECT = 0, PH_SAMPLER_USERFAULTFD = 1 };
 
 /* Open the SIGSEGV sampler (opts required: max_runs and run_pages at
  * least 1).  `os` answers current_node() in the handler
@@ -119,6 +127,11 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts);
  * after the first call per thread).  The engine calls it for every
  * OpenMP thread it meets; a protected page may be on a stack. */
 int ph_sampler_thread_init(void);
+
+/* The calling thread runs on OS node os_node (the userfaultfd
+ * mechanism's service thread attributes the thread's faults to it).
+ * The engine calls it at every OpenMP implicit task; async-signal-safe. */
+void ph_sampler_note_node(int os_node);
 
 /* Transparent mode: the program sets (act) or reads (old) its SIGSEGV
  * disposition while pagehome's handler is installed.  The program's
