@@ -481,18 +481,6 @@ static int is_uffd(const sampler *s)
     return ph_sig_insts[s->inst].mech == PH_SIG_MECH_UFFD;
 }
 
-static void mech_lock(const sampler *s)
-{
-    if (is_uffd(s))
-        ph_uffd_sampler_lock();
-}
-
-static void mech_unlock(const sampler *s)
-{
-    if (is_uffd(s))
-        ph_uffd_sampler_unlock();
-}
-
 static void disarm_locked(sampler *s)
 {
     uint64_t t0 = ph_now_ns();
@@ -504,9 +492,7 @@ static void disarm_locked(sampler *s)
 static int sp_disarm(ph_source *src)
 {
     sampler *s = sp_of(src);
-    mech_lock(s);
     disarm_locked(s);
-    mech_unlock(s);
     return 0;
 }
 
@@ -551,7 +537,7 @@ static int arm_locked(sampler *s, int full)
     disarm_locked(s);
     uint64_t t0 = ph_now_ns();
     s->st.intervals++;
-    if (s->nranges == 0 || (is_uffd(s) && !ph_uffd_sampler_alive(s->inst)))
+    if (s->nranges == 0)
         return 0;
     if (full || s->o.pages_per_interval == 0)
         choose_full(s);
@@ -575,9 +561,14 @@ static int arm_locked(sampler *s, int full)
 static int sp_arm(ph_source *src, int full)
 {
     sampler *s = sp_of(src);
-    mech_lock(s);
+    if (is_uffd(s) && !ph_uffd_sampler_arm_begin()) {
+        disarm_locked(s);
+        s->st.intervals++;
+        return 0;
+    }
     int rc = arm_locked(s, full);
-    mech_unlock(s);
+    if (is_uffd(s))
+        ph_uffd_sampler_arm_end();
     return rc;
 }
 
@@ -627,7 +618,6 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
         return ph_fail(ENOENT, "sampler: %p+%zu is not a hot range", addr, bytes);
     size_t slot = s->ranges[i].slot;
     ph_sig_slot *sl = &ph_sig_slots[slot];
-    mech_lock(s);
     uint64_t w = atomic_load(&sl->word);
     atomic_store_explicit(&sl->word, PH_SIG_WORD(PH_SIG_GEN(w), PH_SIG_REMOVING),
                           memory_order_seq_cst);
@@ -635,7 +625,6 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
     lift_slot(s, slot);
     s->st.arm_ns += ph_now_ns() - t0;
     slot_close(slot);
-    mech_unlock(s);
     memmove(s->ranges + i, s->ranges + i + 1, (s->nranges - i - 1) * sizeof *s->ranges);
     s->nranges--;
     if (s->cur_range > i)

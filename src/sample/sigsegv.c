@@ -316,6 +316,42 @@ size_t ph_sampler_open_pages(size_t count, void *const *pages)
     return opened;
 }
 
+size_t ph_sampler_open_range(const void *addr, size_t bytes)
+{
+    size_t opened = 0;
+    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    for (size_t i = 0; i < n && bytes; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
+            continue;
+        size_t in = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
+        if (ph_sig_insts[in].mech != PH_SIG_MECH_UFFD)
+            continue; /* PROT_NONE pages are present: nothing to open */
+        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
+            size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
+            atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
+            uintptr_t rb = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
+            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+            for (size_t r = (a - start) / rb; r <= (b - 1 - start) / rb; r++) {
+                unsigned char st = PH_RUN_ARMED;
+                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING))
+                    continue;
+                uintptr_t ra = start + r * rb, re = ra + rb < end ? ra + rb : end;
+                (void)open_run(i, s, ra, re - ra);
+                atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
+                opened++;
+            }
+        }
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    }
+    return opened;
+}
+
 /* ---- chaining ---------------------------------------------------------------- */
 
 static void chain(int sig, siginfo_t *si, void *ctx)

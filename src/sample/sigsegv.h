@@ -129,12 +129,10 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len);
 /* A range is added / removed: its stash.  0 or -1/errno. */
 int ph_uffd_sampler_add(size_t slot);
 void ph_uffd_sampler_remove(size_t slot);
-/* 1 when arming is possible (not in a fork() child without service). */
-int ph_uffd_sampler_alive(size_t i);
-/* Held around arming and lifting of userfaultfd samplers (and by the
- * fork() handler, which lifts everything). */
-void ph_uffd_sampler_lock(void);
-void ph_uffd_sampler_unlock(void);
+/* Around the protecting part of arm(): 0 means do not arm now (a fork()
+ * is under way, or this is a child without a service thread). */
+int ph_uffd_sampler_arm_begin(void);
+void ph_uffd_sampler_arm_end(void);
 
 /* Install the handler (once per process; later calls return 0 at once).
  * 0 or -1/errno. */

@@ -150,6 +150,12 @@ int ph_sampler_chain_swap(const struct sigaction *act, struct sigaction *old);
  * arm() may watch them again). */
 size_t ph_sampler_open_pages(size_t count, void *const *pages);
 
+/* The same for every watched run overlapping [addr, addr+bytes), for
+ * the mechanisms whose watched pages are absent from the page table
+ * (userfaultfd: a query would report them not faulted).  Returns the
+ * runs opened. */
+size_t ph_sampler_open_range(const void *addr, size_t bytes);
+
 /* ---- the synthetic source (synth.c) ---- */
 
 /* How many times threads on each node access page `page` (index within

@@ -85,9 +85,13 @@ typedef struct ph_uffd_sampler {
     atomic_uint_fast64_t faults, wakes, busy_pages, unwatchable;
 } ph_uffd_sampler;
 
-/* Arming and lifting vs fork(): held by arm/lift (sampler.c) and across
- * fork. */
-static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Arming vs fork(): arm() counts itself in `arming` and gives up when a
+ * fork is under way; the fork handler waits for `arming` to drain.  No
+ * lock is held across fork(), so the handler cannot deadlock with
+ * another prepare handler (transparent mode's allocation gate) whose
+ * readers are inside the sampler. */
+static atomic_int forking;
+static atomic_long arming;
 static atomic_int in_child; /* this process is a fork() child: no service */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -309,42 +313,48 @@ static void *service(void *arg)
 
 static void at_prepare(void)
 {
-    pthread_mutex_lock(&fork_lock);
-    /* Lift every armed run of every userfaultfd sampler: the child must
-     * see every page. */
+    atomic_store(&forking, 1);
+    while (atomic_load(&arming) != 0)
+        sched_yield();
+    /* Open every armed run of every userfaultfd sampler: the child must
+     * see every page.  Like a fault without a sample: enter the slot,
+     * claim the run (FIRING: lift() waits for it), move it back. */
     size_t n = atomic_load(&ph_sig_slot_hiwater);
     for (size_t s = 0; s < n; s++) {
         ph_sig_slot *sl = &ph_sig_slots[s];
-        if (PH_SIG_STATE(atomic_load(&sl->word)) == PH_SIG_FREE || !atomic_load(&sl->stash))
+        uint64_t w = atomic_load(&sl->word);
+        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE)
             continue;
-        atomic_uchar *runs = atomic_load(&sl->runs);
-        size_t rp = atomic_load(&sl->run_pages);
-        uintptr_t start = atomic_load(&sl->start), end = atomic_load(&sl->end);
-        size_t nruns = (size_t)((end - start) / PG + rp - 1) / rp;
-        for (size_t r = 0; runs && r < nruns; r++) {
-            unsigned char st = PH_RUN_ARMED;
-            if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_LIFTING)) {
-                while (atomic_load(&runs[r]) == PH_RUN_FIRING)
-                    sched_yield();
-                continue;
+        atomic_fetch_add(&sl->inflight, 1);
+        if (atomic_load(&sl->word) == w && atomic_load(&sl->stash)) {
+            atomic_uchar *runs = atomic_load(&sl->runs);
+            size_t rp = atomic_load(&sl->run_pages);
+            uintptr_t start = atomic_load(&sl->start), end = atomic_load(&sl->end);
+            size_t nruns = (size_t)((end - start) / PG + rp - 1) / rp;
+            for (size_t r = 0; runs && r < nruns; r++) {
+                unsigned char st = PH_RUN_ARMED;
+                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING))
+                    continue;
+                uintptr_t a = start + r * rp * PG;
+                uintptr_t b = a + rp * PG < end ? a + rp * PG : end;
+                ph_uffd_sampler_open(s, a, b - a);
+                atomic_store(&runs[r], PH_RUN_IDLE);
             }
-            uintptr_t a = start + r * rp * PG;
-            uintptr_t b = a + rp * PG < end ? a + rp * PG : end;
-            ph_uffd_sampler_open(s, a, b - a);
-            atomic_store(&runs[r], PH_RUN_IDLE);
         }
+        atomic_fetch_sub(&sl->inflight, 1);
     }
 }
 
 static void at_parent(void)
 {
-    pthread_mutex_unlock(&fork_lock);
+    atomic_store(&forking, 0);
 }
 
 static void at_child(void)
 {
     atomic_store(&in_child, 1);
-    pthread_mutex_init(&fork_lock, NULL);
+    atomic_store(&arming, 0);
+    atomic_store(&forking, 0);
 }
 
 static void register_atfork(void)
@@ -352,19 +362,19 @@ static void register_atfork(void)
     pthread_atfork(at_prepare, at_parent, at_child);
 }
 
-void ph_uffd_sampler_lock(void)
+int ph_uffd_sampler_arm_begin(void)
 {
-    pthread_mutex_lock(&fork_lock);
+    atomic_fetch_add(&arming, 1);
+    if (atomic_load(&forking) || atomic_load(&in_child)) {
+        atomic_fetch_sub(&arming, 1);
+        return 0;
+    }
+    return 1;
 }
 
-void ph_uffd_sampler_unlock(void)
+void ph_uffd_sampler_arm_end(void)
 {
-    pthread_mutex_unlock(&fork_lock);
-}
-
-int ph_uffd_sampler_alive(size_t i)
-{
-    return ph_sig_insts[i].uffd && ph_sig_insts[i].uffd->started && !atomic_load(&in_child);
+    atomic_fetch_sub(&arming, 1);
 }
 
 int ph_uffd_sampler_start(size_t i)
