@@ -33,6 +33,9 @@
  *   of an ordinary mapping is passed through (it does not become hot when
  *   it grows).
  *
+ * mprotect, pkey_mprotect
+ *   The program's own protection wins (see note_protect below).
+ *
  * LIMITS
  *   MAP_FIXED mappings placed over a hot block by the program are not
  *   detected.  A munmap range overlapping more than MAX_OVERLAP hot blocks
@@ -41,6 +44,8 @@
 #include "preload/hot.h"
 #include "preload/preload.h"
 #include "preload/realsym.h"
+
+#include "sample/source.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -297,4 +302,33 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
     if (ph_blocks_get(&ph_heap_blocks, old, &b, 1))
         ph_hot_release(&b);
     return n;
+}
+
+/* ---- the program's own protections ---------------------------------------- */
+
+/* mprotect / pkey_mprotect: inside hot areas the program's protection is
+ * recorded first (the sampler never watches such pages, never widens
+ * them, and their faults reach the program), watched runs there are
+ * opened, then the kernel applies the program's protection.  pagehome's
+ * own calls (the sampler's, from this library) go straight to the
+ * kernel. */
+static void note_protect(void *addr, size_t len, int prot, const void *ra)
+{
+    if (ph_preload_is_internal(ra) || !ph_preload_ready() || ph_heap_depth)
+        return;
+    int saved = errno;
+    ph_sampler_note_protect(addr, len, prot);
+    errno = saved;
+}
+
+EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+    note_protect(addr, len, prot, __builtin_return_address(0));
+    return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+    note_protect(addr, len, prot, __builtin_return_address(0));
+    return (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
 }

@@ -278,6 +278,7 @@ static void slot_close(size_t i)
     ph_uffd_sampler_remove(i);
     free(atomic_load(&sl->runs));
     atomic_store(&sl->runs, NULL);
+    free(atomic_exchange(&sl->prog_prot, NULL));
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
     atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_FREE), memory_order_release);
     pthread_mutex_unlock(&table_lock);
@@ -526,7 +527,7 @@ static void keep_resident(sampler *s)
             /* cannot tell: watch it */
             any = !win_ok || (vec[(q - win) / PG_BYTES] & 1);
         }
-        if (any)
+        if (any && !ph_sig_prog_protected(s->armed[j].slot, a, len))
             s->armed[keep++] = s->armed[j];
     }
     s->narmed = keep;

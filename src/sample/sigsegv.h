@@ -95,7 +95,14 @@ typedef struct ph_sig_slot {
     atomic_int inst;                  /* owning instance index */
     atomic_long inflight;             /* handlers inside the range */
     atomic_uintptr_t stash;           /* PH_SIG_MECH_UFFD: where armed pages wait */
+    /* The program's own protection of each page, once it has changed
+     * one (NULL before): 0 = read-write as registered, else
+     * PH_SIG_PROT_SET | prot.  Such pages are never watched, a fault on
+     * them is the program's, and opening a run never widens them. */
+    _Atomic(atomic_uchar *) prog_prot;
 } ph_sig_slot;
+
+#define PH_SIG_PROT_SET 0x80u
 
 extern ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
 extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
@@ -113,6 +120,10 @@ int ph_sig_open_span(size_t i, uintptr_t a, size_t len);
 
 #define PH_SIG_NODE_SELF (-1)   /* the calling thread's node */
 #define PH_SIG_NODE_UNKNOWN (-2)
+/* 1 when a page of [a, a+len) in slot i carries a protection of the
+ * program's own. */
+int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len);
+
 /* Handle a watched access at addr by a thread on node index `node` (or
  * PH_SIG_NODE_SELF: this thread's, from current_node(); UNKNOWN: the
  * sample is dropped).  1 ours and dealt with (or

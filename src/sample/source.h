@@ -156,6 +156,15 @@ size_t ph_sampler_open_pages(size_t count, void *const *pages);
  * runs opened. */
 size_t ph_sampler_open_range(const void *addr, size_t bytes);
 
+/* The program changes the protection of [addr, addr+bytes) to prot
+ * (transparent mode's mprotect/pkey_mprotect interposition calls this
+ * before the real call): inside hot ranges the program's protection is
+ * recorded per page -- such pages are never watched, their faults go to
+ * the program, opening a run never widens them -- and watched runs there
+ * are opened first, so the program's protection applies to pages in
+ * place.  Normal context, any thread. */
+void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
+
 /* ---- the synthetic source (synth.c) ---- */
 
 /* How many times threads on each node access page `page` (index within

@@ -231,9 +231,26 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
         return 0;
     uintptr_t st = stash_of(slot, a);
     if (move_span(us, a, st, len, 0))
-        /* a destination already populated (the program mapped over it):
-         * the stashed page is stale; free it */
-        madvise((void *)st, len, MADV_DONTNEED);
+        for (uintptr_t q = 0; q < len; q += PG) {
+            /* page by page: a destination populated meanwhile (the
+             * program mapped over it) makes the stashed page stale; a
+             * destination whose protection the program changed while
+             * the page was out (EINVAL: UFFDIO_MOVE wants equal
+             * protections) takes it back under read-write for a moment */
+            if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) == (long)PG)
+                continue;
+            if (errno == EEXIST) {
+                madvise((void *)(st + q), PG, MADV_DONTNEED);
+            } else if (errno == EINVAL &&
+                       mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
+                (void)ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0);
+                atomic_uchar *pp = atomic_load(&ph_sig_slots[slot].prog_prot);
+                uintptr_t s0 = atomic_load(&ph_sig_slots[slot].start);
+                unsigned char v = pp ? atomic_load(&pp[(a + q - s0) / PG]) : 0;
+                mprotect((void *)(a + q), PG,
+                         (v & PH_SIG_PROT_SET) ? (int)(v & 7u) : PROT_READ | PROT_WRITE);
+            }
+        }
     /* unregistering wakes every thread waiting in the span */
     (void)ph_uffd_unregister(&us->u, (void *)a, len);
     ph_uffd_wake(&us->u, (void *)a, len);
