@@ -231,6 +231,18 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out)
     return ph_engine_try_totals(e, out);
 }
 
+/* Not public: api/transparent.h (src/preload/signals.c). */
+int ph_api_thread_start(void)
+{
+    if (atomic_load(&finalized))
+        return 0;
+    int rc = ph_sampler_thread_init();
+    ph_machine *c = ph_machine_get();
+    if (c)
+        ph_sampler_note_node(ph_os_current_node(c->os));
+    return rc;
+}
+
 PH_API int ph_finalize(void)
 {
     pthread_mutex_lock(&eng_lock);

@@ -381,21 +381,33 @@ static void do_crash(void)
 
 /* ---- 7: small stacks ----------------------------------------------------------------- */
 
-static void *small_thread(void *arg)
+/* Sweep the arrays from `depth` KiB down the thread's stack: a thread
+ * with a small stack that has used most of it, as deep call chains do. */
+static unsigned sweep_deep(long t, int depth)
 {
-    long t = (long)arg;
+    volatile unsigned char pad[1000];
+    pad[0] = (unsigned char)depth;
+    if (depth > 0)
+        return sweep_deep(t, depth - 1) + pad[0];
     unsigned s = 0;
-    for (int r = 0; r < 20; r++)
+    for (int r = 0; r < 300; r++)
         for (long p = t; p < SN / PG; p += 4) {
             s += sgrid[p * PG + 5];
             hgrid[p * PG + 5] = (unsigned char)(s + (unsigned)r);
         }
-    return (void *)(uintptr_t)s;
+    return s;
+}
+
+static volatile int stack_kib = 10;
+
+static void *small_thread(void *arg)
+{
+    return (void *)(uintptr_t)sweep_deep((long)arg, stack_kib);
 }
 
 static void do_stacks(void)
 {
-    for (int r = 0; r < 10; r++) {
+    for (int r = 0; r < 4; r++) {
         stir(r);
         pthread_attr_t a;
         pthread_attr_init(&a);
