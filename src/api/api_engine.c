@@ -234,13 +234,10 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out)
 /* Not public: api/transparent.h (src/preload/signals.c). */
 int ph_api_thread_start(void)
 {
-    if (atomic_load(&finalized))
-        return 0;
-    int rc = ph_sampler_thread_init();
-    ph_machine *c = ph_machine_get();
-    if (c)
-        ph_sampler_note_node(ph_os_current_node(c->os));
-    return rc;
+    /* Not current_node(): on the simulated machine it asks the OpenMP
+     * runtime, which would adopt this thread as a new initial thread.
+     * The userfaultfd sampler finds an unnoted thread's CPU itself. */
+    return atomic_load(&finalized) ? 0 : ph_sampler_thread_init();
 }
 
 PH_API int ph_finalize(void)

@@ -25,8 +25,8 @@ __attribute__((visibility("hidden")))
 int ph_api_engine_try_stats(ph_engine_stats_t *out);
 
 /* A thread of the program starts (transparent mode's pthread_create):
- * give it an alternate signal stack before it can trap and note its node
- * for the sampler.  Does not make the engine; 0 or -1. */
+ * give it an alternate signal stack before it can trap.  Does not make
+ * the engine; 0 or -1. */
 int ph_api_thread_start(void);
 
 #endif

@@ -26,9 +26,9 @@
  *
  * STACKS.  pthread_create is interposed: the new thread starts in a
  * thunk that gives it an alternate signal stack (a trap on a 16 KiB
- * thread stack would overflow it) and notes its node for the sampler,
- * then runs the program's function.  OpenMP threads also get one at
- * their first implicit task (ompt.c).
+ * thread stack would overflow it), then runs the program's function.
+ * The OpenMP runtime's threads get theirs at their first implicit task
+ * (ompt.c), before they run the program's code.
  *
  * Every call made before the sampler is installed, and pagehome's own
  * calls, go straight to the C library.
@@ -257,6 +257,19 @@ static void *start_thunk(void *p)
     return t.fn(t.arg);
 }
 
+/* The OpenMP runtime's own threads are met at their first implicit task
+ * (ompt.c); wrapping them would only add work to the runtime's start. */
+static int from_runtime(const void *ra)
+{
+    Dl_info di;
+    if (!ra || !dladdr(ra, &di) || !di.dli_fname)
+        return 0;
+    const char *f = strrchr(di.dli_fname, '/');
+    f = f ? f + 1 : di.dli_fname;
+    return strncmp(f, "libomp", 6) == 0 || strncmp(f, "libgomp", 7) == 0 ||
+           strncmp(f, "libiomp", 7) == 0;
+}
+
 PH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                              void *(*fn)(void *), void *arg)
 {
@@ -265,7 +278,8 @@ PH_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         real = (create_fn)next("pthread_create");
     if (!real)
         return ENOSYS;
-    if (!ph_preload_ready() || ph_preload_is_internal(__builtin_return_address(0)))
+    const void *ra = __builtin_return_address(0);
+    if (!ph_preload_ready() || ph_preload_is_internal(ra) || from_runtime(ra))
         return real(th, attr, fn, arg);
     thunk *t = malloc(sizeof *t);
     if (!t)
