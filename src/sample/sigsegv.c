@@ -334,7 +334,7 @@ static int open_page(uintptr_t addr)
                 uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
                 (void)open_run(i, s, a, b - a);
                 atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
-            } else if (st == PH_RUN_IDLE) {
+            } else if (st == PH_RUN_IDLE || st == PH_RUN_SUSPENDED) {
                 res = 0;
             }
         }

@@ -23,7 +23,9 @@
  *
  * Run states: IDLE (not protected by us), ARMING (arm is protecting it),
  * ARMED (protected, first touch traps), FIRING (a handler claimed it and
- * is unprotecting it), LIFTING (disarm/remove is unprotecting it).  Only
+ * is unprotecting it), LIFTING (disarm/remove is unprotecting it),
+ * SUSPENDED (chosen for this interval, but not protected while the
+ * program is outside parallel regions: the region gate, sampler.c).  Only
  * the owner of a transition calls mprotect on the run, and the run
  * becomes ARMED only after its mprotect(PROT_NONE) returned, IDLE only
  * after its mprotect(PROT_READ|PROT_WRITE) returned.  A handler that
@@ -47,7 +49,7 @@ enum { PH_SIG_MECH_MPROTECT = 0, PH_SIG_MECH_UFFD = 1 };
 
 enum { PH_SIG_FREE = 0, PH_SIG_ACTIVE = 1, PH_SIG_REMOVING = 2 };
 enum { PH_RUN_IDLE = 0, PH_RUN_ARMED = 1, PH_RUN_FIRING = 2, PH_RUN_LIFTING = 3,
-       PH_RUN_ARMING = 4 };
+       PH_RUN_ARMING = 4, PH_RUN_SUSPENDED = 5 };
 
 #define PH_SIG_STATE(w) ((unsigned)((w) & 3u))
 #define PH_SIG_GEN(w) ((w) >> 2)

@@ -165,6 +165,15 @@ size_t ph_sampler_open_range(const void *addr, size_t bytes);
  * place.  Normal context, any thread. */
 void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
 
+/* The region gate of the mprotect mechanism (see sampler.c): once
+ * enabled (transparent mode, when the OpenMP tools interface is there),
+ * watched pages are protected only while some thread is inside an
+ * outermost parallel region; ph_sampler_gate(1) at a region's begin and
+ * (0) at its end, by the thread that encounters it.  The userfaultfd
+ * mechanism ignores it. */
+void ph_sampler_gate_enable(void);
+void ph_sampler_gate(int inside);
+
 /* ---- the synthetic source (synth.c) ---- */
 
 /* How many times threads on each node access page `page` (index within
