@@ -148,7 +148,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sampler: cannot open the machine: %s\n", ph_error_message());
         return 1;
     }
-    ph_sampler_opts o = {0, pages, 1, pages};
+    ph_sampler_opts o = {0, pages, 1, pages, PH_SAMPLER_MPROTECT};
     ph_source *src = ph_sampler_open(os, &o);
     if (!src || ph_sampler_thread_init() != 0) {
         fprintf(stderr, "bench_sampler: %s\n", ph_error_message());

@@ -63,10 +63,34 @@ static ph_engine *make_engine(ph_machine *c)
         .max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS),
         .run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES),
         .ring_samples = 8192,
+        .mechanism = PH_SAMPLER_MPROTECT,
     };
-    ph_source *src = ph_sampler_open(c->os, &so);
+    ph_source *src = NULL;
+    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM);
+    int want_uffd = strcmp(mech, "userfaultfd") == 0;
+    int auto_uffd = strcmp(mech, "auto") == 0;
+    /* userfaultfd moves 4 KiB pages of private anonymous memory: with
+     * 2 MiB pages (THP or hugetlbfs) the mprotect mechanism stays. */
+    int huge = ph_opt_int(PH_OPT_PAGESIZE) != 4096;
+    if (want_uffd || (auto_uffd && !huge)) {
+        so.mechanism = PH_SAMPLER_USERFAULTFD;
+        src = ph_sampler_open(c->os, &so);
+        if (!src) {
+            if (want_uffd)
+                ph_warn("sample_mechanism=userfaultfd: %s: using mprotect",
+                        ph_error_message());
+            else
+                ph_info("sampler: userfaultfd not usable (%s): mprotect",
+                        ph_error_message());
+        }
+    }
+    if (!src) {
+        so.mechanism = PH_SAMPLER_MPROTECT;
+        src = ph_sampler_open(c->os, &so);
+    }
     if (!src)
         return NULL;
+    ph_info("sampler: %s mechanism", src->ops->name);
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);
 }
 
@@ -130,6 +154,7 @@ PH_API int ph_thread_note(int thread_num, int nthreads)
     ph_sampler_thread_init();
     ph_machine *c = ph_machine_get();
     int os_node = ph_os_current_node(c->os);
+    ph_sampler_note_node(os_node);
     int idx = ph_topo_node_index(c->topo, os_node);
     if (idx < 0)
         return ph_fail(EIO, "ph_thread_note: cannot tell the node of the "
@@ -204,6 +229,15 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out)
     if (!e || atomic_load(&finalized))
         return -1;
     return ph_engine_try_totals(e, out);
+}
+
+/* Not public: api/transparent.h (src/preload/signals.c). */
+int ph_api_thread_start(void)
+{
+    /* Not current_node(): on the simulated machine it asks the OpenMP
+     * runtime, which would adopt this thread as a new initial thread.
+     * The userfaultfd sampler finds an unnoted thread's CPU itself. */
+    return atomic_load(&finalized) ? 0 : ph_sampler_thread_init();
 }
 
 PH_API int ph_finalize(void)

@@ -15,6 +15,7 @@
 #include "machine/machine.h"
 #include "place/place.h"
 #include "place/plan.h"
+#include "sample/source.h"
 
 #include <stddef.h>
 
@@ -74,26 +75,38 @@ PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *sta
         return -1;
     ph_place_cfg cfg;
     ph_settings_place(&cfg);
+    (void)ph_sampler_open_range(addr, bytes);
     return ph_place_range(m, &cfg, addr, bytes, pl, status);
 }
 
 PH_API int ph_query(const void *addr, size_t bytes, int *status)
 {
     ph_machine *m = ph_machine_get_for("ph_query");
-    return m ? ph_place_query(m, addr, bytes, status) : -1;
+    if (!m)
+        return -1;
+    (void)ph_sampler_open_range(addr, bytes);
+    return ph_place_query(m, addr, bytes, status);
 }
 
 PH_API long ph_node_histogram(const void *addr, size_t bytes, size_t *pages_per_node,
                               int max)
 {
     ph_machine *m = ph_machine_get_for("ph_node_histogram");
-    return m ? ph_place_histogram(m, addr, bytes, pages_per_node, max) : -1;
+    if (!m)
+        return -1;
+    (void)ph_sampler_open_range(addr, bytes);
+    return ph_place_histogram(m, addr, bytes, pages_per_node, max);
 }
 
 PH_API int ph_move(size_t count, void *const *pages, const int *nodes, int *status)
 {
     ph_machine *m = ph_machine_get_for("ph_move");
-    return m ? ph_place_move(m, count, pages, nodes, status) : -1;
+    if (!m)
+        return -1;
+    if (pages)
+        for (size_t k = 0; k < count; k++)
+            (void)ph_sampler_open_range(pages[k], 1);
+    return ph_place_move(m, count, pages, nodes, status);
 }
 
 PH_API int ph_affinity_range(const void *base, size_t elem_bytes, size_t elems, int node,

@@ -24,4 +24,9 @@ int ph_api_engine_switch(const char *mechanism);
 __attribute__((visibility("hidden")))
 int ph_api_engine_try_stats(ph_engine_stats_t *out);
 
+/* A thread of the program starts (transparent mode's pthread_create):
+ * give it an alternate signal stack before it can trap.  Does not make
+ * the engine; 0 or -1. */
+int ph_api_thread_start(void);
+
 #endif

@@ -272,6 +272,8 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
         if (ph_phase_begin(phase) != 0)
             atomic_fetch_add_explicit(&st.phase_errors, 1, memory_order_relaxed);
     }
+    if (st.engine_on)
+        ph_sampler_gate(1); /* watched pages are protected from here on */
 }
 
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
@@ -281,7 +283,11 @@ static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
     (void)task;
     (void)flags;
     (void)codeptr;
-    if (tls_depth > 0 || !st.hybrid)
+    if (tls_depth > 0)
+        return;
+    if (st.engine_on)
+        ph_sampler_gate(0); /* serial code never meets a protected page */
+    if (!st.hybrid)
         return;
     pthread_mutex_lock(&st.lock);
     int phase = st.phase_open;
@@ -562,6 +568,8 @@ static int tool_initialize(ompt_function_lookup_t lookup,
                     (int)cbs[i].event, (int)r);
     }
     st.active = 1;
+    if (st.engine_on)
+        ph_sampler_gate_enable();
     return 1;
 }
 
