@@ -369,6 +369,23 @@ static void on_sync_region(ompt_sync_region_t kind,
         iteration_end();
 }
 
+/* ---- fork() (fork.c) ---------------------------------------------------- */
+
+void ph_preload_ompt_fork_prepare(void)
+{
+    pthread_mutex_lock(&st.lock);
+}
+
+void ph_preload_ompt_fork_parent(void)
+{
+    pthread_mutex_unlock(&st.lock);
+}
+
+void ph_preload_ompt_fork_child(void)
+{
+    pthread_mutex_init(&st.lock, NULL);
+}
+
 /* ---- summary ----------------------------------------------------------- */
 
 int ph_preload_ompt_summary(char *buf, size_t len)
