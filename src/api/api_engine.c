@@ -10,6 +10,7 @@
  */
 #include "pagehome.h"
 
+#include "api/stats_file.h"
 #include "api/transparent.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -18,7 +19,6 @@
 #include "machine/machine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,29 +29,62 @@ static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(ph_engine *) eng_ptr;
 static atomic_int finalized;
 static int atexit_done;
-
-static void write_stats_file(ph_engine *e)
-{
-    const char *path = ph_opt_str(PH_OPT_STATS_FILE);
-    if (!path || !*path)
-        return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ph_warn("stats_file: cannot write %s", path);
-        return;
-    }
-    if (ph_engine_write_json(e, fd) != 0)
-        ph_warn("stats_file %s: %s", path, ph_error_message());
-    close(fd);
-}
+/* fork(): the preload library takes the locks in its own order and calls
+ * the ph_api_fork_* functions itself (api/transparent.h); otherwise they
+ * are registered with pthread_atfork when the engine is made. */
+static atomic_int fork_by_caller;
 
 static void at_exit(void)
 {
     ph_engine *e = atomic_load(&eng_ptr);
     if (e) {
         ph_engine_wait(e);
-        write_stats_file(e);
+        ph_statsfile_write(e);
     }
+}
+
+void ph_api_fork_external(void)
+{
+    atomic_store(&fork_by_caller, 1);
+}
+
+void ph_api_fork_prepare(void)
+{
+    pthread_mutex_lock(&eng_lock);
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_prepare(e);
+}
+
+void ph_api_fork_parent(void)
+{
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_parent(e);
+    pthread_mutex_unlock(&eng_lock);
+}
+
+void ph_api_fork_child(void)
+{
+    pthread_mutex_init(&eng_lock, NULL);
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_child(e);
+}
+
+int ph_api_exit_stats_due(void)
+{
+    return atomic_load(&eng_ptr) && !atomic_load(&finalized) &&
+           ph_statsfile_owned();
+}
+
+int ph_api_exit_stats(void)
+{
+    if (!ph_api_exit_stats_due())
+        return 0;
+    ph_engine *e = atomic_load(&eng_ptr);
+    ph_engine_wait(e);
+    return ph_statsfile_write(e) == 0 ? 1 : -1;
 }
 
 static ph_engine *make_engine(ph_machine *c)
@@ -113,8 +146,13 @@ static ph_engine *engine(const char *fn)
             atomic_store_explicit(&eng_ptr, e, memory_order_release);
             if (!atexit_done) {
                 atexit(at_exit);
+                at_quick_exit(at_exit);
+                if (!atomic_load(&fork_by_caller))
+                    pthread_atfork(ph_api_fork_prepare, ph_api_fork_parent,
+                                   ph_api_fork_child);
                 atexit_done = 1;
             }
+            ph_statsfile_notice();
         }
     }
     pthread_mutex_unlock(&eng_lock);
@@ -251,7 +289,7 @@ PH_API int ph_finalize(void)
     pthread_mutex_unlock(&eng_lock);
     if (e) {
         ph_engine_wait(e);
-        write_stats_file(e);
+        ph_statsfile_write(e);
         ph_engine_free(e);
     }
     return 0;
