@@ -15,6 +15,8 @@
  *            2. the API layer's engine lock and the engine's own lock: an
  *               invocation of the memory manager in progress finishes
  *               first (api/transparent.h, ph_api_fork_prepare);
+ *            2b. the sampler's region gate (sample/source.h), which the
+ *               memory manager takes under the engine's lock;
  *            3. ompt.c's lock (OMPT callbacks of other threads);
  *            4. the table of hot blocks (blocks.c).
  *   parent   releases them in the reverse order.
@@ -37,6 +39,7 @@
 #include "preload/preload.h"
 
 #include "api/transparent.h"
+#include "sample/source.h"
 
 #include <pthread.h>
 
@@ -44,6 +47,7 @@ static void fork_prepare(void)
 {
     ph_hot_fork_prepare();
     ph_api_fork_prepare();
+    ph_sampler_gate_fork_prepare();
     ph_preload_ompt_fork_prepare();
     ph_blocks_lock(&ph_heap_blocks);
 }
@@ -52,6 +56,7 @@ static void fork_parent(void)
 {
     ph_blocks_unlock(&ph_heap_blocks);
     ph_preload_ompt_fork_parent();
+    ph_sampler_gate_fork_parent();
     ph_api_fork_parent();
     ph_hot_fork_parent();
 }
@@ -60,6 +65,7 @@ static void fork_child(void)
 {
     ph_blocks_reset_lock(&ph_heap_blocks);
     ph_preload_ompt_fork_child();
+    ph_sampler_gate_fork_child();
     ph_api_fork_child();
     ph_hot_fork_child();
 }

@@ -486,6 +486,24 @@ void ph_sampler_gate(int inside)
     pthread_mutex_unlock(&gate_lock);
 }
 
+/* fork(): the gate's lock is held across it by the forking thread, taken
+ * after the engine's locks (the memory manager holds those when it arms),
+ * so that no other thread holds it in the child. */
+void ph_sampler_gate_fork_prepare(void)
+{
+    pthread_mutex_lock(&gate_lock);
+}
+
+void ph_sampler_gate_fork_parent(void)
+{
+    pthread_mutex_unlock(&gate_lock);
+}
+
+void ph_sampler_gate_fork_child(void)
+{
+    pthread_mutex_init(&gate_lock, NULL);
+}
+
 /* Protect armed[from, to) (all IDLE), adjacent runs with one call: ARMING,
  * mprotect, ARMED (a handler still busy with a fault of an earlier
  * interval must not open a run before it is protected).  0, or
@@ -844,8 +862,16 @@ static const ph_source_ops sampler_ops = {
     .close = sp_close,
 };
 
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_child(void)
+{
+    pthread_atfork(NULL, NULL, ph_sig_fork_child);
+}
+
 ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
 {
+    pthread_once(&fork_once, register_fork_child);
     if (!os || !os->topo) {
         ph_fail(EINVAL, "sampler: no OS table");
         return NULL;

@@ -556,3 +556,36 @@ void ph_sig_release_thread_rings(void)
         tl_rings[i].gen = 0;
     }
 }
+
+/* In a fork() child (one thread: the others, and their handlers, are
+ * gone).  A run a handler of another thread was opening (FIRING) would
+ * stay so for good and every lift would wait on it: it is opened here,
+ * and the counts of threads inside a slot or an instance start at zero.
+ * The userfaultfd mechanism opened its runs before fork (uffd.c). */
+void ph_sig_fork_child(void)
+{
+    size_t n = atomic_load(&ph_sig_slot_hiwater);
+    for (size_t i = 0; i < n; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        atomic_store(&s->inflight, 0);
+        if (PH_SIG_STATE(atomic_load(&s->word)) == PH_SIG_FREE)
+            continue;
+        atomic_uchar *runs = atomic_load(&s->runs);
+        size_t rp = atomic_load(&s->run_pages);
+        uintptr_t start = atomic_load(&s->start), end = atomic_load(&s->end);
+        if (!runs || rp == 0)
+            continue;
+        uintptr_t run_bytes = (uintptr_t)rp * PH_SIG_PAGE_BYTES;
+        size_t nruns = (size_t)((end - start + run_bytes - 1) / run_bytes);
+        for (size_t r = 0; r < nruns; r++) {
+            if (atomic_load(&runs[r]) != PH_RUN_FIRING)
+                continue;
+            uintptr_t a = start + r * run_bytes;
+            uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
+            (void)open_run(i, s, a, b - a);
+            atomic_store(&runs[r], PH_RUN_IDLE);
+        }
+    }
+    for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++)
+        atomic_store(&ph_sig_insts[i].users, 0);
+}

@@ -152,5 +152,8 @@ void ph_uffd_sampler_arm_end(void);
 int ph_sig_install(void);
 /* Forget the calling thread's rings (thread exit; normal context). */
 void ph_sig_release_thread_rings(void);
+/* In a fork() child: runs other threads were opening are opened, the
+ * counts of threads inside slots and instances reset. */
+void ph_sig_fork_child(void);
 
 #endif

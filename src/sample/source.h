@@ -173,6 +173,11 @@ void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
  * mechanism ignores it. */
 void ph_sampler_gate_enable(void);
 void ph_sampler_gate(int inside);
+/* Around fork(), after the engine's locks are taken: the gate's lock is
+ * held across it (prepare, parent) and made afresh in the child. */
+void ph_sampler_gate_fork_prepare(void);
+void ph_sampler_gate_fork_parent(void);
+void ph_sampler_gate_fork_child(void);
 
 /* ---- the synthetic source (synth.c) ---- */
 

@@ -350,8 +350,13 @@ static void at_prepare(void)
             size_t nruns = (size_t)((end - start) / PG + rp - 1) / rp;
             for (size_t r = 0; runs && r < nruns; r++) {
                 unsigned char st = PH_RUN_ARMED;
-                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING))
+                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING)) {
+                    /* another thread (the service, an API query) is
+                     * opening it: it must be open before fork */
+                    while (atomic_load(&runs[r]) == PH_RUN_FIRING)
+                        sched_yield();
                     continue;
+                }
                 uintptr_t a = start + r * rp * PG;
                 uintptr_t b = a + rp * PG < end ? a + rp * PG : end;
                 ph_uffd_sampler_open(s, a, b - a);
