@@ -165,7 +165,14 @@ PH_API ph_hotarea_t *ph_area_register(void *addr, size_t bytes,
                                       const char *name)
 {
     ph_engine *e = engine("ph_area_register");
-    return e ? ph_engine_register(e, addr, bytes, name) : NULL;
+    if (!e)
+        return NULL;
+    /* The registering thread's node, for the userfaultfd mechanism's
+     * service thread (it cannot ask current_node() for another thread; on
+     * the simulated machine the CPU a thread last ran on says nothing).
+     * OpenMP threads note theirs again at every implicit task. */
+    ph_sampler_note_node(ph_os_current_node(ph_machine_get()->os));
+    return ph_engine_register(e, addr, bytes, name);
 }
 
 PH_API int ph_area_unregister(ph_hotarea_t *area)
