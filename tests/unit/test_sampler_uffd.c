@@ -208,12 +208,18 @@ typedef struct ham {
     atomic_long n;
 } ham;
 
+typedef struct ham_arg {
+    ham *h;
+    size_t t; /* thread t writes the pages 2k + t: no race between them */
+} ham_arg;
+
 static void *ham_thread(void *p)
 {
-    ham *h = p;
+    const ham_arg *a = p;
+    ham *h = a->h;
     ph_sampler_note_node(1);
     for (size_t i = 0; !atomic_load(&h->stop); i++) {
-        volatile unsigned char *c = h->buf + (i * 7 % 16) * PG + 9;
+        volatile unsigned char *c = h->buf + ((i * 7 % 8) * 2 + a->t) * PG + 9;
         *c = (unsigned char)(*c + 1);
         atomic_fetch_add(&h->n, 1);
     }
@@ -229,8 +235,9 @@ static void test_remove_hammered(void)
         ok &= s->ops->add_range(s, buf, 16 * PG) == 0;
         ham h = {buf, 0, 0};
         pthread_t th[2];
+        ham_arg args[2] = {{&h, 0}, {&h, 1}};
         for (int t = 0; t < 2; t++)
-            pthread_create(&th[t], NULL, ham_thread, &h);
+            pthread_create(&th[t], NULL, ham_thread, &args[t]);
         for (int k = 0; k < 5; k++)
             s->ops->arm(s, 1);
         ok &= s->ops->remove_range(s, buf, 16 * PG) == 0;
