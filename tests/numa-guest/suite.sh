@@ -92,7 +92,7 @@ robust() {
     rc=$?
     cat "$logs/robust.out"
     [ $rc -eq 0 ] && grep -q "^prog_robust $item: ok" "$logs/robust.out" || return 1
-    want=sigsegv # the mprotect mechanism's name
+    want=mprotect
     [ "$(uname -r | cut -d. -f1)" -gt 6 ] ||
         { [ "$(uname -r | cut -d. -f1)" -eq 6 ] && [ "$(uname -r | cut -d. -f2)" -ge 8 ]; } &&
         want=userfaultfd
