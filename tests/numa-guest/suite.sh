@@ -80,30 +80,6 @@ if [ -x "$build/tests/preload/prog_query" ]; then
         PAGEHOME_SAMPLE_PAGES=0 PAGEHOME_ENGINE_SYNC=1 PAGEHOME_STABLE_AFTER=0 PAGEHOME_COLD_AFTER=0 \
         "$build/tools/pagehome/pagehome" run -- "$build/tests/preload/prog_query"
 fi
-# the robustness items (tests/preload/prog_robust.c) once each on the
-# real 4-node kernel, the engine watching pages the whole run, with the
-# sample mechanism pagehome chooses by itself: userfaultfd where the kernel
-# has UFFDIO_MOVE (Linux 6.8), else mprotect with its region gate
-robust() {
-    item=$1
-    env OMP_NUM_THREADS=4 PAGEHOME_VERBOSE=1 PAGEHOME_STABLE_AFTER=0 PAGEHOME_SAMPLE_PAGES=0 \
-        PAGEHOME_SAMPLE_PERIOD_MS=5 "$build/tools/pagehome/pagehome" run --migrate sampling -- \
-        "$build/tests/preload/prog_robust_gcc" "$item" > "$logs/robust.out" 2>&1
-    rc=$?
-    cat "$logs/robust.out"
-    [ $rc -eq 0 ] && grep -q "^prog_robust $item: ok" "$logs/robust.out" || return 1
-    want=mprotect
-    [ "$(uname -r | cut -d. -f1)" -gt 6 ] ||
-        { [ "$(uname -r | cut -d. -f1)" -eq 6 ] && [ "$(uname -r | cut -d. -f2)" -ge 8 ]; } &&
-        want=userfaultfd
-    grep -q "sampler: $want mechanism" "$logs/robust.out" ||
-        { echo "robust $item: expected the $want mechanism on Linux $(uname -r)"; return 1; }
-}
-if [ -x "$build/tests/preload/prog_robust_gcc" ]; then
-    for item in stdio entry syscalls sigblock crash stacks mprotect mremap; do
-        run "robust-$item" robust "$item"
-    done
-fi
 run hugepages sh "$(dirname "$0")/hugepages.sh" "$build"
 run measure "$build/tools/pagehome/pagehome" topo --measure --quick --save /tmp/lat.json
 echo "numa-guest suite: $pass passed, $fail failed, $skip skipped${failed:+ (failed:$failed)}"
