@@ -70,7 +70,7 @@ wait_for() { # FILE PATTERN: up to 30 s
     while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 }
 for sig in TERM HUP INT; do
-    : > s.out
+    : > s.out; : > s.err # no stale "step 1" from the run before
     "$ph" run -- "$prog" --signals --steps 100000 --ms 5 --print > s.out 2> s.err &
     pid=$!
     wait_for s.err "step 1"
@@ -84,14 +84,14 @@ for sig in TERM HUP INT; do
     [ "$(rundirs)" -eq 0 ] || bad "kill -$sig pagehome: private directory left behind"
     ok
 done
-: > s.out
+: > s.out; : > s.err
 timeout 3 "$ph" run -- "$prog" --signals --steps 100000 --ms 5 > s.out 2> s.err
 rc=$?
 grep -q "signals INT=0 TERM=1 HUP=0" s.out || bad "timeout: the program saw '$(cat s.out)', want TERM=1"
 [ $rc -eq 124 ] || bad "timeout: status $rc, want 124"
 [ "$(rundirs)" -eq 0 ] || bad "timeout: private directory left behind"
 ok
-: > s.out
+: > s.out; : > s.err
 "$ph" run -- "$prog" --signals --steps 100000 --ms 5 --print > s.out 2> s.err &
 pid=$!
 wait_for s.err "step 1"
@@ -106,7 +106,7 @@ if grep -q libgomp "$prog" 2>/dev/null; then # gcc: a private directory was made
 fi
 ok
 if command -v script > /dev/null; then # ^C typed at a terminal (a pty)
-    : > s.out
+    : > s.out; : > s.err # no stale "step 1" from the run before
     (sleep 2; printf '\003'; sleep 2) |
         script -qec "'$ph' run -- '$prog' --signals --steps 100000 --ms 5 > '$tmp/work/s.out'" /dev/null > /dev/null 2>&1
     grep -q "signals INT=1 TERM=0 HUP=0" s.out || bad "^C at a terminal: the program saw '$(cat s.out)', want INT=1"

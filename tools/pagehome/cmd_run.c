@@ -71,6 +71,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *out)
@@ -662,7 +663,22 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
      * foreground process group: it has it already. */
     if (same_group && si && si->si_code == SI_KERNEL)
         return;
-    if (child_pid > 0)
+    /* One sender signalling pagehome and then its process group (as
+     * timeout(1) does) reaches pagehome twice, the second time only when
+     * the first was handled in between: forward it once. */
+    static int last_sig;
+    static pid_t last_pid;
+    static struct timespec last_t;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long dt_ms = (long long)(now.tv_sec - last_t.tv_sec) * 1000 +
+                      (now.tv_nsec - last_t.tv_nsec) / 1000000;
+    pid_t from = si && si->si_code == SI_USER ? si->si_pid : 0;
+    int again = from > 0 && sig == last_sig && from == last_pid && dt_ms < 250;
+    last_sig = sig;
+    last_pid = from;
+    last_t = now;
+    if (!again && child_pid > 0)
         kill((pid_t)child_pid, sig);
 }
 
