@@ -14,9 +14,13 @@
  * the kernel's fault round trip (goal <= 1.2).  Rounds alternate which
  * one runs first; the median ratio is the result.
  *
- * Usage: bench_sampler [--pages N] [--rounds R] [--sim]
+ * Usage: bench_sampler [--pages N] [--rounds R] [--sim] [--uffd]
  *   --sim  answer current_node() from the simulated machine instead of
  *          sched_getcpu() and the real topology.
+ *   --uffd also time the userfaultfd mechanism the same way (pages moved
+ *          out, each touch waits for the service thread) on its own
+ *          pages, in the same rounds: the column uffd_ns and its median
+ *          ratio to the mprotect mechanism's time per sample.
  */
 #include "bench_common.h"
 
@@ -117,14 +121,14 @@ static double pagehome_ns_per_sample(ph_source *src, unsigned char *buf, size_t 
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_sampler [--pages N] [--rounds R] [--sim]\n");
+    fprintf(stderr, "usage: bench_sampler [--pages N] [--rounds R] [--sim] [--uffd]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     size_t pages = 16384, v;
-    int rounds = 7, use_sim = 0;
+    int rounds = 7, use_sim = 0, use_uffd = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
             if (bench_parse_count(argv[++i], 1, (size_t)1 << 22, &pages) != 0)
@@ -135,6 +139,8 @@ int main(int argc, char **argv)
             rounds = (int)v;
         } else if (!strcmp(argv[i], "--sim")) {
             use_sim = 1;
+        } else if (!strcmp(argv[i], "--uffd")) {
+            use_uffd = 1;
         } else {
             usage();
         }
@@ -148,7 +154,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sampler: cannot open the machine: %s\n", ph_error_message());
         return 1;
     }
-    ph_sampler_opts o = {0, pages, 1, pages, 0};
+    ph_sampler_opts o = {0, pages, 1, pages, 0, PH_SAMPLER_MPROTECT};
     ph_source *src = ph_sampler_open(os, &o);
     if (!src || ph_sampler_thread_init() != 0) {
         fprintf(stderr, "bench_sampler: %s\n", ph_error_message());
@@ -159,13 +165,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sampler: %s\n", ph_error_message());
         return 1;
     }
+    ph_source *usrc = NULL;
+    unsigned char *ubuf = NULL;
+    if (use_uffd) {
+        ph_sampler_opts uo = o;
+        uo.mechanism = PH_SAMPLER_USERFAULTFD;
+        ubuf = map_faulted(pages);
+        if (!(usrc = ph_sampler_open(os, &uo)) ||
+            usrc->ops->add_range(usrc, ubuf, pages * PG) != 0) {
+            fprintf(stderr, "bench_sampler: userfaultfd: %s\n", ph_error_message());
+            return 1;
+        }
+        pagehome_ns_per_sample(usrc, ubuf, pages);
+    }
     pagehome_ns_per_sample(src, buf, pages); /* warm-up: page tables, rings */
     bare_ns_per_sample(bare_buf, pages);
 
     printf("bench_sampler: %zu pages, %d rounds, machine %s\n", pages, rounds,
            ph_os_name(os));
     printf("%5s %14s %14s %7s\n", "round", "pagehome_ns", "bare_ns", "ratio");
-    double ratio[MAX_ROUNDS], ph_ns[MAX_ROUNDS], bare_ns[MAX_ROUNDS];
+    double ratio[MAX_ROUNDS], ph_ns[MAX_ROUNDS], bare_ns[MAX_ROUNDS], u_ratio[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
         if (r % 2) {
             bare_ns[r] = bare_ns_per_sample(bare_buf, pages);
@@ -175,7 +194,13 @@ int main(int argc, char **argv)
             bare_ns[r] = bare_ns_per_sample(bare_buf, pages);
         }
         ratio[r] = ph_ns[r] / bare_ns[r];
-        printf("%5d %14.1f %14.1f %7.3f\n", r, ph_ns[r], bare_ns[r], ratio[r]);
+        printf("%5d %14.1f %14.1f %7.3f", r, ph_ns[r], bare_ns[r], ratio[r]);
+        if (usrc) {
+            double u = pagehome_ns_per_sample(usrc, ubuf, pages);
+            u_ratio[r] = u / ph_ns[r];
+            printf("   uffd_ns %10.1f  uffd/mprotect %6.3f", u, u_ratio[r]);
+        }
+        printf("\n");
     }
     ph_source_stats st;
     src->ops->stats(src, &st);
@@ -185,6 +210,12 @@ int main(int argc, char **argv)
     printf("sampler: %.1f ns/sample inside the handler, %.1f ns/sample arming, %llu dropped\n",
            (double)st.handler_ns / (double)st.samples,
            (double)st.arm_ns / (double)st.samples, (unsigned long long)st.dropped);
+    if (usrc) {
+        printf("userfaultfd: median %.3f x the mprotect mechanism's time per sample\n",
+               bench_median(u_ratio, rounds));
+        usrc->ops->close(usrc);
+        munmap(ubuf, pages * PG);
+    }
     src->ops->close(src);
     munmap(buf, pages * PG);
     munmap(bare_buf, pages * PG);

@@ -13,6 +13,7 @@
 #include "pagehome.h"
 
 #include "api/error_bridge.h"
+#include "api/stats_file.h"
 #include "base/error.h"
 #include "machine/machine.h"
 
@@ -23,6 +24,7 @@
 
 PH_API int ph_init(void)
 {
+    ph_statsfile_init(); /* the statistics file's path, before any chdir */
     return ph_machine_get() ? 0 : -1;
 }
 

@@ -10,6 +10,7 @@
  */
 #include "pagehome.h"
 
+#include "api/stats_file.h"
 #include "api/transparent.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -18,7 +19,6 @@
 #include "machine/machine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,29 +29,62 @@ static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(ph_engine *) eng_ptr;
 static atomic_int finalized;
 static int atexit_done;
-
-static void write_stats_file(ph_engine *e)
-{
-    const char *path = ph_opt_str(PH_OPT_STATS_FILE);
-    if (!path || !*path)
-        return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ph_warn("stats_file: cannot write %s", path);
-        return;
-    }
-    if (ph_engine_write_json(e, fd) != 0)
-        ph_warn("stats_file %s: %s", path, ph_error_message());
-    close(fd);
-}
+/* fork(): the preload library takes the locks in its own order and calls
+ * the ph_api_fork_* functions itself (api/transparent.h); otherwise they
+ * are registered with pthread_atfork when the engine is made. */
+static atomic_int fork_by_caller;
 
 static void at_exit(void)
 {
     ph_engine *e = atomic_load(&eng_ptr);
     if (e) {
         ph_engine_wait(e);
-        write_stats_file(e);
+        ph_statsfile_write(e);
     }
+}
+
+void ph_api_fork_external(void)
+{
+    atomic_store(&fork_by_caller, 1);
+}
+
+void ph_api_fork_prepare(void)
+{
+    pthread_mutex_lock(&eng_lock);
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_prepare(e);
+}
+
+void ph_api_fork_parent(void)
+{
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_parent(e);
+    pthread_mutex_unlock(&eng_lock);
+}
+
+void ph_api_fork_child(void)
+{
+    pthread_mutex_init(&eng_lock, NULL);
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e)
+        ph_engine_fork_child(e);
+}
+
+int ph_api_exit_stats_due(void)
+{
+    return atomic_load(&eng_ptr) && !atomic_load(&finalized) &&
+           ph_statsfile_owned();
+}
+
+int ph_api_exit_stats(void)
+{
+    if (!ph_api_exit_stats_due())
+        return 0;
+    ph_engine *e = atomic_load(&eng_ptr);
+    ph_engine_wait(e);
+    return ph_statsfile_write(e) == 0 ? 1 : -1;
 }
 
 static ph_engine *make_engine(ph_machine *c)
@@ -65,10 +98,34 @@ static ph_engine *make_engine(ph_machine *c)
         .ring_samples = 8192,
         /* the simulator learns who touches a page first from the traps */
         .first_touch = ph_os_tracks_touch(c->os),
+        .mechanism = PH_SAMPLER_MPROTECT,
     };
-    ph_source *src = ph_sampler_open(c->os, &so);
+    ph_source *src = NULL;
+    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM);
+    int want_uffd = strcmp(mech, "userfaultfd") == 0;
+    int auto_uffd = strcmp(mech, "auto") == 0;
+    /* userfaultfd moves 4 KiB pages of private anonymous memory: with
+     * 2 MiB pages (THP or hugetlbfs) the mprotect mechanism stays. */
+    int huge = ph_opt_int(PH_OPT_PAGESIZE) != 4096;
+    if (want_uffd || (auto_uffd && !huge)) {
+        so.mechanism = PH_SAMPLER_USERFAULTFD;
+        src = ph_sampler_open(c->os, &so);
+        if (!src) {
+            if (want_uffd)
+                ph_warn("sample_mechanism=userfaultfd: %s: using mprotect",
+                        ph_error_message());
+            else
+                ph_info("sampler: userfaultfd not usable (%s): mprotect",
+                        ph_error_message());
+        }
+    }
+    if (!src) {
+        so.mechanism = PH_SAMPLER_MPROTECT;
+        src = ph_sampler_open(c->os, &so);
+    }
     if (!src)
         return NULL;
+    ph_info("sampler: %s mechanism", src->ops->name);
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);
 }
 
@@ -91,8 +148,13 @@ static ph_engine *engine(const char *fn)
             atomic_store_explicit(&eng_ptr, e, memory_order_release);
             if (!atexit_done) {
                 atexit(at_exit);
+                at_quick_exit(at_exit);
+                if (!atomic_load(&fork_by_caller))
+                    pthread_atfork(ph_api_fork_prepare, ph_api_fork_parent,
+                                   ph_api_fork_child);
                 atexit_done = 1;
             }
+            ph_statsfile_notice();
         }
     }
     pthread_mutex_unlock(&eng_lock);
@@ -105,7 +167,14 @@ PH_API ph_hotarea_t *ph_area_register(void *addr, size_t bytes,
                                       const char *name)
 {
     ph_engine *e = engine("ph_area_register");
-    return e ? ph_engine_register(e, addr, bytes, name) : NULL;
+    if (!e)
+        return NULL;
+    /* The registering thread's node, for the userfaultfd mechanism's
+     * service thread (it cannot ask current_node() for another thread; on
+     * the simulated machine the CPU a thread last ran on says nothing).
+     * OpenMP threads note theirs again at every implicit task. */
+    ph_sampler_note_node(ph_os_current_node(ph_machine_get()->os));
+    return ph_engine_register(e, addr, bytes, name);
 }
 
 PH_API int ph_area_unregister(ph_hotarea_t *area)
@@ -140,6 +209,7 @@ PH_API int ph_thread_note(int thread_num, int nthreads)
     ph_sampler_thread_init();
     ph_machine *c = ph_machine_get();
     int os_node = ph_os_current_node(c->os);
+    ph_sampler_note_node(os_node);
     int idx = ph_topo_node_index(c->topo, os_node);
     if (idx < 0)
         return ph_fail(EIO, "ph_thread_note: cannot tell the node of the "
@@ -216,6 +286,15 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out)
     return ph_engine_try_totals(e, out);
 }
 
+/* Not public: api/transparent.h (src/preload/signals.c). */
+int ph_api_thread_start(void)
+{
+    /* Not current_node(): on the simulated machine it asks the OpenMP
+     * runtime, which would adopt this thread as a new initial thread.
+     * The userfaultfd sampler finds an unnoted thread's CPU itself. */
+    return atomic_load(&finalized) ? 0 : ph_sampler_thread_init();
+}
+
 PH_API int ph_finalize(void)
 {
     pthread_mutex_lock(&eng_lock);
@@ -227,7 +306,7 @@ PH_API int ph_finalize(void)
     pthread_mutex_unlock(&eng_lock);
     if (e) {
         ph_engine_wait(e);
-        write_stats_file(e);
+        ph_statsfile_write(e);
         ph_engine_free(e);
     }
     return 0;

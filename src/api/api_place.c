@@ -88,29 +88,13 @@ PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *sta
         return -1;
     ph_place_cfg cfg;
     ph_settings_place(&cfg);
+    (void)ph_sampler_open_range(addr, bytes);
     return ph_place_range(m, &cfg, addr, bytes, pl, status);
 }
 
 /* Times a page that came back absent while watched is opened and asked
  * about again. */
 #define WATCHED_RETRIES 3
-#define OPEN_BATCH 512
-
-/* Open the watched pages of [addr, addr + bytes) (see the top). */
-static void open_watched(const void *addr, size_t bytes)
-{
-    if (!addr || bytes == 0 || (uintptr_t)addr > UINTPTR_MAX - bytes)
-        return;
-    uintptr_t a = (uintptr_t)addr & ~(uintptr_t)4095;
-    uintptr_t e = (uintptr_t)addr + bytes;
-    void *pages[OPEN_BATCH];
-    while (a < e) {
-        size_t n = 0;
-        for (; n < OPEN_BATCH && a < e; n++, a += 4096)
-            pages[n] = (void *)a;
-        (void)ph_sampler_open_pages(n, pages);
-    }
-}
 
 /* A status that a watched page may have been given for being watched. */
 static int absent(int st)
@@ -123,7 +107,7 @@ PH_API int ph_query(const void *addr, size_t bytes, int *status)
     ph_machine *m = ph_machine_get_for("ph_query");
     if (!m)
         return -1;
-    open_watched(addr, bytes);
+    (void)ph_sampler_open_range(addr, bytes);
     int bad = ph_place_query(m, addr, bytes, status);
     if (bad <= 0)
         return bad;
@@ -154,7 +138,7 @@ PH_API long ph_node_histogram(const void *addr, size_t bytes, size_t *pages_per_
     ph_machine *m = ph_machine_get_for("ph_node_histogram");
     if (!m)
         return -1;
-    open_watched(addr, bytes);
+    (void)ph_sampler_open_range(addr, bytes);
     return ph_place_histogram(m, addr, bytes, pages_per_node, max);
 }
 
@@ -164,7 +148,8 @@ PH_API int ph_move(size_t count, void *const *pages, const int *nodes, int *stat
     if (!m)
         return -1;
     if (pages)
-        (void)ph_sampler_open_pages(count, pages);
+        for (size_t k = 0; k < count; k++)
+            (void)ph_sampler_open_range(pages[k], 1);
     int left = ph_place_move(m, count, pages, nodes, status);
     if (left <= 0 || !status || !nodes)
         return left;

@@ -24,4 +24,28 @@ int ph_api_engine_switch(const char *mechanism);
 __attribute__((visibility("hidden")))
 int ph_api_engine_try_stats(ph_engine_stats_t *out);
 
+/* A thread of the program starts (transparent mode's pthread_create):
+ * give it an alternate signal stack before it can trap.  Does not make
+ * the engine; 0 or -1. */
+int ph_api_thread_start(void);
+
+/* fork(): the preload library orders pagehome's locks across fork()
+ * itself (src/preload/fork.c) and says so before the engine is made
+ * (ph_api_fork_external); then these are not registered with
+ * pthread_atfork by the API layer.  prepare takes the engine's locks
+ * (an invocation in progress finishes first), parent releases them,
+ * child makes them afresh and leaves the engine without its memory
+ * manager thread (engine.h, ph_engine_fork_child). */
+__attribute__((visibility("hidden"))) void ph_api_fork_external(void);
+__attribute__((visibility("hidden"))) void ph_api_fork_prepare(void);
+__attribute__((visibility("hidden"))) void ph_api_fork_parent(void);
+__attribute__((visibility("hidden"))) void ph_api_fork_child(void);
+
+/* Exit paths that run no atexit handler (_exit, _Exit): due is 1 when
+ * this process has statistics to write (an engine, a stats_file it owns,
+ * not finalized); exit_stats waits for the engine and writes them: 1
+ * written, 0 nothing to write, -1 failed (a warning was said). */
+__attribute__((visibility("hidden"))) int ph_api_exit_stats_due(void);
+__attribute__((visibility("hidden"))) int ph_api_exit_stats(void);
+
 #endif

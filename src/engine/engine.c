@@ -633,6 +633,36 @@ void ph_engine_free(ph_engine *e)
     free(e);
 }
 
+void ph_engine_fork_prepare(ph_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+}
+
+void ph_engine_fork_parent(ph_engine *e)
+{
+    pthread_mutex_unlock(&e->lock);
+}
+
+void ph_engine_fork_child(ph_engine *e)
+{
+    /* The one thread of the child holds the lock (prepare): start it and
+     * the condition variables afresh instead of unlocking, so that
+     * neither the parent's manager's wait on cv nor glibc's owner checks
+     * follow them into the child. */
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&e->done_cv, NULL);
+    e->has_mgr = 0;
+    e->pending = 0;
+    e->busy = 0;
+    e->stop = 0;
+    e->cfg.sync = 1;
+}
+
 uint64_t ph_engine_armed_pages(ph_engine *e)
 {
     ph_source_stats ss;

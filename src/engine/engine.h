@@ -221,6 +221,18 @@ void ph_engine_set_report_extra(ph_engine_report_fn fn);
  * needed.  EBUSY while a phase is recorded. */
 int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech);
 
+/* fork().  prepare takes the engine's lock (an invocation in progress
+ * finishes first) and parent releases it; child runs in the child, where
+ * the memory-manager thread does not exist: the engine keeps its areas
+ * and counts, its lock and condition variables start afresh (the parent's
+ * manager may have been waiting on them), iteration ends not yet served
+ * are dropped, and from then on every invocation runs on the calling
+ * thread (cfg.sync).  The sampling mechanism then has no timer: the child
+ * samples but does not migrate between iteration ends. */
+void ph_engine_fork_prepare(ph_engine *e);
+void ph_engine_fork_parent(ph_engine *e);
+void ph_engine_fork_child(ph_engine *e);
+
 /* The source (tests). */
 ph_source *ph_engine_source(ph_engine *e);
 

@@ -39,14 +39,15 @@
  *
  * LOCKS AND fork()
  *   A read-write "gate" is held for reading around every call made into
- *   pagehome, and for writing across fork() (pthread_atfork), with the
- *   table's mutex: a child never starts with one of pagehome's own locks
- *   (ph_alloc's registry, the engine's) taken by a thread of the parent
- *   that this file sent there.  Writers are preferred, so that a fork is
- *   not starved by threads allocating large blocks in a loop; read locks
- *   never nest (ph_heap_depth keeps the interposition from re-entering
- *   itself).  The child starts both locks afresh (glibc's rwlock checks
- *   the writer's TID on unlock, and the child's thread has another).
+ *   pagehome, and for writing across fork() (fork.c takes it first, then
+ *   the engine's locks and the table's mutex): a child never starts with
+ *   one of pagehome's own locks (ph_alloc's registry, the engine's) taken
+ *   by a thread of the parent that this file sent there.  Writers are
+ *   preferred, so that a fork is not starved by threads allocating large
+ *   blocks in a loop; read locks never nest (ph_heap_depth keeps the
+ *   interposition from re-entering itself).  The child starts the gate
+ *   afresh (glibc's rwlock checks the writer's TID on unlock, and the
+ *   child's thread has another).
  *
  * COUNTERS
  *   blocks and bytes served, large requests passed to the real allocator,
@@ -152,15 +153,13 @@ int ph_preload_is_internal(const void *ra)
 
 static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
 
-static void at_prefork(void)
+void ph_hot_fork_prepare(void)
 {
     pthread_rwlock_wrlock(&gate);
-    ph_blocks_lock(&ph_heap_blocks);
 }
 
-static void at_postfork(void)
+void ph_hot_fork_parent(void)
 {
-    ph_blocks_unlock(&ph_heap_blocks);
     pthread_rwlock_unlock(&gate);
 }
 
@@ -174,9 +173,8 @@ static void gate_init(void)
     pthread_rwlockattr_destroy(&a);
 }
 
-static void at_postfork_child(void)
+void ph_hot_fork_child(void)
 {
-    ph_blocks_reset_lock(&ph_heap_blocks);
     gate_init();
 }
 
@@ -184,7 +182,6 @@ static void at_postfork_child(void)
 __attribute__((constructor)) static void hot_start(void)
 {
     gate_init();
-    pthread_atfork(at_prefork, at_postfork, at_postfork_child);
     if (!atomic_load(&self_known))
         learn_self();
 }

@@ -46,4 +46,10 @@ void ph_hot_unwatch(ph_hotarea_t *area);
 /* A large request that was not served hot: counted. */
 void ph_hot_note_large(size_t size);
 
+/* fork() (fork.c): the gate taken for writing (no thread is inside a call
+ * into pagehome), released in the parent, made afresh in the child. */
+void ph_hot_fork_prepare(void);
+void ph_hot_fork_parent(void);
+void ph_hot_fork_child(void);
+
 #endif

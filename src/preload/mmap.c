@@ -22,12 +22,19 @@
  *   while no hot block lives, go straight to the real munmap.
  *
  * mremap
- *   Of a hot block: shrinking keeps it in place (the tail stays mapped,
- *   unused); growing with MREMAP_MAYMOVE moves it to a new block (copy);
- *   without MAYMOVE it fails with ENOMEM (as the kernel may);
- *   MREMAP_FIXED / MREMAP_DONTUNMAP and ranges starting inside a hot block
- *   fail with EINVAL.  mremap of an ordinary mapping is passed through (it
- *   does not become hot when it grows).
+ *   Of a whole hot block from its start: shrinking keeps it in place (the
+ *   tail stays mapped, unused); growing with MREMAP_MAYMOVE moves it to a
+ *   new block (copy); without MAYMOVE it fails with ENOMEM (as the kernel
+ *   may).  Of a part of a hot block, or with MREMAP_FIXED /
+ *   MREMAP_DONTUNMAP: the block stops being watched, the kernel does the
+ *   remap exactly as without pagehome, and the addresses it vacates stay
+ *   reserved (PROT_NONE) until the block is released, like a partial
+ *   munmap; what moved is an ordinary mapping of the program's.  mremap
+ *   of an ordinary mapping is passed through (it does not become hot when
+ *   it grows).
+ *
+ * mprotect, pkey_mprotect
+ *   The program's own protection wins (see note_protect below).
  *
  * LIMITS
  *   MAP_FIXED mappings placed over a hot block by the program are not
@@ -37,6 +44,8 @@
 #include "preload/hot.h"
 #include "preload/preload.h"
 #include "preload/realsym.h"
+
+#include "sample/source.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -161,6 +170,84 @@ EXPORT int munmap(void *addr, size_t len)
     return rc;
 }
 
+static void *real_mremap(void *old, size_t old_size, size_t new_size, int flags,
+                         void *new_addr)
+{
+    if (!ph_real_ok())
+        return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, new_addr);
+    return (flags & MREMAP_FIXED)
+               ? ph_real_mremap(old, old_size, new_size, flags, new_addr)
+               : ph_real_mremap(old, old_size, new_size, flags);
+}
+
+/* The kernel vacated [lo, hi) of hot block b (moved or shrunk away):
+ * keep the addresses reserved (PROT_NONE, as punch() does) so that
+ * ph_free can unmap the whole block later, and count them punched. */
+static void vacated(const ph_block *b, uintptr_t lo, uintptr_t hi)
+{
+    if (hi <= lo)
+        return;
+    void *m = ph_real_mmap((void *)lo, hi - lo, PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
+                               MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return; /* something was mapped there meanwhile: not ours to keep */
+    ph_hotarea_t *area = NULL;
+    int done = 0;
+    ph_blocks_punch(&ph_heap_blocks, b->user, hi - lo, &area, &done);
+    if (area)
+        ph_hot_unwatch(area);
+    if (done) {
+        ph_block t;
+        if (ph_blocks_get(&ph_heap_blocks, (void *)b->user, &t, 1)) {
+            t.area = NULL;
+            ph_hot_release(&t);
+        }
+    }
+}
+
+/* mremap of anything but a whole hot block from its start (a part of it,
+ * MREMAP_FIXED, MREMAP_DONTUNMAP): the kernel does what it would do
+ * without pagehome.  The block stops being watched first (its pages are
+ * all open and in place); the addresses the kernel vacates stay
+ * reserved until the block is freed; what moved elsewhere is an ordinary
+ * mapping of the program's. */
+static void *remap_part(const ph_block *b, void *old, size_t old_size, size_t new_size,
+                        int flags, void *new_addr)
+{
+    ph_block cur;
+    if (ph_blocks_find(&ph_heap_blocks, (void *)b->user, &cur, 0) && cur.area) {
+        ph_hotarea_t *area = NULL;
+        int done = 0;
+        /* detach the area from the block (0 bytes punched) */
+        ph_blocks_punch(&ph_heap_blocks, b->user, 0, &area, &done);
+        if (area)
+            ph_hot_unwatch(area);
+    }
+    void *r = real_mremap(old, old_size, new_size, flags, new_addr);
+    if (r == MAP_FAILED)
+        return r;
+    uintptr_t lo = (uintptr_t)old, blo = b->user, bhi = b->user + b->usable;
+    uintptr_t hi = lo + ((old_size + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+#ifdef MREMAP_DONTUNMAP
+    int keeps = (flags & MREMAP_DONTUNMAP) != 0;
+#else
+    int keeps = 0;
+#endif
+    uintptr_t vlo, vhi;
+    if ((uintptr_t)r != lo && !keeps) { /* moved: the whole old range is gone */
+        vlo = lo;
+        vhi = hi;
+    } else if ((uintptr_t)r == lo && new_size < old_size) { /* shrunk in place */
+        vlo = lo + ((new_size + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+        vhi = hi;
+    } else {
+        return r;
+    }
+    vacated(b, vlo > blo ? vlo : blo, vhi < bhi ? vhi : bhi);
+    return r;
+}
+
 EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
                     ...)
 {
@@ -180,28 +267,20 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
         if (!hot) {
             uintptr_t lo = (uintptr_t)old;
             ph_block ov[1];
-            if (ph_blocks_overlaps(&ph_heap_blocks, lo,
-                                   lo + (old_size ? old_size : 1), ov, 1)) {
-                errno = EINVAL; /* inside a hot block: not supported */
-                return MAP_FAILED;
-            }
+            if (!(lo & (PAGE - 1)) &&
+                ph_blocks_overlaps(&ph_heap_blocks, lo, lo + (old_size ? old_size : 1), ov, 1))
+                return remap_part(&ov[0], old, old_size, new_size, flags, new_addr);
         }
     }
-    if (!hot) {
-        if (!ph_real_ok())
-            return (void *)syscall(SYS_mremap, old, old_size, new_size,
-                                   flags, new_addr);
-        return (flags & MREMAP_FIXED)
-                   ? ph_real_mremap(old, old_size, new_size, flags, new_addr)
-                   : ph_real_mremap(old, old_size, new_size, flags);
-    }
+    if (!hot)
+        return real_mremap(old, old_size, new_size, flags, new_addr);
+    int special = (flags & MREMAP_FIXED) != 0;
 #ifdef MREMAP_DONTUNMAP
-    if (flags & MREMAP_DONTUNMAP) {
-        errno = EINVAL;
-        return MAP_FAILED;
-    }
+    special |= (flags & MREMAP_DONTUNMAP) != 0;
 #endif
-    if ((flags & MREMAP_FIXED) || new_size == 0) {
+    if (special || old_size < b.usable)
+        return remap_part(&b, old, old_size, new_size, flags, new_addr);
+    if (new_size == 0) {
         errno = EINVAL;
         return MAP_FAILED;
     }
@@ -223,4 +302,33 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
     if (ph_blocks_get(&ph_heap_blocks, old, &b, 1))
         ph_hot_release(&b);
     return n;
+}
+
+/* ---- the program's own protections ---------------------------------------- */
+
+/* mprotect / pkey_mprotect: inside hot areas the program's protection is
+ * recorded first (the sampler never watches such pages, never widens
+ * them, and their faults reach the program), watched runs there are
+ * opened, then the kernel applies the program's protection.  pagehome's
+ * own calls (the sampler's, from this library) go straight to the
+ * kernel. */
+static void note_protect(void *addr, size_t len, int prot, const void *ra)
+{
+    if (ph_preload_is_internal(ra) || !ph_preload_ready() || ph_heap_depth)
+        return;
+    int saved = errno;
+    ph_sampler_note_protect(addr, len, prot);
+    errno = saved;
+}
+
+EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+    note_protect(addr, len, prot, __builtin_return_address(0));
+    return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+    note_protect(addr, len, prot, __builtin_return_address(0));
+    return (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
 }

@@ -131,6 +131,8 @@ static struct {
     uintptr_t phase_region[OMPT_MAX_PHASES]; /* phase id -> codeptr */
     int nphases;
     int phase_open;                    /* phase of the running region, -1 */
+    uint64_t since_boundary;           /* outermost regions since the last
+                                          iteration boundary */
     atomic_ullong phase_calls, phase_errors, phase_full;
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -295,8 +297,17 @@ static int phase_of_locked(uintptr_t codeptr)
     return st.nphases++;
 }
 
-/* The progress line (tunable `progress`): at an iteration end, at most
- * every 500 ms, "\r"-rewritten on stderr; a newline ends it at exit. */
+/* The progress line (tunable `progress`; auto: when stderr is a
+ * terminal).  The program's own writes to stderr cannot be seen (stdio
+ * writes through libc's internal write), so the line is shown only while
+ * the program is least likely to write: it is drawn at an iteration
+ * boundary (at most every 500 ms), i.e. as the iteration's parallel work
+ * starts, and erased ("\r" and erase-to-end-of-line) when the last
+ * outermost region of the iteration ends -- before the serial code between
+ * iterations, where programs print their per-step lines -- and at exit.
+ * So the program's lines start on a clean line; one written from inside
+ * a parallel region while the line is shown still follows it.  Each draw
+ * also starts with the erase, so nothing of an older, longer line stays. */
 static int progress_on(void)
 {
     static int on = -1;
@@ -308,6 +319,15 @@ static int progress_on(void)
 }
 
 static atomic_int progress_shown;
+
+#define ERASE_LINE "\r\033[K"
+
+static void progress_erase(void)
+{
+    if (atomic_exchange(&progress_shown, 0) &&
+        write(2, ERASE_LINE, sizeof ERASE_LINE - 1) < 0)
+        return;
+}
 
 static void progress(void)
 {
@@ -323,12 +343,26 @@ static void progress(void)
                                       (double)es.accesses : 0.0;
     char line[160];
     int n = snprintf(line, sizeof line,
-                     "\rpagehome: iteration %llu, %llu pages migrated, remote %.1f%% of "
-                     "samples   ",
+                     ERASE_LINE "pagehome: iteration %llu, %llu pages migrated, remote "
+                     "%.1f%% of samples",
                      (unsigned long long)es.iterations, (unsigned long long)es.migrated,
                      remote);
-    if (n > 0 && write(2, line, (size_t)n) > 0)
+    if (n > 0 && (size_t)n < sizeof line && write(2, line, (size_t)n) > 0)
         atomic_store(&progress_shown, 1);
+}
+
+/* At the end of an outermost region: erase the line when the iteration's
+ * last region ended (or the iterations are not periods of regions). */
+static void progress_region_end(void)
+{
+    if (!atomic_load_explicit(&progress_shown, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&st.lock);
+    size_t period = ph_period_length(st.regions);
+    int last = period == 0 || st.since_boundary % period == 0;
+    pthread_mutex_unlock(&st.lock);
+    if (last)
+        progress_erase();
 }
 
 static void iteration_end(void)
@@ -366,8 +400,11 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
     if (st.regions_n++ == 0)
         watchdog_start_locked();
     int boundary = ph_period_feed(st.regions, (uintptr_t)codeptr);
-    if (boundary)
+    if (boundary) {
         st.region_boundaries++;
+        st.since_boundary = 0;
+    }
+    st.since_boundary++;
     ph_period_reset(st.barriers);
     int fb = decide_locked();
     int phase = st.hybrid ? phase_of_locked((uintptr_t)codeptr) : -1;
@@ -382,6 +419,8 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
         if (ph_phase_begin(phase) != 0)
             atomic_fetch_add_explicit(&st.phase_errors, 1, memory_order_relaxed);
     }
+    if (st.engine_on)
+        ph_sampler_gate(1); /* watched pages are protected from here on */
 }
 
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
@@ -391,7 +430,12 @@ static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
     (void)task;
     (void)flags;
     (void)codeptr;
-    if (tls_depth > 0 || !st.hybrid)
+    if (tls_depth > 0)
+        return;
+    if (st.engine_on)
+        ph_sampler_gate(0); /* serial code never meets a protected page */
+    progress_region_end();
+    if (!st.hybrid)
         return;
     pthread_mutex_lock(&st.lock);
     int phase = st.phase_open;
@@ -482,6 +526,23 @@ static void on_sync_region(ompt_sync_region_t kind,
         fall_back(fb);
     if (boundary)
         iteration_end();
+}
+
+/* ---- fork() (fork.c) ---------------------------------------------------- */
+
+void ph_preload_ompt_fork_prepare(void)
+{
+    pthread_mutex_lock(&st.lock);
+}
+
+void ph_preload_ompt_fork_parent(void)
+{
+    pthread_mutex_unlock(&st.lock);
+}
+
+void ph_preload_ompt_fork_child(void)
+{
+    pthread_mutex_init(&st.lock, NULL);
 }
 
 /* ---- summary ----------------------------------------------------------- */
@@ -648,8 +709,7 @@ static void print_summary(void)
 {
     if (atomic_exchange(&st.printed, 1))
         return;
-    if (atomic_load(&progress_shown) && write(2, "\n", 1) < 0)
-        return;
+    progress_erase();
     if (!st.active) {
         if (ph_opt_bool(PH_OPT_VERBOSE))
             ph_info("ompt: no OpenMP runtime started the tools interface: no "
@@ -709,6 +769,8 @@ static int tool_initialize(ompt_function_lookup_t lookup,
                     (int)cbs[i].event, (int)r);
     }
     st.active = 1;
+    if (st.engine_on)
+        ph_sampler_gate_enable();
     return 1;
 }
 

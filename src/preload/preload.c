@@ -279,6 +279,8 @@ static void report_transparent(ph_jw *w)
     ph_jw_object(w, 0);
     ph_jw_key(w, "program");
     ph_jw_string(w, exe);
+    ph_jw_key(w, "pid");
+    ph_jw_int(w, (int64_t)getpid());
     ph_jw_key(w, "hot_threshold_bytes");
     ph_jw_uint(w, (uint64_t)ph_opt_int(PH_OPT_HOT_THRESHOLD));
     ph_jw_key(w, "placement");

@@ -47,4 +47,9 @@ void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
 struct ph_jw;
 void ph_preload_ompt_report(struct ph_jw *w);
 
+/* ompt.c: its lock across fork() (fork.c). */
+void ph_preload_ompt_fork_prepare(void);
+void ph_preload_ompt_fork_parent(void);
+void ph_preload_ompt_fork_child(void);
+
 #endif

@@ -69,6 +69,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -108,6 +109,11 @@ typedef struct sampler {
 } sampler;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int is_uffd(const sampler *s)
+{
+    return ph_sig_insts[s->inst].mech == PH_SIG_MECH_UFFD;
+}
 
 static void wait_zero(atomic_long *count)
 {
@@ -265,6 +271,14 @@ static long slot_open(sampler *s, uintptr_t a, uintptr_t b)
     atomic_store(&sl->run_pages, s->o.run_pages);
     atomic_store(&sl->runs, runs);
     atomic_store(&sl->inst, (int)s->inst);
+    atomic_store(&sl->stash, 0);
+    if (ph_sig_insts[s->inst].mech == PH_SIG_MECH_UFFD && ph_uffd_sampler_add(i) != 0) {
+        int e = errno;
+        pthread_mutex_unlock(&table_lock);
+        free(runs);
+        return ph_fail(e, "sampler: range %#lx+%zu: %s", (unsigned long)a,
+                       (size_t)(b - a), ph_error_message());
+    }
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
     atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);
     if (atomic_load(&ph_sig_slot_hiwater) <= i)
@@ -279,8 +293,10 @@ static void slot_close(size_t i)
     ph_sig_slot *sl = &ph_sig_slots[i];
     wait_zero(&sl->inflight);
     pthread_mutex_lock(&table_lock);
+    ph_uffd_sampler_remove(i);
     free(atomic_load(&sl->runs));
     atomic_store(&sl->runs, NULL);
+    free(atomic_exchange(&sl->prog_prot, NULL));
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
     atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_FREE), memory_order_release);
     pthread_mutex_unlock(&table_lock);
@@ -322,19 +338,41 @@ static size_t span_end(const sampler *s, size_t k, size_t to, uintptr_t *span,
     size_t len;
     *span = run_span(s->armed[k].slot, s->armed[k].run, &len);
     *span_len = len;
+    size_t slot = s->armed[k].slot;
     for (k++; k < to; k++) {
         uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
-        if (a != *span + *span_len)
+        if (a != *span + *span_len || s->armed[k].slot != slot)
             break;
         *span_len += len;
     }
     return k;
 }
 
+/* Open span [span, span+len) made of armed[first, k): one call for the
+ * mprotect mechanism (opening a run a handler already opened is
+ * harmless); run by run for userfaultfd (each run is moved back and
+ * unregistered as a whole). */
+static void lift_span(sampler *s, size_t first, size_t k, uintptr_t span, size_t len)
+{
+    if (ph_sig_insts[s->inst].mech != PH_SIG_MECH_UFFD) {
+        ph_sig_open_span(s->armed[first].slot, span, len);
+        return;
+    }
+    (void)span;
+    (void)len;
+    for (size_t j = first; j < k; j++) {
+        if (atomic_load(run_state(&s->armed[j])) != PH_RUN_LIFTING)
+            continue;
+        size_t rl;
+        uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &rl);
+        ph_sig_open_span(s->armed[j].slot, a, rl);
+    }
+}
+
 /* Lift armed[from, to): every run ends IDLE and read-write.  Runs a
  * handler is opening are waited for; adjacent runs share one mprotect
  * (opening a run a handler already opened is harmless). */
-static void lift(sampler *s, size_t from, size_t to)
+static void lift_to(sampler *s, size_t from, size_t to, unsigned char target)
 {
     for (size_t k = from; k < to;) {
         uintptr_t span;
@@ -343,19 +381,140 @@ static void lift(sampler *s, size_t from, size_t to)
         int any = 0;
         for (size_t j = first; j < k; j++) {
             unsigned char st = PH_RUN_ARMED;
-            if (atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_LIFTING))
+            if (atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_LIFTING)) {
                 any = 1;
-            else
-                while (atomic_load(run_state(&s->armed[j])) == PH_RUN_FIRING)
-                    sched_yield();
+                continue;
+            }
+            st = PH_RUN_SUSPENDED; /* never protected: nothing to lift */
+            if (target == PH_RUN_IDLE &&
+                atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_IDLE))
+                continue;
+            while (atomic_load(run_state(&s->armed[j])) == PH_RUN_FIRING)
+                sched_yield();
         }
         if (any)
-            mprotect((void *)span, span_len, PROT_READ | PROT_WRITE);
+            lift_span(s, first, k, span, span_len);
         for (size_t j = first; j < k; j++) {
             unsigned char st = PH_RUN_LIFTING;
-            atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, PH_RUN_IDLE);
+            atomic_compare_exchange_strong(run_state(&s->armed[j]), &st, target);
         }
     }
+}
+
+static void lift(sampler *s, size_t from, size_t to)
+{
+    lift_to(s, from, to, PH_RUN_IDLE);
+}
+
+/* ---- the region gate (mprotect mechanism) ------------------------------------
+ *
+ * A PROT_NONE page makes the kernel's own accesses fail (EFAULT), so once
+ * the OpenMP tools interface tells pagehome where parallel regions are
+ * (ph_sampler_gate_enable), the mprotect mechanism protects the chosen
+ * runs only while some thread is inside an outermost parallel region:
+ * outside, they are SUSPENDED (chosen, not protected), and the serial
+ * code -- its I/O, every system call it makes -- never meets a protected
+ * page.  Opening the gate protects the suspended runs, closing it lifts
+ * the armed ones back to SUSPENDED; a run that fired stays IDLE (one
+ * sample per run and interval, as before).  The gate's mprotect time
+ * counts as arming time (the sampling budget sees it). */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int gate_enabled;
+static atomic_int gate_count;    /* threads inside an outermost region */
+static int gate_applied = 1;     /* what the samplers were last set to */
+static struct sampler *gate_samplers[PH_SIG_MAX_INSTANCES];
+
+static int gate_closed(void)
+{
+    return atomic_load(&gate_enabled) && atomic_load(&gate_count) == 0;
+}
+
+/* Protect every SUSPENDED run of s (adjacent ones with one call). */
+static void resume(sampler *s)
+{
+    for (size_t k = 0; k < s->narmed;) {
+        if (atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
+            k++;
+            continue;
+        }
+        size_t first = k, len;
+        uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len);
+        size_t span_len = len;
+        for (k++; k < s->narmed && s->armed[k].slot == s->armed[first].slot &&
+                  atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED;
+             k++) {
+            uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
+            if (a != span + span_len)
+                break;
+            span_len += len;
+        }
+        for (size_t j = first; j < k; j++)
+            atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
+        int rc = ph_sig_protect_span(s->armed[first].slot, span, span_len);
+        for (size_t j = first; j < k; j++)
+            atomic_store(run_state(&s->armed[j]), PH_RUN_ARMED);
+        if (rc != 0) /* the VMA limit: leave them open for this region */
+            lift_to(s, first, k, PH_RUN_SUSPENDED);
+    }
+}
+
+static void gate_apply_locked(void)
+{
+    int want = !gate_closed();
+    if (want == gate_applied)
+        return;
+    gate_applied = want;
+    for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++) {
+        sampler *s = gate_samplers[i];
+        if (!s || s->narmed == 0)
+            continue;
+        uint64_t t0 = ph_now_ns();
+        if (want)
+            resume(s);
+        else
+            lift_to(s, 0, s->narmed, PH_RUN_SUSPENDED);
+        s->st.arm_ns += ph_now_ns() - t0;
+    }
+}
+
+void ph_sampler_gate_enable(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    atomic_store(&gate_enabled, 1);
+    gate_apply_locked();
+    pthread_mutex_unlock(&gate_lock);
+}
+
+void ph_sampler_gate(int inside)
+{
+    if (!atomic_load_explicit(&gate_enabled, memory_order_relaxed))
+        return;
+    if (inside)
+        atomic_fetch_add(&gate_count, 1);
+    else if (atomic_fetch_sub(&gate_count, 1) <= 0)
+        atomic_fetch_add(&gate_count, 1); /* unbalanced end: ignore */
+    pthread_mutex_lock(&gate_lock);
+    gate_apply_locked();
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* fork(): the gate's lock is held across it by the forking thread, taken
+ * after the engine's locks (the memory manager holds those when it arms),
+ * so that no other thread holds it in the child. */
+void ph_sampler_gate_fork_prepare(void)
+{
+    pthread_mutex_lock(&gate_lock);
+}
+
+void ph_sampler_gate_fork_parent(void)
+{
+    pthread_mutex_unlock(&gate_lock);
+}
+
+void ph_sampler_gate_fork_child(void)
+{
+    pthread_mutex_init(&gate_lock, NULL);
 }
 
 /* Protect armed[from, to) (all IDLE), adjacent runs with one call: ARMING,
@@ -364,13 +523,18 @@ static void lift(sampler *s, size_t from, size_t to)
  * -1/errno with the interval cut short before the span that failed. */
 static int protect(sampler *s, size_t from, size_t to)
 {
+    if (!is_uffd(s) && gate_closed()) {
+        for (size_t j = from; j < to; j++)
+            atomic_store(run_state(&s->armed[j]), PH_RUN_SUSPENDED);
+        return 0;
+    }
     for (size_t k = from; k < to;) {
         uintptr_t span;
         size_t span_len, first = k;
         k = span_end(s, k, to, &span, &span_len);
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
-        int rc = mprotect((void *)span, span_len, PROT_NONE);
+        int rc = ph_sig_protect_span(s->armed[first].slot, span, span_len);
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMED);
         if (rc != 0) {
@@ -457,13 +621,20 @@ static sampler *sp_of(ph_source *src)
     return src->impl;
 }
 
-static int sp_disarm(ph_source *src)
+static void disarm_locked(sampler *s)
 {
-    sampler *s = sp_of(src);
     uint64_t t0 = ph_now_ns();
     lift(s, 0, s->narmed);
     s->narmed = 0;
     s->st.arm_ns += ph_now_ns() - t0;
+}
+
+static int sp_disarm(ph_source *src)
+{
+    sampler *s = sp_of(src);
+    pthread_mutex_lock(&gate_lock);
+    disarm_locked(s);
+    pthread_mutex_unlock(&gate_lock);
     return 0;
 }
 
@@ -497,7 +668,7 @@ static void keep_resident(sampler *s)
             /* cannot tell: watch it */
             any = !win_ok || (vec[(q - win) / PG_BYTES] & 1);
         }
-        if (any)
+        if (any && !ph_sig_prog_protected(s->armed[j].slot, a, len))
             s->armed[keep++] = s->armed[j];
     }
     s->narmed = keep;
@@ -562,10 +733,9 @@ static int first_touch_arm(sampler *s, size_t ri)
     return protect(s, from, s->narmed);
 }
 
-static int sp_arm(ph_source *src, int full)
+static int arm_locked(sampler *s, int full)
 {
-    sampler *s = sp_of(src);
-    sp_disarm(src);
+    disarm_locked(s);
     uint64_t t0 = ph_now_ns();
     s->st.intervals++;
     if (s->nranges == 0)
@@ -599,6 +769,22 @@ static int sp_arm(ph_source *src, int full)
     return 0;
 }
 
+static int sp_arm(ph_source *src, int full)
+{
+    sampler *s = sp_of(src);
+    if (is_uffd(s) && !ph_uffd_sampler_arm_begin()) {
+        sp_disarm(src);
+        s->st.intervals++;
+        return 0;
+    }
+    pthread_mutex_lock(&gate_lock);
+    int rc = arm_locked(s, full);
+    pthread_mutex_unlock(&gate_lock);
+    if (is_uffd(s))
+        ph_uffd_sampler_arm_end();
+    return rc;
+}
+
 static int sp_add_range(ph_source *src, void *addr, size_t bytes)
 {
     sampler *s = sp_of(src);
@@ -620,7 +806,9 @@ static int sp_add_range(ph_source *src, void *addr, size_t bytes)
                                          s->tracks_touch ? 2 : 0};
     if (s->tracks_touch) {
         uint64_t t0 = ph_now_ns();
+        pthread_mutex_lock(&gate_lock); /* the gate walks armed[] too */
         int rc = first_touch_arm(s, s->nranges - 1);
+        pthread_mutex_unlock(&gate_lock);
         s->st.arm_ns += ph_now_ns() - t0;
         if (rc != 0)
             return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s",
@@ -658,7 +846,9 @@ static int sp_remove_range(ph_source *src, void *addr, size_t bytes)
     atomic_store_explicit(&sl->word, PH_SIG_WORD(PH_SIG_GEN(w), PH_SIG_REMOVING),
                           memory_order_seq_cst);
     uint64_t t0 = ph_now_ns();
+    pthread_mutex_lock(&gate_lock);
     lift_slot(s, slot);
+    pthread_mutex_unlock(&gate_lock);
     s->st.arm_ns += ph_now_ns() - t0;
     slot_close(slot);
     memmove(s->ranges + i, s->ranges + i + 1, (s->nranges - i - 1) * sizeof *s->ranges);
@@ -732,11 +922,27 @@ static void sp_close(ph_source *src)
     sp_disarm(src);
     while (s->nranges > 0)
         sp_remove_range(src, (void *)s->ranges[0].start, s->ranges[0].npages * PG_BYTES);
+    ph_uffd_sampler_stop(s->inst);
+    pthread_mutex_lock(&gate_lock);
+    if (gate_samplers[s->inst] == s)
+        gate_samplers[s->inst] = NULL;
+    pthread_mutex_unlock(&gate_lock);
     inst_close(s);
     free(s->ranges);
     free(s->armed);
     free(s);
 }
+
+static const ph_source_ops uffd_ops = {
+    .name = "userfaultfd",
+    .add_range = sp_add_range,
+    .remove_range = sp_remove_range,
+    .arm = sp_arm,
+    .disarm = sp_disarm,
+    .drain = sp_drain,
+    .stats = sp_stats,
+    .close = sp_close,
+};
 
 static const ph_source_ops sampler_ops = {
     .name = "sigsegv",
@@ -749,8 +955,16 @@ static const ph_source_ops sampler_ops = {
     .close = sp_close,
 };
 
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_child(void)
+{
+    pthread_atfork(NULL, NULL, ph_sig_fork_child);
+}
+
 ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
 {
+    pthread_once(&fork_once, register_fork_child);
     if (!os || !os->topo) {
         ph_fail(EINVAL, "sampler: no OS table");
         return NULL;
@@ -765,7 +979,8 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
     }
     s->o = o;
     s->armed = calloc(s->o.max_runs, sizeof *s->armed);
-    if (!s->armed || ph_sig_install() != 0) {
+    int uffd = s->o.mechanism == PH_SAMPLER_USERFAULTFD;
+    if (!s->armed || (!uffd && ph_sig_install() != 0)) {
         int e = s->armed ? errno : ENOMEM;
         free(s->armed);
         free(s);
@@ -778,9 +993,28 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         free(s);
         return NULL;
     }
+    ph_sig_insts[s->inst].mech = uffd ? PH_SIG_MECH_UFFD : PH_SIG_MECH_MPROTECT;
+    if (uffd && ph_uffd_sampler_start(s->inst) != 0) {
+        int e = errno;
+        char why[256];
+        snprintf(why, sizeof why, "%s", ph_error_message());
+        ph_sig_insts[s->inst].mech = PH_SIG_MECH_MPROTECT;
+        inst_close(s);
+        free(s->armed);
+        free(s);
+        ph_fail(e, "%s", why);
+        return NULL;
+    }
     s->foreign_base = atomic_load(&ph_sig_foreign);
-    s->tracks_touch = o.first_touch && ph_os_tracks_touch(os);
-    s->src.ops = &sampler_ops;
+    /* first touches are learnt from mprotect traps (userfaultfd's
+     * service thread does not run on the toucher's node) */
+    s->tracks_touch = o.first_touch && ph_os_tracks_touch(os) && !uffd;
+    s->src.ops = uffd ? &uffd_ops : &sampler_ops;
+    if (!uffd) {
+        pthread_mutex_lock(&gate_lock);
+        gate_samplers[s->inst] = s;
+        pthread_mutex_unlock(&gate_lock);
+    }
     s->src.impl = s;
     return &s->src;
 }

@@ -54,7 +54,9 @@
 #include "base/clock.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -127,16 +129,18 @@ static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
 }
 
 static void record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
-                   size_t run_len)
+                   size_t run_len, int node)
 {
     size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
     ph_sig_inst *in = &ph_sig_insts[i];
-    int id = ph_os_current_node(in->os);
-    /* a machine that cannot see first touches learns this one (its pages
-     * without a home get this node when they are faulted) */
-    if (in->tracks_touch && id >= 0)
-        ph_os_note_touch(in->os, (void *)run, run_len, id);
-    int node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
+    if (node == PH_SIG_NODE_SELF) {
+        int id = ph_os_current_node(in->os);
+        /* a machine that cannot see first touches learns this one (its
+         * pages without a home get this node when they are faulted) */
+        if (in->tracks_touch && id >= 0)
+            ph_os_note_touch(in->os, (void *)run, run_len, id);
+        node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
+    }
     ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
     if (!r) {
         atomic_fetch_add_explicit(&in->dropped, 1, memory_order_relaxed);
@@ -165,18 +169,69 @@ static int stale_retry(tl_retry *r, uintptr_t addr, unsigned tries)
 }
 
 /* Unprotect [a, a+len); if that fails (the VMA limit), open the whole
- * range, which only merges VMAs.  0 or -1. */
-static int open_run(ph_sig_slot *s, uintptr_t a, size_t len)
+ * range, which only merges VMAs.  0 or -1.  The userfaultfd mechanism
+ * moves the pages back instead (uffd.c; never in signal context). */
+/* Give the pages of [a, a+len) that carry a protection of the program's
+ * that protection again (after a wider mprotect). */
+static void reapply_prog_prot(ph_sig_slot *s, uintptr_t a, size_t len)
 {
-    if (mprotect((void *)a, len, PROT_READ | PROT_WRITE) == 0)
+    atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
+    if (!pp)
+        return;
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    for (uintptr_t q = a; q < a + len; q += PH_SIG_PAGE_BYTES) {
+        unsigned char v = atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES],
+                                               memory_order_acquire);
+        if (v & PH_SIG_PROT_SET)
+            mprotect((void *)q, PH_SIG_PAGE_BYTES, (int)(v & 7u));
+    }
+}
+
+int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len)
+{
+    ph_sig_slot *s = &ph_sig_slots[i];
+    atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
+    if (!pp)
         return 0;
     uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
-    uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
-    return mprotect((void *)start, end - start, PROT_READ | PROT_WRITE);
+    for (uintptr_t q = a; q < a + len; q += PH_SIG_PAGE_BYTES)
+        if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], memory_order_acquire))
+            return 1;
+    return 0;
+}
+
+static int open_run(size_t idx, ph_sig_slot *s, uintptr_t a, size_t len)
+{
+    size_t i = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
+    if (ph_sig_insts[i].mech == PH_SIG_MECH_UFFD)
+        return ph_uffd_sampler_open(idx, a, len);
+    int rc = 0;
+    if (mprotect((void *)a, len, PROT_READ | PROT_WRITE) != 0) {
+        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+        a = start;
+        len = end - start;
+        rc = mprotect((void *)start, end - start, PROT_READ | PROT_WRITE);
+    }
+    reapply_prog_prot(s, a, len);
+    return rc;
+}
+
+int ph_sig_open_span(size_t i, uintptr_t a, size_t len)
+{
+    return open_run(i, &ph_sig_slots[i], a, len);
+}
+
+int ph_sig_protect_span(size_t i, uintptr_t a, size_t len)
+{
+    size_t in = (size_t)atomic_load(&ph_sig_slots[i].inst);
+    if (ph_sig_insts[in].mech == PH_SIG_MECH_UFFD)
+        return ph_uffd_sampler_protect(i, a, len);
+    return mprotect((void *)a, len, PROT_NONE);
 }
 
 /* Inside slot s (entered): handle a fault at addr.  1 ours, 0 not. */
-static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
+static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
 {
     ph_sig_slot *s = &ph_sig_slots[idx];
     uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
@@ -185,6 +240,8 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
     atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
     uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
     size_t r = (size_t)((addr - start) / run_bytes);
+    if (ph_sig_prog_protected(idx, addr & ~(PH_SIG_PAGE_BYTES - 1), PH_SIG_PAGE_BYTES))
+        return 0; /* the program's own protection: its fault */
     unsigned char st = atomic_load_explicit(&runs[r], memory_order_acquire);
     if (st == PH_RUN_ARMED &&
         atomic_compare_exchange_strong_explicit(&runs[r], &st, PH_RUN_FIRING,
@@ -192,8 +249,8 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
                                                 memory_order_acquire)) {
         uintptr_t a = start + r * run_bytes;
         uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1), a, b - a);
-        int ok = open_run(s, a, b - a) == 0;
+        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1), a, b - a, node);
+        int ok = open_run(idx, s, a, b - a) == 0;
         atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
         tl_idle_retry.addr = 0;
         return ok;
@@ -205,7 +262,7 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr)
 
 /* Enter slot idx if it holds addr.  -1 not there, else the result of
  * handling the fault (1 ours, 0 not). */
-static int try_slot(size_t idx, uintptr_t addr)
+static int try_slot(size_t idx, uintptr_t addr, int node)
 {
     ph_sig_slot *s = &ph_sig_slots[idx];
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
@@ -220,27 +277,34 @@ static int try_slot(size_t idx, uintptr_t addr)
     if (w2 != w || PH_SIG_STATE(w2) != PH_SIG_ACTIVE)
         res = 1; /* being removed or replaced: its protection is being lifted */
     else
-        res = fault_in_slot(idx, w2, addr);
+        res = fault_in_slot(idx, w2, addr, node);
     atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
     tl_last_slot = idx;
     return res;
 }
 
 /* 1 when the fault at addr was ours and has been dealt with. */
-static int handle_ours(uintptr_t addr)
+static int handle_ours(uintptr_t addr, int node)
 {
     size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
     if (tl_last_slot < n) {
-        int r = try_slot(tl_last_slot, addr);
+        int r = try_slot(tl_last_slot, addr, node);
         if (r >= 0)
             return r;
     }
     for (size_t i = 0; i < n; i++) {
-        int r = try_slot(i, addr);
+        int r = try_slot(i, addr, node);
         if (r >= 0)
             return r;
     }
     return 0;
+}
+
+int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out)
+{
+    int r = handle_ours(addr, node);
+    *slot_out = tl_last_slot;
+    return r;
 }
 
 /* ---- opening pages for the kernel ------------------------------------------- */
@@ -273,9 +337,9 @@ static int open_page(uintptr_t addr)
             if (atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING)) {
                 uintptr_t a = start + r * run_bytes;
                 uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-                (void)open_run(s, a, b - a);
+                (void)open_run(i, s, a, b - a);
                 atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
-            } else if (st == PH_RUN_IDLE) {
+            } else if (st == PH_RUN_IDLE || st == PH_RUN_SUSPENDED) {
                 res = 0;
             }
         }
@@ -292,6 +356,93 @@ size_t ph_sampler_open_pages(size_t count, void *const *pages)
         return 0;
     for (size_t i = 0; i < count; i++)
         opened += (size_t)open_page((uintptr_t)pages[i]);
+    return opened;
+}
+
+static size_t open_range(const void *addr, size_t bytes, int all_mechs);
+
+size_t ph_sampler_open_range(const void *addr, size_t bytes)
+{
+    return open_range(addr, bytes, 0);
+}
+
+void ph_sampler_note_protect(void *addr, size_t bytes, int prot)
+{
+    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    int any = 0;
+    unsigned char v = (prot & ~7) == 0 && (prot & 7) == (PROT_READ | PROT_WRITE)
+                          ? 0
+                          : (unsigned char)(PH_SIG_PROT_SET | ((unsigned)prot & 7u));
+    for (size_t i = 0; i < n && bytes; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
+            continue;
+        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
+            atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
+            if (!pp && v) {
+                atomic_uchar *fresh = calloc((end - start) / PH_SIG_PAGE_BYTES, 1);
+                atomic_uchar *none = NULL;
+                if (fresh && !atomic_compare_exchange_strong(&s->prog_prot, &none, fresh))
+                    free(fresh);
+                pp = atomic_load(&s->prog_prot);
+            }
+            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+            for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES)
+                atomic_store_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], v,
+                                      memory_order_release);
+            any = 1;
+        }
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    }
+    /* then open whatever is watched there, so that the program's own
+     * protection applies to pages in place */
+    if (any)
+        (void)open_range(addr, bytes, 1);
+}
+
+static size_t open_range(const void *addr, size_t bytes, int all_mechs)
+{
+    size_t opened = 0;
+    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    for (size_t i = 0; i < n && bytes; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
+            continue;
+        size_t in = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
+        if (!all_mechs && ph_sig_insts[in].mech != PH_SIG_MECH_UFFD)
+            continue; /* PROT_NONE pages are present: nothing to open */
+        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
+            size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
+            atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
+            uintptr_t rb = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
+            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+            for (size_t r = (a - start) / rb; r <= (b - 1 - start) / rb; r++) {
+                unsigned char st = atomic_load(&runs[r]);
+                while (st == PH_RUN_ARMING) { /* arm() is protecting it: wait */
+                    sched_yield();
+                    st = atomic_load(&runs[r]);
+                }
+                st = PH_RUN_ARMED;
+                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING))
+                    continue;
+                uintptr_t ra = start + r * rb, re = ra + rb < end ? ra + rb : end;
+                (void)open_run(i, s, ra, re - ra);
+                atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
+                opened++;
+            }
+        }
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    }
     return opened;
 }
 
@@ -328,7 +479,7 @@ static void on_sigsegv(int sig, siginfo_t *si, void *ctx)
     if (si->si_code == SEGV_ACCERR) {
         uint64_t t0 = ph_now_ns();
         uintptr_t addr = (uintptr_t)si->si_addr;
-        if (handle_ours(addr)) {
+        if (handle_ours(addr, PH_SIG_NODE_SELF)) {
             size_t slot = tl_last_slot;
             int i = atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
             if (i >= 0 && i < PH_SIG_MAX_INSTANCES)
@@ -409,4 +560,37 @@ void ph_sig_release_thread_rings(void)
         tl_rings[i].ring = NULL;
         tl_rings[i].gen = 0;
     }
+}
+
+/* In a fork() child (one thread: the others, and their handlers, are
+ * gone).  A run a handler of another thread was opening (FIRING) would
+ * stay so for good and every lift would wait on it: it is opened here,
+ * and the counts of threads inside a slot or an instance start at zero.
+ * The userfaultfd mechanism opened its runs before fork (uffd.c). */
+void ph_sig_fork_child(void)
+{
+    size_t n = atomic_load(&ph_sig_slot_hiwater);
+    for (size_t i = 0; i < n; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        atomic_store(&s->inflight, 0);
+        if (PH_SIG_STATE(atomic_load(&s->word)) == PH_SIG_FREE)
+            continue;
+        atomic_uchar *runs = atomic_load(&s->runs);
+        size_t rp = atomic_load(&s->run_pages);
+        uintptr_t start = atomic_load(&s->start), end = atomic_load(&s->end);
+        if (!runs || rp == 0)
+            continue;
+        uintptr_t run_bytes = (uintptr_t)rp * PH_SIG_PAGE_BYTES;
+        size_t nruns = (size_t)((end - start + run_bytes - 1) / run_bytes);
+        for (size_t r = 0; r < nruns; r++) {
+            if (atomic_load(&runs[r]) != PH_RUN_FIRING)
+                continue;
+            uintptr_t a = start + r * run_bytes;
+            uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
+            (void)open_run(i, s, a, b - a);
+            atomic_store(&runs[r], PH_RUN_IDLE);
+        }
+    }
+    for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++)
+        atomic_store(&ph_sig_insts[i].users, 0);
 }

@@ -23,7 +23,9 @@
  *
  * Run states: IDLE (not protected by us), ARMING (arm is protecting it),
  * ARMED (protected, first touch traps), FIRING (a handler claimed it and
- * is unprotecting it), LIFTING (disarm/remove is unprotecting it).  Only
+ * is unprotecting it), LIFTING (disarm/remove is unprotecting it),
+ * SUSPENDED (chosen for this interval, but not protected while the
+ * program is outside parallel regions: the region gate, sampler.c).  Only
  * the owner of a transition calls mprotect on the run, and the run
  * becomes ARMED only after its mprotect(PROT_NONE) returned, IDLE only
  * after its mprotect(PROT_READ|PROT_WRITE) returned.  A handler that
@@ -40,12 +42,14 @@
 #include <stdint.h>
 
 #define PH_SIG_MAX_INSTANCES 8      /* samplers open at once */
+/* How an instance watches a run (ph_sampler_opts.mechanism). */
+enum { PH_SIG_MECH_MPROTECT = 0, PH_SIG_MECH_UFFD = 1 };
 #define PH_SIG_MAX_SLOTS 1024       /* hot ranges of all samplers at once */
 #define PH_SIG_NODE_IDS 1024        /* OS node numbers are 0..1023 */
 
 enum { PH_SIG_FREE = 0, PH_SIG_ACTIVE = 1, PH_SIG_REMOVING = 2 };
 enum { PH_RUN_IDLE = 0, PH_RUN_ARMED = 1, PH_RUN_FIRING = 2, PH_RUN_LIFTING = 3,
-       PH_RUN_ARMING = 4 };
+       PH_RUN_ARMING = 4, PH_RUN_SUSPENDED = 5 };
 
 #define PH_SIG_STATE(w) ((unsigned)((w) & 3u))
 #define PH_SIG_GEN(w) ((w) >> 2)
@@ -82,6 +86,8 @@ typedef struct ph_sig_inst {
     atomic_uint_fast64_t handler_ns;
     atomic_long users;                /* threads giving rings back */
     int tracks_touch;                 /* tell os who touched a run first */
+    int mech;                         /* PH_SIG_MECH_* */
+    struct ph_uffd_sampler *uffd;     /* PH_SIG_MECH_UFFD: uffd.c's state */
 } ph_sig_inst;
 
 typedef struct ph_sig_slot {
@@ -91,7 +97,15 @@ typedef struct ph_sig_slot {
     _Atomic(atomic_uchar *) runs;     /* one state per run */
     atomic_int inst;                  /* owning instance index */
     atomic_long inflight;             /* handlers inside the range */
+    atomic_uintptr_t stash;           /* PH_SIG_MECH_UFFD: where armed pages wait */
+    /* The program's own protection of each page, once it has changed
+     * one (NULL before): 0 = read-write as registered, else
+     * PH_SIG_PROT_SET | prot.  Such pages are never watched, a fault on
+     * them is the program's, and opening a run never widens them. */
+    _Atomic(atomic_uchar *) prog_prot;
 } ph_sig_slot;
+
+#define PH_SIG_PROT_SET 0x80u
 
 extern ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
 extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
@@ -100,10 +114,47 @@ extern atomic_size_t ph_sig_slot_hiwater;
 /* SIGSEGVs passed on to the previous handler, process-wide. */
 extern atomic_uint_fast64_t ph_sig_foreign;
 
+/* Watch [a, a+len) of slot i (PROT_NONE, or moved out to the stash),
+ * and open it again (read-write, or moved back).  Dispatch on the
+ * slot's instance mechanism; ph_sig_open_span is async-signal-safe for
+ * the mprotect mechanism.  0 or -1/errno. */
+int ph_sig_protect_span(size_t i, uintptr_t a, size_t len);
+int ph_sig_open_span(size_t i, uintptr_t a, size_t len);
+
+#define PH_SIG_NODE_SELF (-1)   /* the calling thread's node */
+#define PH_SIG_NODE_UNKNOWN (-2)
+/* 1 when a page of [a, a+len) in slot i carries a protection of the
+ * program's own. */
+int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len);
+
+/* Handle a watched access at addr by a thread on node index `node` (or
+ * PH_SIG_NODE_SELF: this thread's, from current_node(); UNKNOWN: the
+ * sample is dropped).  1 ours and dealt with (or
+ * to be retried), 0 not ours.  *slot_out: the slot it was in. */
+int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out);
+
+/* ---- the userfaultfd mechanism (uffd.c) ---- */
+/* Start the service thread of instance i; 0 or -1/errno (with message:
+ * why userfaultfd cannot be used). */
+int ph_uffd_sampler_start(size_t i);
+void ph_uffd_sampler_stop(size_t i);
+int ph_uffd_sampler_protect(size_t slot, uintptr_t a, size_t len);
+int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len);
+/* A range is added / removed: its stash.  0 or -1/errno. */
+int ph_uffd_sampler_add(size_t slot);
+void ph_uffd_sampler_remove(size_t slot);
+/* Around the protecting part of arm(): 0 means do not arm now (a fork()
+ * is under way, or this is a child without a service thread). */
+int ph_uffd_sampler_arm_begin(void);
+void ph_uffd_sampler_arm_end(void);
+
 /* Install the handler (once per process; later calls return 0 at once).
  * 0 or -1/errno. */
 int ph_sig_install(void);
 /* Forget the calling thread's rings (thread exit; normal context). */
 void ph_sig_release_thread_rings(void);
+/* In a fork() child: runs other threads were opening are opened, the
+ * counts of threads inside slots and instances reset. */
+void ph_sig_fork_child(void);
 
 #endif

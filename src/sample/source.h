@@ -77,7 +77,7 @@ typedef struct ph_source_stats {
 typedef struct ph_source ph_source;
 
 typedef struct ph_source_ops {
-    const char *name;  /* "sigsegv", "synth" */
+    const char *name;  /* "sigsegv", "userfaultfd", "synth" */
     int (*add_range)(ph_source *s, void *addr, size_t bytes);
     int (*remove_range)(ph_source *s, void *addr, size_t bytes);
     int (*arm)(ph_source *s, int full);
@@ -115,7 +115,15 @@ typedef struct ph_sampler_opts {
      * simulator), watch a new range where it is untouched and tell the
      * machine who touches each run first (sampler.c).  0 = no. */
     int first_touch;
+    /* How a page is watched: PH_SAMPLER_MPROTECT (PROT_NONE, the SIGSEGV
+     * handler; a system call on a watched page fails with EFAULT) or
+     * PH_SAMPLER_USERFAULTFD (pages moved out under a userfaultfd
+     * registration: user and kernel accesses wait for the service
+     * thread; private anonymous 4 KiB memory, Linux 6.8). */
+    int mechanism;
 } ph_sampler_opts;
+
+enum { PH_SAMPLER_MPROTECT = 0, PH_SAMPLER_USERFAULTFD = 1 };
 
 /* Open the SIGSEGV sampler (opts required: max_runs and run_pages at
  * least 1).  `os` answers current_node() in the handler
@@ -127,6 +135,11 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts);
  * after the first call per thread).  The engine calls it for every
  * OpenMP thread it meets; a protected page may be on a stack. */
 int ph_sampler_thread_init(void);
+
+/* The calling thread runs on OS node os_node (the userfaultfd
+ * mechanism's service thread attributes the thread's faults to it).
+ * The engine calls it at every OpenMP implicit task; async-signal-safe. */
+void ph_sampler_note_node(int os_node);
 
 /* Transparent mode: the program sets (act) or reads (old) its SIGSEGV
  * disposition while pagehome's handler is installed.  The program's
@@ -144,6 +157,35 @@ int ph_sampler_chain_swap(const struct sigaction *act, struct sigaction *old);
  * normal context.  Returns how many of the pages were watched (a later
  * arm() may watch them again). */
 size_t ph_sampler_open_pages(size_t count, void *const *pages);
+
+/* The same for every watched run overlapping [addr, addr+bytes), for
+ * the mechanisms whose watched pages are absent from the page table
+ * (userfaultfd: a query would report them not faulted).  Returns the
+ * runs opened. */
+size_t ph_sampler_open_range(const void *addr, size_t bytes);
+
+/* The program changes the protection of [addr, addr+bytes) to prot
+ * (transparent mode's mprotect/pkey_mprotect interposition calls this
+ * before the real call): inside hot ranges the program's protection is
+ * recorded per page -- such pages are never watched, their faults go to
+ * the program, opening a run never widens them -- and watched runs there
+ * are opened first, so the program's protection applies to pages in
+ * place.  Normal context, any thread. */
+void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
+
+/* The region gate of the mprotect mechanism (see sampler.c): once
+ * enabled (transparent mode, when the OpenMP tools interface is there),
+ * watched pages are protected only while some thread is inside an
+ * outermost parallel region; ph_sampler_gate(1) at a region's begin and
+ * (0) at its end, by the thread that encounters it.  The userfaultfd
+ * mechanism ignores it. */
+void ph_sampler_gate_enable(void);
+void ph_sampler_gate(int inside);
+/* Around fork(), after the engine's locks are taken: the gate's lock is
+ * held across it (prepare, parent) and made afresh in the child. */
+void ph_sampler_gate_fork_prepare(void);
+void ph_sampler_gate_fork_parent(void);
+void ph_sampler_gate_fork_child(void);
 
 /* ---- the synthetic source (synth.c) ---- */
 

@@ -36,6 +36,7 @@ expect 1 "unknown key 'nodez'" -- "$ph" --topology "nodez=4" topo
 echo '{"nodes": [' > "$tmp/bad.json"
 expect 1 'bad.json' -- "$ph" --topology "$tmp/bad.json" topo
 expect 1 'measures the real machine' -- "$ph" --topology "$sim" topo --measure
+expect 2 'topo: --save .*give --measure too' -- "$ph" topo --save "$tmp/never.json"
 
 # tunables
 expect 0 'move_retries += 3 +\(default\)' -- "$ph" --print-config

@@ -76,7 +76,7 @@ static unsigned char *map_pages(size_t n)
 static ph_source *open_sampler(ph_os *os, size_t budget, size_t max_runs, size_t run_pages,
                                size_t ring)
 {
-    ph_sampler_opts o = {budget, max_runs, run_pages, ring, 0};
+    ph_sampler_opts o = {budget, max_runs, run_pages, ring, 0, PH_SAMPLER_MPROTECT};
     ph_source *s = ph_sampler_open(os, &o);
     if (!s) {
         fprintf(stderr, "ph_sampler_open: %s\n", ph_error_message());
@@ -759,7 +759,7 @@ static void test_linux(void)
     unsigned char *buf = map_pages(16);
     /* the tunables' defaults: sample_pages 4096, sample_max_runs 4096,
      * sample_run_pages 1 */
-    ph_sampler_opts o = {4096, 4096, 1, 0, 0};
+    ph_sampler_opts o = {4096, 4096, 1, 0, 0, PH_SAMPLER_MPROTECT};
     ph_source *s = ph_sampler_open(lx, &o);
     CHECK(s != NULL);
     CHECK_EQ(s->ops->add_range(s, buf, 16 * PG), 0);

@@ -17,30 +17,63 @@
  *   3. maps the options onto the tunables (PAGEHOME_* in the environment:
  *      its own options, --set NAME=VALUE, and every tunable the global
  *      options of `pagehome` set -- --topology, --set, -v -- so that the
- *      program runs with exactly what the command line said), checks a
- *      single-node placement against the machine's nodes,
- *      adds libpagehome_preload.so to LD_PRELOAD, runs the program and
- *      returns its exit status (or dies of the same signal).  The
- *      program's stdin, stdout and stderr are its own; pagehome's messages
- *      go to stderr prefixed "pagehome:".
+ *      program runs with exactly what the command line said) and checks, before the program starts, what would otherwise fail
+ *      in it: the placement against the machine's nodes, the --report
+ *      path (made absolute, so a program that chdir()s still writes it
+ *      there, and writable);
+ *   4. adds libpagehome_preload.so to LD_PRELOAD, runs the program (a
+ *      script without "#!" with /bin/sh, as execvp does) and returns its
+ *      exit status (or dies of the same signal).  The program's stdin,
+ *      stdout and stderr are its own; pagehome's messages go to stderr
+ *      prefixed "pagehome:".
+ *
+ * Signals.  The program stays in pagehome's process group, so a ^C or ^\
+ * typed at the terminal reaches both: pagehome lets it pass and waits.
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to pagehome by a process
+ * (kill, timeout(1), a batch system) are sent on to the program, and
+ * pagehome waits for it (a signal sent to the whole process group reaches
+ * the program twice: directly and through pagehome).  If pagehome itself
+ * is killed outright (SIGKILL), the program gets SIGTERM from the kernel
+ * (PR_SET_PDEATHSIG) instead of running on orphaned.
+ *
+ * The private directory (libgomp.so.1 -> LLVM's libomp) is
+ * $TMPDIR/pagehome-run-XXXXXX, removed on every way out of pagehome; a run
+ * holds an flock on its "lock" file while it lives, so a directory left by
+ * a run that was killed outright is recognised (its lock is free) and
+ * removed by the next run.
+ *
+ * The report.  The program writes it (src/api/stats_file.h): a notice
+ * when its engine starts, replaced by the statistics at exit, quick_exit
+ * or _exit.  Afterwards pagehome completes what the program could not:
+ * no file (no engine started: engine off, or nothing hot and no OpenMP)
+ * gets a short one that says why; a notice left by a program that was
+ * killed or ended without its exit handlers gets the way it ended.
  */
 #include "cli.h"
 
+#include "api/settings.h"
 #include "base/json_write.h"
 #include "config/options.h"
+#include "machine/machine.h"
+#include "place/plan.h"
 
 #include "pagehome.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *out)
@@ -260,8 +293,10 @@ static int parse(int argc, char **argv, run_opts *o, int *first)
         }
 #define OPT(flag, field)                                                     \
         if ((v = cli_value(argc, argv, &i, flag, &missing)) || missing) {     \
-            if (missing)                                                     \
-                return cli_error(EXIT_USAGE, "run: %s needs a value", flag); \
+            if (missing || !*v || strcmp(v, "--") == 0)                      \
+                return cli_error(EXIT_USAGE, "run: %s needs a %s", flag,     \
+                                 strcmp(flag, "--report") == 0 ? "path"      \
+                                                               : "value");  \
             o->field = v;                                                    \
             continue;                                                        \
         }
@@ -344,7 +379,7 @@ static int check_placement_node(void)
                      ph_opt_str(PH_OPT_TOPOLOGY)[0] ? ", from --topology" : "");
 }
 
-static int map_options(const run_opts *o)
+static int map_options(const run_opts *o, const char *report)
 {
     int rc = 0;
     ph_placement_t pl;
@@ -366,7 +401,7 @@ static int map_options(const run_opts *o)
     rc |= set_tunable("sample_budget", "PAGEHOME_SAMPLE_BUDGET", o->budget);
     rc |= set_tunable("pagesize", "PAGEHOME_PAGESIZE", o->pagesize);
     rc |= set_tunable("hot_threshold", "PAGEHOME_HOT_THRESHOLD", o->threshold);
-    rc |= set_tunable("stats_file", "PAGEHOME_STATS_FILE", o->report);
+    rc |= set_tunable("stats_file", "PAGEHOME_STATS_FILE", report);
     if (strcmp(o->migrate, "auto") != 0)
         rc |= set_tunable("engine", "PAGEHOME_ENGINE", o->migrate);
     if (o->observe)
@@ -389,18 +424,155 @@ static int map_options(const run_opts *o)
     return check_placement_node();
 }
 
-/* ---- running -------------------------------------------------------- */
+/* The placement the program will use (--placement, or the tunable from
+ * the environment), checked against the machine it will run on (the real
+ * one, or PAGEHOME_TOPOLOGY's): a node that does not exist is an error
+ * now, not a warning in the middle of the run. */
+static int check_placement(void)
+{
+    ph_machine *c = ph_machine_get();
+    if (!c)
+        return cli_error(1, "run: %s", ph_last_error());
+    ph_place_cfg cfg;
+    ph_settings_place(&cfg);
+    ph_plan plan;
+    if (ph_plan_make_range(&plan, NULL, c->topo, &cfg.plan, (size_t)1 << 20) != 0)
+        return cli_error(EXIT_USAGE, "run: placement \"%s\": %s", cfg.plan.placement,
+                         ph_last_error());
+    ph_plan_release(&plan);
+    return 0;
+}
 
-static char runtime_dir[64];
+/* --report PATH: made absolute (the program may chdir()) into out, and
+ * checked now: a directory that is not there or not writable is an error
+ * before the program starts, not a warning after it ran.  A stale report
+ * is removed: it must not pass for this run's. */
+static int prepare_report(const char *path, char *out, size_t len)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/') {
+        if ((size_t)snprintf(out, len, "%s", path) >= len)
+            return cli_error(1, "run: --report %s: path too long", path);
+    } else {
+        if (!getcwd(cwd, sizeof cwd))
+            return cli_error(1, "run: --report %s: cannot tell the current directory: %s",
+                             path, strerror(errno));
+        if ((size_t)snprintf(out, len, "%s/%s", cwd, path) >= len)
+            return cli_error(1, "run: --report %s: path too long", path);
+    }
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_error(1, "run: --report %s: is a directory (name a file)", path);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_error(1, "run: --report %s: no directory %s", path, dir);
+    char probe[PATH_MAX + 48];
+    snprintf(probe, sizeof probe, "%s/.pagehome-report-check.%ld", dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return cli_error(1, "run: --report %s: cannot write in %s: %s", path, dir,
+                         strerror(errno));
+    close(fd);
+    unlink(probe);
+    if (unlink(out) != 0 && errno != ENOENT)
+        return cli_error(1, "run: --report %s: cannot replace it: %s", path, strerror(errno));
+    return 0;
+}
+
+/* ---- the private directory ------------------------------------------ */
+
+#define RUNDIR_PREFIX "pagehome-run-"
+
+static char runtime_dir[PATH_MAX];
+static int runtime_lock = -1;
+
+static const char *tmp_root(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' ? t : "/tmp";
+}
+
+/* What a run puts in its directory, and the directory. */
+static void remove_rundir(const char *dir)
+{
+    char f[PATH_MAX + 32];
+    snprintf(f, sizeof f, "%s/libgomp.so.1", dir);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.new", dir);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock", dir);
+    unlink(f);
+    rmdir(dir);
+}
 
 static void cleanup_runtime_dir(void)
 {
     if (!runtime_dir[0])
         return;
-    char link[128];
-    snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
-    unlink(link);
-    rmdir(runtime_dir);
+    remove_rundir(runtime_dir);
+    runtime_dir[0] = '\0';
+    if (runtime_lock >= 0)
+        close(runtime_lock);
+    runtime_lock = -1;
+}
+
+/* Directories of runs that are gone: ours (same owner), with a lock file
+ * nobody holds.  One without a lock file is skipped (a run that is making
+ * it, or not ours to judge). */
+static void sweep_stale_rundirs(void)
+{
+    const char *root = tmp_root();
+    DIR *d = opendir(root);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, RUNDIR_PREFIX, strlen(RUNDIR_PREFIX)) != 0)
+            continue;
+        char dir[PATH_MAX], lock[PATH_MAX + 8];
+        if ((size_t)snprintf(dir, sizeof dir, "%s/%s", root, de->d_name) >= sizeof dir)
+            continue;
+        struct stat st;
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+            continue;
+        snprintf(lock, sizeof lock, "%s/lock", dir);
+        int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            remove_rundir(dir);
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* $TMPDIR/pagehome-run-XXXXXX with its lock held: the lock file is made
+ * and locked under another name, then renamed, so a sweeping run never
+ * sees it unlocked. */
+static int make_runtime_dir(void)
+{
+    snprintf(runtime_dir, sizeof runtime_dir, "%s/" RUNDIR_PREFIX "XXXXXX", tmp_root());
+    if (!mkdtemp(runtime_dir)) {
+        int e = errno;
+        runtime_dir[0] = '\0';
+        return cli_error(1, "run: cannot make a private directory in %s: %s", tmp_root(),
+                         strerror(e));
+    }
+    atexit(cleanup_runtime_dir);
+    char tmp[PATH_MAX + 16], lock[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s/lock.new", runtime_dir);
+    snprintf(lock, sizeof lock, "%s/lock", runtime_dir);
+    runtime_lock = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (runtime_lock < 0 || flock(runtime_lock, LOCK_EX | LOCK_NB) != 0 ||
+        rename(tmp, lock) != 0)
+        return cli_error(1, "run: cannot lock %s: %s", runtime_dir, strerror(errno));
+    return 0;
 }
 
 static int use_libomp_for_gomp(const run_opts *o)
@@ -411,10 +583,10 @@ static int use_libomp_for_gomp(const run_opts *o)
                          "interface, and LLVM's libomp was not found (apt-get install "
                          "libomp-14-dev, or PAGEHOME_LIBOMP=PATH); --runtime=gomp runs it "
                          "on libgomp in sampling mode");
-    snprintf(runtime_dir, sizeof runtime_dir, "/tmp/pagehome-run-XXXXXX");
-    if (!mkdtemp(runtime_dir))
-        return cli_error(1, "run: cannot make a private directory: %s", strerror(errno));
-    char link[128];
+    int rc = make_runtime_dir();
+    if (rc)
+        return rc;
+    char link[PATH_MAX + 16];
     snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
     if (symlink(lib, link) != 0)
         return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
@@ -427,24 +599,102 @@ static int use_libomp_for_gomp(const run_opts *o)
     return 0;
 }
 
+/* ---- the report, completed ------------------------------------------ */
+
+/* How the program ended, in words ("exited with status 3", "was killed
+ * by signal 9 (Killed)"). */
+static void ending_text(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+static void add_ending(json_t *o, int status)
+{
+    json_t *end = json_object();
+    if (WIFSIGNALED(status)) {
+        json_object_set_new(end, "signal", json_integer(WTERMSIG(status)));
+        json_object_set_new(end, "signal_name", json_string(strsignal(WTERMSIG(status))));
+    } else {
+        json_object_set_new(end, "status", json_integer(WEXITSTATUS(status)));
+    }
+    json_object_set_new(o, "program_end", end);
+}
+
+/* Write o to path through a file beside it, renamed over it. */
+static int write_json_atomic(json_t *o, const char *path)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    int rc = json_dumpfd(o, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
+                     write(fd, "\n", 1) == 1
+                 ? 0
+                 : -1;
+    if (close(fd) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+/* The program left its notice ("incomplete": the statistics were never
+ * written): say how it ended. */
+static void complete_notice(const char *path, int status)
+{
+    json_error_t jerr;
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!o || !json_is_object(o) || !json_is_true(json_object_get(o, "incomplete"))) {
+        json_decref(o);
+        return;
+    }
+    char how[96], note[400];
+    ending_text(status, how, sizeof how);
+    snprintf(note, sizeof note,
+             WIFSIGNALED(status)
+                 ? "the program %s before pagehome could write its statistics"
+                 : "the program %s without running its exit handlers (or pagehome "
+                   "could not write its statistics there in time): its statistics "
+                   "were not written",
+             how);
+    json_object_set_new(o, "note", json_string(note));
+    add_ending(o, status);
+    if (write_json_atomic(o, path) != 0)
+        fprintf(stderr, "pagehome: --report %s: %s\n", path, strerror(errno));
+    json_decref(o);
+}
+
 /* The program wrote no statistics file: pagehome never started an engine
- * in it (no hot area, no OpenMP runtime that reached it) or it died
- * first.  Write a small one that says so, so that a report always
- * exists after --report. */
+ * in it.  Write a small one that says why, so that a report always exists
+ * after --report. */
 static void report_if_silent(const char *path, const char *prog,
                              const char *omp, int status, int engine_off)
 {
-    if (access(path, F_OK) == 0)
+    if (access(path, F_OK) == 0) {
+        complete_notice(path, status);
         return;
-    const char *note =
-        WIFSIGNALED(status)
-            ? "the program was killed by a signal before pagehome wrote its statistics"
-        : engine_off
-            ? "the engine was off (--migrate off): placement and interposition only, "
-              "no statistics"
-            : "pagehome started no engine in the program: no allocation or static "
-              "array reached the hot threshold and no OpenMP runtime started the "
-              "tools interface";
+    }
+    char how[96], note[512];
+    ending_text(status, how, sizeof how);
+    if (engine_off)
+        snprintf(note, sizeof note, "the engine was off (--migrate off, or the tunable "
+                 "engine): placement and interposition only, no statistics");
+    else
+        snprintf(note, sizeof note, "pagehome started no engine in the program: no "
+                 "allocation or static array reached the hot threshold and no OpenMP "
+                 "runtime started the tools interface%s%s",
+                 WIFSIGNALED(status) ? " (it then " : "",
+                 WIFSIGNALED(status) ? how : "");
+    if (WIFSIGNALED(status) && !engine_off)
+        strncat(note, ")", sizeof note - strlen(note) - 1);
     ph_jw w;
     ph_jw_init(&w, 1);
     ph_jw_object(&w, 0);
@@ -454,6 +704,18 @@ static void report_if_silent(const char *path, const char *prog,
     ph_jw_null(&w);
     ph_jw_key(&w, "note");
     ph_jw_string(&w, note);
+    ph_jw_key(&w, "program_end");
+    ph_jw_object(&w, 1);
+    if (WIFSIGNALED(status)) {
+        ph_jw_key(&w, "signal");
+        ph_jw_int(&w, WTERMSIG(status));
+        ph_jw_key(&w, "signal_name");
+        ph_jw_string(&w, strsignal(WTERMSIG(status)));
+    } else {
+        ph_jw_key(&w, "status");
+        ph_jw_int(&w, WEXITSTATUS(status));
+    }
+    ph_jw_end(&w);
     ph_jw_key(&w, "transparent");
     ph_jw_object(&w, 0);
     ph_jw_key(&w, "program");
@@ -470,6 +732,82 @@ static void report_if_silent(const char *path, const char *prog,
     if (ph_jw_write_file(&w, path) != 0)
         fprintf(stderr, "pagehome: --report %s: %s\n", path, strerror(errno));
     ph_jw_free(&w);
+}
+
+/* ---- running -------------------------------------------------------- */
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+static volatile sig_atomic_t child_pid;
+static int same_group; /* the program shares pagehome's process group */
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    /* From the terminal (^C, ^\, a hang-up) while the program shares our
+     * foreground process group: it has it already. */
+    if (same_group && si && si->si_code == SI_KERNEL)
+        return;
+    /* One sender signalling pagehome and then its process group (as
+     * timeout(1) does) reaches pagehome twice, the second time only when
+     * the first was handled in between: forward it once. */
+    static int last_sig;
+    static pid_t last_pid;
+    static struct timespec last_t;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long dt_ms = (long long)(now.tv_sec - last_t.tv_sec) * 1000 +
+                      (now.tv_nsec - last_t.tv_nsec) / 1000000;
+    pid_t from = si && si->si_code == SI_USER ? si->si_pid : 0;
+    int again = from > 0 && sig == last_sig && from == last_pid && dt_ms < 250;
+    last_sig = sig;
+    last_pid = from;
+    last_t = now;
+    if (!again && child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+/* 1 when pagehome runs in the foreground of its controlling terminal. */
+static int in_foreground(void)
+{
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int fg = tcgetpgrp(fd) == getpgrp();
+    close(fd);
+    return fg;
+}
+
+/* In the child, between fork and exec: the program dies with pagehome
+ * (SIGTERM when pagehome is killed outright), gets the signal mask pagehome
+ * had, and a script without "#!" runs with /bin/sh as execvp would. */
+static void exec_program(const char *prog, char **args, pid_t parent,
+                         const sigset_t *mask)
+{
+    if (!same_group)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(128 + SIGTERM);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        signal(forwarded[k], SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    execv(prog, args);
+    if (errno == ENOEXEC) {
+        size_t n = 0;
+        while (args[n])
+            n++;
+        char **sh = calloc(n + 2, sizeof *sh);
+        if (sh) {
+            sh[0] = (char *)"sh";
+            sh[1] = (char *)prog;
+            for (size_t k = 1; k < n; k++)
+                sh[k + 1] = args[k];
+            execv("/bin/sh", sh);
+        }
+    }
+    fprintf(stderr, "pagehome: run: cannot execute %s: %s\n", prog, strerror(errno));
+    _exit(127);
 }
 
 int cmd_run(int argc, char **argv)
@@ -495,12 +833,18 @@ int cmd_run(int argc, char **argv)
     if (ei.is_elf && !ei.dynamic)
         return cli_error(1, "run: '%s' is a static binary: LD_PRELOAD cannot load "
                          "pagehome into it (link it dynamically, or use the API)", prog);
-    if ((rc = map_options(&o)) != 0)
+    char report[PATH_MAX] = "";
+    if (o.report && (rc = prepare_report(o.report, report, sizeof report)) != 0)
+        return rc;
+    if ((rc = map_options(&o, report[0] ? report : NULL)) != 0)
+        return rc;
+    if ((rc = check_placement()) != 0)
         return rc;
     char pre[PATH_MAX];
     if (preload_path(pre, sizeof pre) != 0)
         return cli_error(1, "run: libpagehome_preload.so not found (built without "
                          "libomp-14-dev?); PAGEHOME_PRELOAD_LIB=PATH names it");
+    sweep_stale_rundirs();
     if (strcmp(ei.omp, "libgomp") == 0) {
         if (strcmp(o.runtime, "libomp") == 0) {
             if ((rc = use_libomp_for_gomp(&o)) != 0)
@@ -519,32 +863,49 @@ int cmd_run(int argc, char **argv)
     prepend_env("LD_PRELOAD", pre, ':');
     if (o.verbose)
         fprintf(stderr, "pagehome: running %s with %s\n", prog, pre);
-    /* The report is the program's; a stale one must not pass for it. */
-    if (o.report && *o.report && unlink(o.report) != 0 && errno != ENOENT)
-        return cli_error(1, "run: --report %s: cannot replace it: %s", o.report,
-                         strerror(errno));
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaddset(&block, forwarded[k]);
+    /* blocked from here until the child's PID is known */
+    sigprocmask(SIG_BLOCK, &block, &old);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaction(forwarded[k], &sa, NULL);
+    same_group = in_foreground();
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         return cli_error(1, "run: fork: %s", strerror(errno));
-    if (pid == 0) {
-        execv(prog, argv + first);
-        fprintf(stderr, "pagehome: run: cannot execute %s: %s\n", prog, strerror(errno));
-        _exit(127);
     }
-    /* the program's signals are its own: ignore ^C here, wait for it */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    if (pid == 0)
+        exec_program(prog, argv + first, parent, &old);
+    if (!same_group)
+        setpgid(pid, pid); /* as the child does: whichever runs first */
+    child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    child_pid = 0;
     cleanup_runtime_dir();
-    if (o.report && *o.report)
-        report_if_silent(o.report, prog, ei.omp, status,
-                         o.migrate && strcmp(o.migrate, "off") == 0);
+    if (report[0])
+        report_if_silent(report, prog, ei.omp, status,
+                         strcmp(ph_opt_str(PH_OPT_ENGINE), "off") == 0);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, NULL);
         raise(sig);
         return 128 + sig;
     }

@@ -146,6 +146,9 @@ int cmd_topo(int argc, char **argv)
             return cli_error(EXIT_USAGE, "topo: unknown option '%s'", argv[i]);
         }
     }
+    if (save && !measure)
+        return cli_error(EXIT_USAGE, "topo: --save keeps what --measure measures: give "
+                                     "--measure too");
     ph_machine *c = ph_machine_get();
     if (!c)
         return cli_error(1, "%s", ph_last_error());

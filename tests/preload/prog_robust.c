@@ -1,0 +1,550 @@
+/*
+ * prog_robust.c -- an unmodified OpenMP program that does what ordinary
+ * programs do with their large arrays, one item per argument; each item
+ * prints "prog_robust ITEM: ok" or says what went wrong and exits 1.  Run
+ * under `pagehome run` (tests/preload/check_robust.sh) in every mechanism
+ * and sample_mechanism, on this machine and on a simulated 4-node one.
+ * The arrays are watched by pagehome: an 8 MiB static one (.bss), a 4 MiB
+ * initialised one (.data) and an 8 MiB heap one; parallel loops between
+ * the steps give the engine iterations, so that pages are watched when
+ * the serial code (and the kernel on its behalf) touches them.
+ *
+ * Items (the numbers of the issue):
+ *   stdio     1  fwrite/fread of the arrays between parallel loops
+ *   entry     2  pread (pread64), read/pread/recv (the _chk variants under
+ *                _FORTIFY_SOURCE), preadv, syscall(SYS_read)
+ *   shortread 2  read() into the arrays 100 times, never short
+ *   syscalls  3  19 system calls whose buffers lie in the arrays
+ *   sigblock  4  every signal blocked (the sigwait pattern)
+ *   crash     6  a SIGSEGV handler installed by signal (strict ISO C:
+ *                __sysv_signal), sigset and bsd_signal sees no trap of
+ *                pagehome's, and still sees the program's own fault
+ *   stacks    7  pthreads with 16 KiB stacks touching the arrays
+ *   mprotect  8  the program's guard page and read-only page stay so
+ *   mremap    9  mremap of part of a large mapping
+ *   inregion  1  fread/fwrite inside a parallel region (omp single)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PG 4096
+#define SN (8 << 20)
+#define DN (4 << 20)
+#define HN (8 << 20)
+
+static unsigned char sgrid[SN];
+static unsigned char dgrid[DN] = {1};
+static unsigned char *hgrid;
+static const char *item = "?";
+/* Sizes the compiler cannot see through: with _FORTIFY_SOURCE, reads into
+ * arrays of known size then go through __read_chk, __pread64_chk,
+ * __recv_chk. */
+static volatile size_t v_sn = SN, v_dn = DN, v_256 = 256;
+
+typedef void (*iso_handler)(int);
+iso_handler prog_robust_iso_signal(int sig, iso_handler h);
+extern void (*bsd_signal(int, void (*)(int)))(int);
+
+static int bad(const char *what)
+{
+    fprintf(stderr, "prog_robust %s: FAILED: %s (errno %d: %s)\n", item, what, errno,
+            strerror(errno));
+    exit(1);
+}
+
+#define NEED(cond, what) ((cond) ? (void)0 : (void)bad(what))
+
+/* A parallel loop over every page of the arrays: the engine's iteration. */
+static void stir(int round)
+{
+#pragma omp parallel for schedule(static)
+    for (long p = 0; p < SN / PG; p++) {
+        sgrid[p * PG + PG - 1] = (unsigned char)(round + p);
+        hgrid[p * PG + PG - 1] = (unsigned char)(round - p);
+        if (p < DN / PG)
+            dgrid[p * PG + PG - 1] = (unsigned char)(round * 3 + p);
+    }
+}
+
+static uint64_t sum(const unsigned char *a, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i += 8)
+        s = s * 31 + a[i];
+    return s;
+}
+
+static int tmpfd(void)
+{
+    char path[] = "/tmp/prog_robust_XXXXXX";
+    int fd = mkstemp(path);
+    NEED(fd >= 0, "mkstemp");
+    unlink(path);
+    return fd;
+}
+
+/* ---- 1: stdio between and inside parallel loops --------------------------- */
+
+static void stdio_round(int round, unsigned char *a, size_t n)
+{
+    FILE *f = tmpfile();
+    NEED(f != NULL, "tmpfile");
+    uint64_t before = sum(a, n);
+    stir(round);
+    NEED(fwrite(a, 1, n, f) == n, "fwrite count");
+    NEED(fflush(f) == 0, "fflush");
+    rewind(f);
+    uint64_t written = sum(a, n);
+    (void)before;
+    stir(round + 1);
+    NEED(fread(a, 1, n, f) == n, "fread count");
+    NEED(sum(a, n) == written, "fread data");
+    fclose(f);
+}
+
+static void do_stdio(void)
+{
+    for (int r = 0; r < 8; r++) {
+        stdio_round(r, sgrid, SN);
+        stdio_round(r, hgrid, HN);
+        stdio_round(r, dgrid, DN);
+    }
+}
+
+static void do_inregion(void)
+{
+    for (int r = 0; r < 8; r++) {
+        stir(r);
+        int ok = 1;
+#pragma omp parallel
+        {
+#pragma omp for
+            for (long p = 0; p < SN / PG; p++)
+                sgrid[p * PG + 2] = (unsigned char)p;
+#pragma omp single
+            {
+                FILE *f = tmpfile();
+                uint64_t w = sum(hgrid, HN);
+                ok &= f && fwrite(hgrid, 1, HN, f) == HN;
+                if (f) {
+                    rewind(f);
+                    memset(hgrid, 0, PG);
+                    ok &= fread(hgrid, 1, HN, f) == HN && sum(hgrid, HN) == w;
+                    fclose(f);
+                }
+            }
+        }
+        NEED(ok, "fread/fwrite inside a parallel region");
+    }
+}
+
+/* ---- 2: other entry points ------------------------------------------------------ */
+
+static void do_entry(void)
+{
+    int fd = tmpfd();
+    memset(hgrid, 0x5a, HN);
+    NEED(write(fd, hgrid, HN) == HN, "write");
+    int sv[2];
+    NEED(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+    for (int r = 0; r < 8; r++) {
+        stir(r);
+        NEED(pread(fd, sgrid, SN, 0) == SN, "pread (pread64)");
+        stir(r);
+        NEED(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+        NEED(read(fd, sgrid, v_sn) == (ssize_t)SN, "read (__read_chk)");
+        stir(r);
+        NEED(pread(fd, dgrid, v_dn, 4096) == (ssize_t)DN, "pread (__pread64_chk)");
+        stir(r);
+        struct iovec iov[2] = {{sgrid, SN / 2}, {hgrid + HN / 2, HN / 2}};
+        NEED(preadv(fd, iov, 2, 0) == SN / 2 + HN / 2, "preadv");
+        stir(r);
+        NEED(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+        NEED(syscall(SYS_read, fd, sgrid, (size_t)SN) == SN, "syscall(SYS_read)");
+        NEED(sgrid[12345] == 0x5a, "data read");
+        stir(r);
+        NEED(send(sv[0], sgrid + 3 * PG, 256, 0) == 256, "send");
+        NEED(recv(sv[1], dgrid + 5 * PG, v_256, 0) == 256, "recv (__recv_chk)");
+    }
+    close(sv[0]);
+    close(sv[1]);
+    close(fd);
+}
+
+static void do_shortread(void)
+{
+    int fd = tmpfd();
+    memset(hgrid, 0x33, HN);
+    NEED(write(fd, hgrid, HN) == HN, "write");
+    int shorts = 0;
+    for (int r = 0; r < 100; r++) {
+        stir(r);
+        ssize_t k = pread(fd, sgrid, SN, 0);
+        shorts += k != SN;
+        stir(r);
+        NEED(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+        k = read(fd, hgrid, HN);
+        shorts += k != HN;
+    }
+    if (shorts) {
+        fprintf(stderr, "prog_robust shortread: %d short reads in 200\n", shorts);
+        exit(1);
+    }
+    close(fd);
+}
+
+/* ---- 3: nineteen system calls ------------------------------------------------------ */
+
+static unsigned char *page(int k)
+{
+    return sgrid + (size_t)(64 + k * 3) * PG; /* distinct, spread pages */
+}
+
+static void do_syscalls(void)
+{
+    int fd = tmpfd();
+    NEED(write(fd, "abcdefgh", 8) == 8, "write");
+    for (int r = 0; r < 6; r++) {
+        stir(r);
+        NEED(getrandom(page(0), 64, 0) == 64, "getrandom");
+        stir(r);
+        NEED(stat("/", (struct stat *)(void *)page(1)) == 0, "stat");
+        stir(r);
+        NEED(fstat(fd, (struct stat *)(void *)page(2)) == 0, "fstat");
+        stir(r);
+        NEED(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, (struct timespec *)(void *)page(3)) == 0,
+             "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+        stir(r);
+        NEED(getcwd((char *)page(4), PG / 2) != NULL, "getcwd");
+        stir(r);
+        NEED(readlink("/proc/self/exe", (char *)page(5), PG / 2) > 0, "readlink");
+        stir(r);
+        NEED(uname((struct utsname *)(void *)page(6)) == 0, "uname");
+        stir(r);
+        NEED(getrusage(RUSAGE_SELF, (struct rusage *)(void *)page(7)) == 0, "getrusage");
+        stir(r);
+        NEED(sysinfo((struct sysinfo *)(void *)page(8)) == 0, "sysinfo");
+        stir(r);
+        int *pp = (int *)(void *)page(9);
+        NEED(pipe(pp) == 0, "pipe");
+        stir(r);
+        NEED(sigprocmask(SIG_BLOCK, NULL, (sigset_t *)(void *)page(10)) == 0, "sigprocmask");
+        stir(r);
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(7);
+        NEED(waitpid(pid, (int *)(void *)page(11), 0) == pid &&
+                 WEXITSTATUS(*(int *)(void *)page(11)) == 7, "waitpid");
+        stir(r);
+        NEED(sched_getaffinity(0, sizeof(cpu_set_t), (cpu_set_t *)(void *)page(12)) == 0,
+             "sched_getaffinity");
+        stir(r);
+        int ep = epoll_create1(0);
+        struct epoll_event ev = {.events = EPOLLIN};
+        NEED(write(pp[1], "x", 1) == 1, "write pipe");
+        NEED(epoll_ctl(ep, EPOLL_CTL_ADD, pp[0], &ev) == 0, "epoll_ctl");
+        NEED(epoll_wait(ep, (struct epoll_event *)(void *)page(13), 4, 1000) == 1, "epoll_wait");
+        close(ep);
+        stir(r);
+        int dfd = open("/", O_RDONLY | O_DIRECTORY);
+        NEED(syscall(SYS_getdents64, dfd, page(14), PG / 2) > 0, "getdents64");
+        close(dfd);
+        stir(r);
+        struct iovec iov = {page(15), 8};
+        NEED(pwritev(fd, &iov, 1, 0) == 8, "pwritev");
+        stir(r);
+        int sv[2];
+        NEED(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0, "socketpair");
+        struct iovec si = {page(16), 128};
+        struct msghdr mh = {.msg_iov = &si, .msg_iovlen = 1};
+        NEED(sendmsg(sv[0], &mh, 0) == 128, "sendmsg");
+        stir(r);
+        struct iovec ri = {page(17), 128};
+        struct msghdr rh = {.msg_iov = &ri, .msg_iovlen = 1};
+        NEED(recvmsg(sv[1], &rh, 0) == 128, "recvmsg");
+        close(sv[0]);
+        close(sv[1]);
+        close(pp[0]);
+        close(pp[1]);
+    }
+    close(fd);
+}
+
+/* ---- 4: every signal blocked -------------------------------------------------------- */
+
+static void *send_usr1(void *arg)
+{
+    (void)arg;
+    usleep(100000);
+    kill(getpid(), SIGUSR1);
+    return NULL;
+}
+
+static void do_sigblock(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    NEED(pthread_sigmask(SIG_BLOCK, &all, NULL) == 0, "pthread_sigmask");
+    for (int r = 0; r < 20; r++)
+        stir(r);
+    sigset_t now;
+    NEED(pthread_sigmask(SIG_BLOCK, NULL, &now) == 0, "pthread_sigmask read");
+    NEED(sigismember(&now, SIGSEGV) == 1, "the program's own mask shows SIGSEGV blocked");
+    pthread_t t;
+    pthread_create(&t, NULL, send_usr1, NULL);
+    sigset_t w;
+    sigemptyset(&w);
+    sigaddset(&w, SIGUSR1);
+    int sig = 0;
+    NEED(sigwait(&w, &sig) == 0 && sig == SIGUSR1, "sigwait");
+    pthread_join(t, NULL);
+    for (int r = 0; r < 5; r++)
+        stir(r);
+}
+
+/* ---- 6: crash handlers ------------------------------------------------------------- */
+
+static volatile sig_atomic_t crashes;
+static sigjmp_buf crash_jmp;
+
+static void crash_handler(int sig)
+{
+    (void)sig;
+    crashes++;
+    siglongjmp(crash_jmp, 1);
+}
+
+static void crash_with(const char *how)
+{
+    crashes = 0;
+    if (strcmp(how, "signal") == 0)
+        prog_robust_iso_signal(SIGSEGV, crash_handler);
+    else if (strcmp(how, "sigset") == 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        sigset(SIGSEGV, crash_handler);
+#pragma GCC diagnostic pop
+    }
+    else
+        bsd_signal(SIGSEGV, crash_handler);
+    if (sigsetjmp(crash_jmp, 1) == 0) {
+        for (int r = 0; r < 20; r++) {
+            stir(r);
+            uint64_t s = sum(sgrid, SN) + sum(hgrid, HN); /* serial reads */
+            (void)s;
+        }
+    }
+    if (crashes) {
+        fprintf(stderr, "prog_robust crash: the handler installed by %s saw %d fault(s) "
+                "that were not the program's\n", how, (int)crashes);
+        exit(1);
+    }
+    /* the program's own fault still reaches it */
+    unsigned char *guard = mmap(NULL, PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (sigsetjmp(crash_jmp, 1) == 0)
+        *(volatile unsigned char *)guard = 1;
+    NEED(crashes == 1, "the program's own fault reached its handler");
+    munmap(guard, PG);
+    signal(SIGSEGV, SIG_DFL);
+}
+
+static void do_crash(void)
+{
+    crash_with("signal");
+    crash_with("sigset");
+    crash_with("bsd_signal");
+}
+
+/* ---- 7: small stacks ----------------------------------------------------------------- */
+
+/* Sweep the arrays from `depth` KiB down the thread's stack: a thread
+ * with a small stack that has used most of it, as deep call chains do. */
+static unsigned sweep_deep(long t, int depth)
+{
+    volatile unsigned char pad[1000];
+    pad[0] = (unsigned char)depth;
+    if (depth > 0)
+        return sweep_deep(t, depth - 1) + pad[0];
+    unsigned s = 0;
+    for (int r = 0; r < 300; r++)
+        for (long p = t; p < SN / PG; p += 4) {
+            s += sgrid[p * PG + 5];
+            hgrid[p * PG + 5] = (unsigned char)(s + (unsigned)r);
+        }
+    return s;
+}
+
+static volatile int stack_kib = 10;
+
+static void *small_thread(void *arg)
+{
+    return (void *)(uintptr_t)sweep_deep((long)arg, stack_kib);
+}
+
+static void do_stacks(void)
+{
+    for (int r = 0; r < 4; r++) {
+        stir(r);
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        NEED(pthread_attr_setstacksize(&a, 16384) == 0, "16 KiB stacks");
+        pthread_t th[4];
+        for (long t = 0; t < 4; t++)
+            NEED(pthread_create(&th[t], &a, small_thread, (void *)t) == 0, "pthread_create");
+        for (int t = 0; t < 4; t++)
+            pthread_join(th[t], NULL);
+        pthread_attr_destroy(&a);
+    }
+}
+
+/* ---- 8: the program's own protections ----------------------------------------------- */
+
+static volatile sig_atomic_t guard_faults;
+static sigjmp_buf guard_jmp;
+
+static void guard_handler(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)si;
+    (void)ctx;
+    guard_faults++;
+    siglongjmp(guard_jmp, 1);
+}
+
+static int faults_on(volatile unsigned char *p, int write)
+{
+    int before = guard_faults;
+    if (sigsetjmp(guard_jmp, 1) == 0) {
+        if (write)
+            *p = 7;
+        else
+            (void)*p;
+    }
+    return guard_faults - before;
+}
+
+static void do_mprotect(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = guard_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+    unsigned char *hp = (unsigned char *)(((uintptr_t)hgrid + PG - 1) & ~(uintptr_t)(PG - 1));
+    unsigned char *guard = hp + 100 * PG, *ro = hp + 200 * PG;
+    unsigned char *sp = (unsigned char *)(((uintptr_t)sgrid + PG - 1) & ~(uintptr_t)(PG - 1));
+    unsigned char *sguard = sp + 300 * PG;
+    stir(0);
+    NEED(mprotect(guard, PG, PROT_NONE) == 0, "mprotect guard");
+    NEED(mprotect(sguard, 2 * PG, PROT_NONE) == 0, "mprotect static guard");
+    NEED(mprotect(ro, PG, PROT_READ) == 0, "mprotect read-only");
+    for (int r = 1; r < 30; r++) {
+#pragma omp parallel for
+        for (long p = 0; p < HN / PG - 1; p++) {
+            if (p != 100 && p != 200)
+                hp[p * PG + 9] = (unsigned char)(p + r);
+            if (p != 300 && p != 301)
+                sp[p * PG + 9] = (unsigned char)(p - r);
+        }
+        NEED(faults_on(guard, 0) == 1, "the guard page still faults on read");
+        NEED(faults_on(guard + 17, 1) == 1, "the guard page still faults on write");
+        NEED(faults_on(sguard + PG, 0) == 1, "the static guard page still faults");
+        NEED(faults_on(ro, 0) == 0, "the read-only page reads");
+        NEED(faults_on(ro + 5, 1) == 1, "the read-only page stays read-only");
+    }
+    NEED(mprotect(guard, PG, PROT_READ | PROT_WRITE) == 0, "unguard");
+    NEED(mprotect(sguard, 2 * PG, PROT_READ | PROT_WRITE) == 0, "unguard static");
+    NEED(mprotect(ro, PG, PROT_READ | PROT_WRITE) == 0, "read-write again");
+    for (int r = 0; r < 5; r++)
+        stir(r);
+    NEED(faults_on(guard, 1) == 0 && faults_on(ro, 1) == 0, "writable again");
+    signal(SIGSEGV, SIG_DFL);
+}
+
+/* ---- 9: mremap of part of a mapping -------------------------------------------------- */
+
+static void do_mremap(void)
+{
+    size_t n = 16 << 20;
+    unsigned char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    NEED(m != MAP_FAILED, "mmap");
+    for (size_t i = 0; i < n; i += PG)
+        m[i] = (unsigned char)(i / PG);
+    stir(0);
+    /* move the second quarter elsewhere, grown */
+    unsigned char *q = mremap(m + n / 4, n / 4, n / 2, MREMAP_MAYMOVE);
+    NEED(q != MAP_FAILED, "mremap of the second quarter");
+    for (int r = 1; r < 6; r++)
+        stir(r);
+    int ok = 1;
+    for (size_t i = 0; i < n / 4; i += PG)
+        ok &= q[i] == (unsigned char)((n / 4 + i) / PG);
+    for (size_t i = 0; i < n / 4; i += PG)
+        ok &= m[i] == (unsigned char)(i / PG);
+    for (size_t i = n / 2; i < n; i += PG)
+        ok &= m[i] == (unsigned char)(i / PG);
+    NEED(ok, "data after mremap");
+    memset(q + n / 4, 1, n / 4); /* the grown part is usable */
+    /* shrink the tail in place */
+    NEED(mremap(m + n / 2, n / 2, n / 4, 0) == m + n / 2, "mremap shrinking the tail");
+    ok = 1;
+    for (size_t i = n / 2; i < 3 * n / 4; i += PG)
+        ok &= m[i] == (unsigned char)(i / PG);
+    NEED(ok, "data after shrinking");
+    NEED(munmap(m, n / 4) == 0 && munmap(m + n / 2, n / 4) == 0 && munmap(q, n / 2) == 0,
+         "munmap");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: prog_robust ITEM\n");
+        return 2;
+    }
+    item = argv[1];
+    hgrid = malloc(HN);
+    NEED(hgrid != NULL, "malloc");
+    memset(hgrid, 0, HN);
+    for (int r = 0; r < 4; r++)
+        stir(r);
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } items[] = {{"stdio", do_stdio},       {"inregion", do_inregion}, {"entry", do_entry},
+                 {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
+                 {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
+                 {"mremap", do_mremap}};
+    for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
+        if (strcmp(item, items[k].name) == 0) {
+            items[k].fn();
+            printf("prog_robust %s: ok\n", item);
+            free(hgrid);
+            return 0;
+        }
+    fprintf(stderr, "prog_robust: no item %s\n", item);
+    return 2;
+}
