@@ -657,7 +657,7 @@ static void test_first_touch(void)
                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         CHECK(buf != MAP_FAILED);
         /* coarse: room for 32 runs only, so runs of 8 pages */
-        ph_sampler_opts o = {16, coarse ? 32 : 1024, 1, 1024, 1};
+        ph_sampler_opts o = {16, coarse ? 32 : 1024, 1, 1024, 1, PH_SAMPLER_MPROTECT};
         ph_source *s = ph_sampler_open(sim, &o);
         CHECK(s != NULL);
         CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
