@@ -105,7 +105,7 @@ job() {
 	shift 3
 	f=$(mktemp "${TMPDIR:-/tmp}/pagehome-cluster-job.XXXXXX")
 	set -m
-	"$@" >"$f" 2>&1 &
+	"$@" >"$f" 2>&1 </dev/null &
 	pid=$!
 	set +m
 	while kill -0 "$pid" 2>/dev/null; do

@@ -242,9 +242,11 @@ void ph_dsm_describe_transport(ph_dsm *c)
     if (btl && *btl && w < (int)sizeof extra)
         w += snprintf(extra + w, sizeof extra - (size_t)w, ", btl %s", btl);
     if (ucx && *ucx && w < (int)sizeof extra)
-        snprintf(extra + w, sizeof extra - (size_t)w, ", UCX %s", ucx);
-    snprintf(c->transport, sizeof c->transport, "%s (%d host%s%s)", lib,
-             c->nhosts, c->nhosts == 1 ? "" : "s", extra);
+        w += snprintf(extra + w, sizeof extra - (size_t)w, ", UCX %s", ucx);
+    /* a description: a long one is cut at the field's size */
+    w = snprintf(c->transport, sizeof c->transport, "%s (%d host%s%s)", lib,
+                 c->nhosts, c->nhosts == 1 ? "" : "s", extra);
+    (void)w;
 }
 
 static size_t round8(size_t x)

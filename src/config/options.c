@@ -17,6 +17,7 @@
 #include "config/options.h"
 
 #include "base/error.h"
+#include "base/json_write.h"
 #include "base/log.h"
 
 #include <ctype.h>
@@ -502,4 +503,21 @@ void ph_options_print(FILE *out, int markdown)
                     type_name(d->type), range, d->unit[0] ? ", " : "", d->unit);
         }
     }
+}
+
+void ph_opt_write_json(struct ph_jw *w)
+{
+    ph_jw_object(w, 0);
+    for (int id = 0; id < PH_OPT_COUNT; id++) {
+        char val[256];
+        ph_opt_format((ph_opt_id)id, val, sizeof val);
+        ph_jw_key(w, ph_opt_name((ph_opt_id)id));
+        ph_jw_object(w, 1);
+        ph_jw_key(w, "value");
+        ph_jw_string(w, val);
+        ph_jw_key(w, "source");
+        ph_jw_string(w, ph_opt_source_name(ph_opt_source_of((ph_opt_id)id)));
+        ph_jw_end(w);
+    }
+    ph_jw_end(w);
 }

@@ -51,6 +51,12 @@ const char *ph_opt_source_name(ph_opt_source src);
 /* Text of the current value (e.g. "2M" for SIZE when exact, "512"). */
 void ph_opt_format(ph_opt_id id, char *buf, size_t len);
 
+/* Every tunable as the value of an object member the caller has keyed:
+ * {"name": {"value": "as text", "source": "default|env|api"}, ...}
+ * (the statistics files of the engine and of transparent mode). */
+struct ph_jw;
+void ph_opt_write_json(struct ph_jw *w);
+
 /* Print all: markdown=0: "name = value (source)" lines with env var and
  * doc; markdown=1: the README table (name, env, type, default, range,
  * unit, doc) */

@@ -3,6 +3,7 @@
  */
 #include "os/hugetlb.h"
 
+#include "base/number.h"
 #include "base/file.h"
 #include "base/sort.h"
 #include "topo/topo.h"
@@ -27,24 +28,6 @@ static const char *root_of(const char *root)
     return root ? root : "";
 }
 
-/* A whole decimal number (digits only, no sign), at most INT64_MAX. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > ((uint64_t)INT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (*s)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* One number from a sysfs file; -1 with errno (EINVAL: not a number). */
 static int read_u64(const char *path, uint64_t *out)
 {
@@ -54,7 +37,7 @@ static int read_u64(const char *path, uint64_t *out)
     size_t n = strlen(buf);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
-    if (parse_u64(buf, out) < 0) {
+    if (ph_parse_u64(buf, out) < 0) {
         errno = EINVAL;
         return -1;
     }
@@ -132,7 +115,7 @@ int ph_hugetlb_sizes(const char *root, ph_hugetlb_size *sizes, int max, int *nsi
         memcpy(num, s + 10, k - 2);
         num[k - 2] = '\0';
         uint64_t kb;
-        if (parse_u64(num, &kb) < 0 || kb == 0 || n == max)
+        if (ph_parse_u64(num, &kb) < 0 || kb == 0 || n == max)
             continue;
         sizes[n].kb = kb;
         ph_hugetlb_size_name(kb, sizes[n].name, sizeof sizes[n].name);
@@ -161,7 +144,7 @@ int ph_hugetlb_nodes(const char *root, int **nodes, int *nnodes)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         uint64_t id;
-        if (strncmp(e->d_name, "node", 4) != 0 || parse_u64(e->d_name + 4, &id) < 0 ||
+        if (strncmp(e->d_name, "node", 4) != 0 || ph_parse_u64(e->d_name + 4, &id) < 0 ||
             id > INT_MAX)
             continue;
         if (n == cap) {

@@ -334,11 +334,13 @@ static void progress(void)
     static _Atomic uint64_t last_ns;
     uint64_t now = ph_now_ns();
     uint64_t prev = atomic_load(&last_ns);
-    if (now - prev < 500000000u || !atomic_compare_exchange_strong(&last_ns, &prev, now))
+    if (now - prev < 500000000u)
         return;
     ph_engine_stats_t es;
     if (ph_api_engine_try_stats(&es) != 0)
-        return; /* busy migrating: next time */
+        return; /* busy migrating: the next iteration end tries again */
+    if (!atomic_compare_exchange_strong(&last_ns, &prev, now))
+        return;
     double remote = es.accesses ? 100.0 * (double)es.remote_accesses_after /
                                       (double)es.accesses : 0.0;
     char line[160];

@@ -335,19 +335,7 @@ static void write_engine_off_stats(void)
     ph_jw_key(&w, "mechanism");
     ph_jw_string(&w, "off");
     ph_jw_key(&w, "tunables");
-    ph_jw_object(&w, 0);
-    for (int id = 0; id < PH_OPT_COUNT; id++) {
-        char val[256];
-        ph_opt_format((ph_opt_id)id, val, sizeof val);
-        ph_jw_key(&w, ph_opt_name((ph_opt_id)id));
-        ph_jw_object(&w, 1);
-        ph_jw_key(&w, "value");
-        ph_jw_string(&w, val);
-        ph_jw_key(&w, "source");
-        ph_jw_string(&w, ph_opt_source_name(ph_opt_source_of((ph_opt_id)id)));
-        ph_jw_end(&w);
-    }
-    ph_jw_end(&w);
+    ph_opt_write_json(&w);
     ph_jw_end(&w);
     report_transparent(&w);
     ph_jw_end(&w);

@@ -213,7 +213,9 @@ int main(int argc, char **argv)
     cpulist(cpus, sizeof cpus);
     struct stat st;
     unsigned long netns = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long)st.st_ino : 0;
-    snprintf(me, sizeof me, "%s %ld %s %lu", host, (long)getpid(), cpus, netns);
+    /* one line per rank; a host name too long for it is cut */
+    int w = snprintf(me, sizeof me, "%s %ld %s %lu", host, (long)getpid(), cpus, netns);
+    (void)w;
     char *all = rank == 0 ? malloc((size_t)n * LINE) : NULL;
     MPI_Gather(me, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {

@@ -27,6 +27,7 @@
  */
 #include "cli.h"
 
+#include "base/number.h"
 #include "base/json_write.h"
 #include "os/hugetlb.h"
 
@@ -89,24 +90,6 @@ static void hugepages_usage(FILE *out)
 
 /* ---- argument parsing ---- */
 
-/* A whole decimal number (digits only, no sign), at most INT64_MAX. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > ((uint64_t)INT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (*s)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* "2M", "2m", "2MB", "2MiB", "1G", "2048K", "2048kB" -> KiB.  -1 if not a size. */
 static int parse_size_kb(const char *s, uint64_t *kb)
 {
@@ -118,7 +101,7 @@ static int parse_size_kb(const char *s, uint64_t *kb)
     }
     num[k] = '\0';
     uint64_t v;
-    if (k == 0 || parse_u64(num, &v) < 0 || v == 0)
+    if (k == 0 || ph_parse_u64(num, &v) < 0 || v == 0)
         return -1;
     const char *u = s + k;
     uint64_t mult;
@@ -444,7 +427,7 @@ int cmd_hugepages(int argc, char **argv)
             return 0;
         } else if ((v = cli_value(argc, argv, &i, "--node", &missing)) || missing) {
             uint64_t n;
-            if (missing || parse_u64(v, &n) < 0 || n > INT_MAX)
+            if (missing || ph_parse_u64(v, &n) < 0 || n > INT_MAX)
                 return cli_error(EXIT_USAGE, "hugepages: --node needs a node number%s%s%s",
                                  v ? ", not '" : "", v ? v : "", v ? "'" : "");
             node = (int)n;
@@ -456,7 +439,7 @@ int cmd_hugepages(int argc, char **argv)
             if (act != HP_SHOW)
                 return cli_error(EXIT_USAGE, "hugepages: give only one of --reserve, "
                                              "--release, --set");
-            if (missing || parse_u64(v, &count) < 0)
+            if (missing || ph_parse_u64(v, &count) < 0)
                 return cli_error(EXIT_USAGE, "hugepages: %s needs a number of pages (0 or "
                                  "more)%s%s%s", action_names[a], v ? ", not '" : "",
                                  v ? v : "", v ? "'" : "");
