@@ -675,18 +675,22 @@ static void keep_resident(sampler *s)
 }
 
 /* First-touch watch of range ri (tracks_touch): its runs with no resident
- * page, as coarse as the room under max_runs left by the interval needs,
- * are protected now (the range's runs chosen by the rotation are taken
- * out: they are resident, later intervals watch them).  0 or -1/errno. */
+ * page are protected now.  The range keeps the geometry the interval gave
+ * it (its runs chosen by the rotation or the full sweep stay armed) when
+ * its runs fit in the room left under max_runs; otherwise its armed runs
+ * are opened and taken out, and it is cut as coarsely as the room needs
+ * -- the geometry of a range never changes while any of its runs is
+ * armed, or a page protected under the old geometry would belong to a
+ * run the handler finds IDLE.  Runs already armed (state not IDLE) are
+ * not added twice.  0 or -1/errno. */
 static int first_touch_arm(sampler *s, size_t ri)
 {
     const sp_range *rg = &s->ranges[ri];
     size_t room = s->o.max_runs - s->narmed, mine = 0;
     for (size_t k = 0; k < s->narmed; k++)
         mine += s->armed[k].slot == rg->slot;
-    if (div_up(rg->npages, s->o.run_pages) > room + mine) {
-        /* coarser runs needed: the rotation's runs of the range are
-         * opened and taken out (the range is watched whole below) */
+    size_t g = atomic_load(&ph_sig_slots[rg->slot].run_pages);
+    if (div_up(rg->npages, g) > room + mine) {
         size_t keep = 0;
         for (size_t k = 0; k < s->narmed; k++) {
             if (s->armed[k].slot == rg->slot) {
@@ -697,23 +701,26 @@ static int first_touch_arm(sampler *s, size_t ri)
         }
         s->narmed = keep;
         room = s->o.max_runs - s->narmed;
+        if (room == 0)
+            return 0;
+        g = div_up(rg->npages, room);
+        if (g < s->o.run_pages)
+            g = s->o.run_pages;
+        set_geometry(rg->slot, g);
     }
-    if (room == 0)
-        return 0;
-    size_t g = div_up(rg->npages, room);
-    if (g < s->o.run_pages)
-        g = s->o.run_pages;
-    set_geometry(rg->slot, g);
     /* coarser runs than the rotation's: the whole range is watched (a
      * resident part too: one sample a run this time) */
     int all = g > s->o.run_pages;
+    atomic_uchar *runs = atomic_load(&ph_sig_slots[rg->slot].runs);
     size_t nruns = div_up(rg->npages, g), from = s->narmed;
     unsigned char vec[512];
     for (size_t r = 0; r < nruns && s->narmed < s->o.max_runs; r++) {
+        if (atomic_load(&runs[r]) != PH_RUN_IDLE)
+            continue; /* armed already this interval */
         size_t len;
         uintptr_t a = run_span(rg->slot, r, &len);
         int resident = 0;
-        for (size_t off = 0; off < len && !resident; off += sizeof vec * PG_BYTES) {
+        for (size_t off = 0; off < len && !resident && !all; off += sizeof vec * PG_BYTES) {
             size_t l = len - off < sizeof vec * PG_BYTES ? len - off : sizeof vec * PG_BYTES;
             if (mincore((void *)(a + off), l, vec) != 0)
                 break;

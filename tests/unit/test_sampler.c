@@ -712,6 +712,49 @@ static void test_first_touch(void)
     munmap(buf, n * PG);
 }
 
+/* First-touch watching keeps a range's geometry while its runs are armed:
+ * a full arm cuts every range into runs of 3 pages (160 pages, 64 runs at
+ * most); the resident range A, still under first-touch watching, then has
+ * room for runs of 1 page.  Its 3-page runs stay armed as they are (were
+ * it cut again, pages protected as 3-page runs would belong to 1-page runs
+ * nobody armed, and touching them would be a real crash).  Every page of
+ * every range is touched afterwards, and all touches of the untouched
+ * ranges are first touches the simulator learns. */
+static void test_first_touch_geometry(void)
+{
+    size_t na = 32, nb = 64;
+    unsigned char *a = map_pages(na);
+    unsigned char *b = mmap(NULL, 2 * nb * PG, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(b != MAP_FAILED);
+    ph_sampler_opts o = {0, 64, 1, 1024, 1, PH_SAMPLER_MPROTECT};
+    ph_source *s = ph_sampler_open(sim, &o);
+    CHECK(s != NULL);
+    CHECK_EQ(s->ops->add_range(s, a, na * PG), 0);
+    CHECK_EQ(s->ops->add_range(s, b, nb * PG), 0);
+    CHECK_EQ(s->ops->add_range(s, b + nb * PG, nb * PG), 0);
+    for (int round = 0; round < 3; round++) {
+        CHECK_EQ(s->ops->arm(s, 1), 0);
+        for (size_t q = 0; q < na; q++)
+            a[q * PG] += 1;
+        for (size_t q = 0; q < 2 * nb; q++)
+            b[q * PG] += 1;
+        coll c = {0};
+        s->ops->drain(s, collect, &c);
+        CHECK(c.n > 0);
+        free(c.s);
+    }
+    for (size_t q = 0; q < na; q++)
+        CHECK_EQ(a[q * PG], 3);
+    CHECK_EQ(s->ops->disarm(s), 0);
+    CHECK_EQ(s->ops->remove_range(s, a, na * PG), 0);
+    CHECK_EQ(s->ops->remove_range(s, b, nb * PG), 0);
+    CHECK_EQ(s->ops->remove_range(s, b + nb * PG, nb * PG), 0);
+    s->ops->close(s);
+    munmap(a, na * PG);
+    munmap(b, 2 * nb * PG);
+}
+
 static void test_overflow(void)
 {
     unsigned char *buf = map_pages(200);
@@ -800,6 +843,7 @@ int main(void)
     test_stack();
     test_untouched_not_armed();
     test_first_touch();
+    test_first_touch_geometry();
     test_overflow();
     test_errors();
     test_linux();
