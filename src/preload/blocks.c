@@ -151,6 +151,16 @@ int ph_blocks_find(ph_blocks *t, const void *p, ph_block *out, int take)
     return j != SIZE_MAX;
 }
 
+int ph_blocks_resize(ph_blocks *t, const void *p, size_t size)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t j = index_of(t, (uintptr_t)p);
+    if (j != SIZE_MAX)
+        t->slots[j].size = size;
+    pthread_mutex_unlock(&t->lock);
+    return j != SIZE_MAX;
+}
+
 size_t ph_blocks_overlaps(ph_blocks *t, uintptr_t lo, uintptr_t hi,
                           ph_block *out, size_t max)
 {

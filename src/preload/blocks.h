@@ -29,8 +29,10 @@ enum { PH_BLOCK_HEAP = 0, PH_BLOCK_MMAP = 1 };
 typedef struct ph_block {
     uintptr_t user;       /* what the program got (the key) */
     void *base;           /* what ph_alloc returned */
-    size_t size;          /* bytes asked for */
-    size_t usable;        /* whole 4 KiB pages from user */
+    size_t size;          /* bytes asked for (by the last realloc in place) */
+    size_t usable;        /* whole 4 KiB pages from user (realloc headroom
+                           * included) */
+    size_t mapped;        /* the ph_alloc block's size, from base */
     size_t left;          /* mmap blocks: bytes not yet punched */
     ph_hotarea_t *area;   /* NULL: not (or no longer) watched */
     int kind;             /* PH_BLOCK_HEAP or PH_BLOCK_MMAP */
@@ -80,6 +82,10 @@ static inline int ph_blocks_get(ph_blocks *t, const void *p, ph_block *out,
         return 0;
     return ph_blocks_find(t, p, out, take);
 }
+
+/* realloc in place: the block keyed p now holds `size` bytes of the
+ * program's.  1 when p is a block, 0 otherwise. */
+int ph_blocks_resize(ph_blocks *t, const void *p, size_t size);
 
 /* Up to max blocks that overlap [lo, hi), sorted by address; the count. */
 size_t ph_blocks_overlaps(ph_blocks *t, uintptr_t lo, uintptr_t hi,

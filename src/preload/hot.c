@@ -57,6 +57,7 @@
 
 #include "preload/preload.h"
 #include "preload/realsym.h"
+#include "preload/reuse.h"
 
 #include "pagehome.h"
 
@@ -195,6 +196,16 @@ static atomic_int engine_on;
 static ph_placement_t placement;
 static const ph_placement_t *placement_p;
 
+/* A block leaving the reuse cache (called with the gate held). */
+static void release_kept(void *base)
+{
+    if (ph_free(base) != 0) {
+        static atomic_int warned;
+        ph_warn_once(&warned, "transparent mode: cannot release the block "
+                     "at %p: %s (said once)", base, ph_last_error());
+    }
+}
+
 /* Called with ph_heap_depth raised, once ready. */
 static void learn_config(void)
 {
@@ -209,6 +220,8 @@ static void learn_config(void)
             ph_warn("transparent mode: placement \"%s\": %s (using the "
                     "default)", text ? text : "", ph_last_error());
         atomic_store(&engine_on, strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0);
+        int64_t keep = ph_opt_int(PH_OPT_HEAP_REUSE);
+        ph_reuse_configure(keep > 0 ? (size_t)keep : 0, release_kept);
         atomic_store(&ph_hot_threshold, t > 0 ? (size_t)t : ((size_t)1 << 20));
     }
     pthread_mutex_unlock(&once);
@@ -292,7 +305,9 @@ static int from_openmp_runtime(const void *ra)
 /* Serving and releasing                                               */
 /* ------------------------------------------------------------------ */
 
-void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra)
+/* capacity >= size: the bytes the block has room for (realloc headroom). */
+static void *hot_alloc(size_t size, size_t capacity, size_t align, int kind, unsigned flags,
+                       const void *ra)
 {
     size_t t = threshold_now();
     if (!t || size < t)
@@ -306,16 +321,20 @@ void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra)
         atomic_fetch_add(&large_passed, 1);
         return NULL;
     }
-    size_t usable = (size + PAGE - 1) & ~(PAGE - 1);
+    size_t usable = (capacity + PAGE - 1) & ~(PAGE - 1);
     size_t extra = align > PAGE ? align - PAGE : 0;
-    if (usable < size || usable + extra < usable) {
+    if (usable < capacity || usable + extra < usable) {
         atomic_fetch_add(&large_passed, 1);
         return NULL;
     }
     int saved = errno;
     ph_heap_depth++;
     pthread_rwlock_rdlock(&gate);
-    void *base = ph_alloc(usable + extra, placement_p);
+    void *base = NULL;
+    if (kind == PH_BLOCK_HEAP && !(flags & PH_HOT_ZEROED) && extra == 0)
+        base = ph_reuse_take(usable);
+    if (!base)
+        base = ph_alloc(usable + extra, placement_p);
     if (!base) {
         static atomic_int warned;
         ph_warn_once(&warned, "transparent mode: a %zu-byte allocation "
@@ -329,8 +348,8 @@ void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra)
     }
     uintptr_t user = ((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1);
     ph_block b = {.user = user, .base = base, .size = size,
-                  .usable = usable, .left = usable, .area = NULL,
-                  .kind = kind};
+                  .usable = usable, .mapped = usable + extra, .left = usable,
+                  .area = NULL, .kind = kind};
     unsigned id = atomic_fetch_add(&serial, 1);
     if (atomic_load(&engine_on)) {
         char name[64];
@@ -360,13 +379,38 @@ void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra)
     return (void *)user;
 }
 
-void ph_hot_release(const ph_block *b)
+void *ph_hot_alloc(size_t size, size_t align, int kind, unsigned flags, const void *ra)
+{
+    return hot_alloc(size, size, align, kind, flags, ra);
+}
+
+void *ph_hot_alloc_grow(size_t size, size_t old_usable, const void *ra)
+{
+    enum { MAX_HEADROOM = 1u << 30 };
+    size_t cap = size;
+    if (placement_p && placement_p->policy == PH_POLICY_FIRST_TOUCH && old_usable < size) {
+        size_t twice = old_usable * 2 > old_usable ? old_usable * 2 : size;
+        cap = twice > size ? twice : size;
+        if (cap - size > MAX_HEADROOM)
+            cap = size + MAX_HEADROOM;
+    }
+    return hot_alloc(size, cap, PAGE, PH_BLOCK_HEAP, 0, ra);
+}
+
+void ph_hot_release(const ph_block *b, int keep)
 {
     int saved = errno;
     ph_heap_depth++;
     pthread_rwlock_rdlock(&gate);
     if (b->area)
         ph_area_unregister(b->area);
+    /* a heap block is kept for the next request of its size (reuse.c) */
+    if (keep && b->kind == PH_BLOCK_HEAP && ph_reuse_put(b->base, b->mapped)) {
+        pthread_rwlock_unlock(&gate);
+        ph_heap_depth--;
+        errno = saved;
+        return;
+    }
     if (ph_free(b->base) != 0) {
         static atomic_int warned;
         ph_warn_once(&warned, "transparent mode: cannot release the block "

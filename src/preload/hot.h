@@ -31,14 +31,36 @@ static inline int ph_hot_large(size_t size)
     return !t || size >= t;
 }
 
+/* ph_hot_alloc flags: the memory must read as zeros (calloc; mmap blocks
+ * always do), so it is never a reused block. */
+enum { PH_HOT_ZEROED = 1 };
+
 /* A hot block of size bytes aligned to align (a power of two, at least
  * 4 KiB) for a request made at ra (the program's call site), or NULL:
  * then the caller uses the real function.  kind: PH_BLOCK_HEAP/MMAP.
+ * A heap block may be one freed earlier with the same size (reuse.c).
  * errno is preserved. */
-void *ph_hot_alloc(size_t size, size_t align, int kind, const void *ra);
+void *ph_hot_alloc(size_t size, size_t align, int kind, unsigned flags, const void *ra);
 
-/* Stop watching and free a block already taken out of the table. */
-void ph_hot_release(const ph_block *b);
+/* realloc growing a hot block whose usable part was old_usable bytes: a
+ * new heap block for size bytes with headroom for more growth (virtual:
+ * untouched pages cost nothing), so that a buffer grown in small steps is
+ * copied O(log n) times, not once a step.  Only under first-touch
+ * placement (another plan depends on the block's size).  Or NULL. */
+void *ph_hot_alloc_grow(size_t size, size_t old_usable, const void *ra);
+
+/* Bytes of block b that may hold the program's data: its last size asked
+ * for, rounded up to whole pages (what malloc_usable_size reports). */
+static inline size_t ph_hot_data_bytes(const ph_block *b)
+{
+    size_t r = (b->size + PH_HOT_PAGE_BYTES - 1) & ~(PH_HOT_PAGE_BYTES - 1);
+    return r < b->usable ? r : b->usable;
+}
+
+/* Stop watching and free a block already taken out of the table.  keep:
+ * a heap block may be kept for reuse (free(); not realloc's old block,
+ * whose size is not asked for again). */
+void ph_hot_release(const ph_block *b, int keep);
 
 /* Stop watching one area (a block partly unmapped). */
 void ph_hot_unwatch(ph_hotarea_t *area);

@@ -21,9 +21,12 @@
  *   are not a power of two go to the real allocator.
  *
  * realloc
- *   Hot block: shrinking to at least half of it (and still >= threshold)
- *   stays in place; otherwise a new block (hot if >= threshold), copy,
- *   unregister + ph_free of the old one.  A small block grown to >=
+ *   Hot block: a size that fits and is at least half of it (and
+ *   still >= threshold) stays in place (the block's size is updated);
+ *   otherwise a new block (hot if >= threshold, with headroom for more
+ *   growth: ph_hot_alloc_grow), copy of the program's data (its last size
+ *   rounded up to pages, ph_hot_data_bytes), and the old block released
+ *   (not kept for reuse: its size is not asked for again).  A small block grown to >=
  *   threshold becomes hot (new block, copy of the real usable size, real
  *   free).  The copy touches the new pages from the calling thread.
  *   A boot-arena block is copied out into a new one.
@@ -53,7 +56,7 @@ static void *do_malloc(size_t size, const void *ra)
     if (!ph_real_ok())
         return ph_boot_alloc(size, 16);
     if (ph_hot_large(size)) {
-        void *p = ph_hot_alloc(size, PAGE, PH_BLOCK_HEAP, ra);
+        void *p = ph_hot_alloc(size, PAGE, PH_BLOCK_HEAP, 0, ra);
         if (p)
             return p;
         ph_hot_note_large(size);
@@ -67,7 +70,7 @@ static void *do_memalign(size_t align, size_t size, const void *ra)
         return ph_boot_alloc(size, align);
     if (ph_hot_large(size) && pow2(align)) {
         void *p = ph_hot_alloc(size, align < PAGE ? PAGE : align,
-                               PH_BLOCK_HEAP, ra);
+                               PH_BLOCK_HEAP, 0, ra);
         if (p)
             return p;
         ph_hot_note_large(size);
@@ -94,8 +97,8 @@ EXPORT void *calloc(size_t n, size_t size)
         return p;
     }
     if (ph_hot_large(bytes)) {
-        /* ph_alloc memory is fresh and zeroed: no memset, no touch. */
-        void *p = ph_hot_alloc(bytes, PAGE, PH_BLOCK_HEAP,
+        /* fresh ph_alloc memory, zeroed: no memset, no touch */
+        void *p = ph_hot_alloc(bytes, PAGE, PH_BLOCK_HEAP, PH_HOT_ZEROED,
                                __builtin_return_address(0));
         if (p)
             return p;
@@ -110,7 +113,7 @@ EXPORT void free(void *p)
         return;
     ph_block b;
     if (ph_blocks_get(&ph_heap_blocks, p, &b, 1)) {
-        ph_hot_release(&b);
+        ph_hot_release(&b, 1);
         return;
     }
     if (!ph_real_ok())
@@ -135,26 +138,29 @@ EXPORT void *realloc(void *p, size_t size)
     if (ph_blocks_get(&ph_heap_blocks, p, &b, 0)) {
         if (size == 0) {
             if (ph_blocks_get(&ph_heap_blocks, p, &b, 1))
-                ph_hot_release(&b);
+                ph_hot_release(&b, 1);
             return NULL;
         }
         size_t t = atomic_load(&ph_hot_threshold);
-        if (size <= b.usable && size >= t && size >= b.usable / 2)
-            return p; /* shrink in place */
-        void *n = size >= t ? ph_hot_alloc(size, PAGE, PH_BLOCK_HEAP, ra) : NULL;
+        if (size <= b.usable && size >= t && size >= b.usable / 2) {
+            ph_blocks_resize(&ph_heap_blocks, p, size); /* in place */
+            return p;
+        }
+        void *n = size >= t ? ph_hot_alloc_grow(size, b.usable, ra) : NULL;
         if (!n)
             n = ph_real_malloc(size);
         if (!n)
             return NULL; /* errno from the real malloc; p untouched */
-        memcpy(n, p, b.size < size ? b.size : size);
+        size_t data = ph_hot_data_bytes(&b);
+        memcpy(n, p, data < size ? data : size);
         if (ph_blocks_get(&ph_heap_blocks, p, &b, 1))
-            ph_hot_release(&b);
+            ph_hot_release(&b, 0);
         return n;
     }
     if (!ph_real_ok())
         return NULL;
     if (ph_hot_large(size) && ph_real_usable) {
-        void *n = ph_hot_alloc(size, PAGE, PH_BLOCK_HEAP, ra);
+        void *n = ph_hot_alloc(size, PAGE, PH_BLOCK_HEAP, 0, ra);
         if (n) {
             size_t old = ph_real_usable(p);
             memcpy(n, p, old < size ? old : size);
@@ -179,7 +185,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     }
     if (ph_hot_large(size)) {
         void *p = ph_hot_alloc(size, align < PAGE ? PAGE : align,
-                               PH_BLOCK_HEAP, __builtin_return_address(0));
+                               PH_BLOCK_HEAP, 0, __builtin_return_address(0));
         if (p) {
             *out = p;
             return 0;
@@ -231,7 +237,7 @@ EXPORT size_t malloc_usable_size(void *p)
         return ph_boot_size(p);
     ph_block b;
     if (ph_blocks_get(&ph_heap_blocks, p, &b, 0))
-        return b.usable;
+        return ph_hot_data_bytes(&b);
     if (!ph_real_ok() || !ph_real_usable)
         return 0;
     return ph_real_usable(p);

@@ -80,7 +80,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd,
     if (!addr && fd == -1 && off == 0 && prot == (PROT_READ | PROT_WRITE) &&
         (flags & ~MAP_NORESERVE) == (MAP_PRIVATE | MAP_ANONYMOUS) &&
         ph_hot_large(len) && ph_real_ok()) {
-        void *p = ph_hot_alloc(len, PAGE, PH_BLOCK_MMAP, ra);
+        void *p = ph_hot_alloc(len, PAGE, PH_BLOCK_MMAP, PH_HOT_ZEROED, ra);
         if (p)
             return p;
         ph_hot_note_large(len);
@@ -109,7 +109,7 @@ static int punch(const ph_block *b, uintptr_t lo, uintptr_t hi)
     if (lo == b->user && hi == b->user + b->usable) {
         ph_block t;
         if (ph_blocks_get(&ph_heap_blocks, (void *)b->user, &t, 1))
-            ph_hot_release(&t);
+            ph_hot_release(&t, 0);
         return 0;
     }
     void *m = ph_real_mmap((void *)lo, hi - lo, PROT_NONE,
@@ -127,7 +127,7 @@ static int punch(const ph_block *b, uintptr_t lo, uintptr_t hi)
         ph_block t;
         if (ph_blocks_get(&ph_heap_blocks, (void *)b->user, &t, 1)) {
             t.area = NULL;
-            ph_hot_release(&t);
+            ph_hot_release(&t, 0);
         }
     }
     return 0;
@@ -201,7 +201,7 @@ static void vacated(const ph_block *b, uintptr_t lo, uintptr_t hi)
         ph_block t;
         if (ph_blocks_get(&ph_heap_blocks, (void *)b->user, &t, 1)) {
             t.area = NULL;
-            ph_hot_release(&t);
+            ph_hot_release(&t, 0);
         }
     }
 }
@@ -290,7 +290,7 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
         errno = ENOMEM;
         return MAP_FAILED;
     }
-    void *n = ph_hot_alloc(new_size, PAGE, PH_BLOCK_MMAP, ra);
+    void *n = ph_hot_alloc(new_size, PAGE, PH_BLOCK_MMAP, PH_HOT_ZEROED, ra);
     if (!n) {
         n = ph_real_mmap(NULL, new_size, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -300,7 +300,7 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags,
     size_t keep = old_size < b.usable ? old_size : b.usable;
     memcpy(n, old, keep);
     if (ph_blocks_get(&ph_heap_blocks, old, &b, 1))
-        ph_hot_release(&b);
+        ph_hot_release(&b, 0);
     return n;
 }
 

@@ -23,11 +23,16 @@
  *   mprotect  8  the program's guard page and read-only page stay so
  *   mremap    9  mremap of part of a large mapping
  *   inregion  1  fread/fwrite inside a parallel region (omp single)
+ *   churn    10  2 MiB buffers allocated, filled and freed in a loop;
+ *                calloc after a free of the same size; realloc growth in
+ *                64 KiB steps; realloc in place then growth; the bytes
+ *                malloc_usable_size gives; aligned blocks
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -519,6 +524,91 @@ static void do_mremap(void)
          "munmap");
 }
 
+/* ---- 10: allocation churn ------------------------------------------------ */
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i += 512)
+        p[i] = (unsigned char)(seed + i / 512);
+    p[n - 1] = (unsigned char)(seed * 7);
+}
+
+static int filled(const unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i += 512)
+        if (p[i] != (unsigned char)(seed + i / 512))
+            return 0;
+    return p[n - 1] == (unsigned char)(seed * 7);
+}
+
+static void do_churn(void)
+{
+    enum { BUF = 2 << 20 };
+    for (unsigned r = 0; r < 2000; r++) {
+        unsigned char *p = malloc(BUF);
+        NEED(p != NULL, "malloc 2 MiB");
+        fill(p, BUF, r);
+        NEED(filled(p, BUF, r), "a 2 MiB buffer keeps what was written");
+        free(p);
+        if (r % 250 == 0)
+            stir((int)r);
+    }
+    /* calloc after a dirty block of the same size was freed: zeros */
+    for (int r = 0; r < 20; r++) {
+        unsigned char *d = malloc(BUF);
+        NEED(d != NULL, "malloc");
+        memset(d, 0xa5, BUF);
+        free(d);
+        unsigned char *z = calloc(1, BUF);
+        NEED(z != NULL, "calloc");
+        for (size_t i = 0; i < BUF; i += 64)
+            NEED(z[i] == 0, "calloc after a free of the same size: not zero");
+        free(z);
+    }
+    /* realloc growth in 64 KiB steps, every step's bytes kept */
+    unsigned char *g = NULL;
+    size_t n = 0;
+    while (n < ((size_t)32 << 20)) {
+        unsigned char *q = realloc(g, n + 65536);
+        NEED(q != NULL, "realloc growth");
+        g = q;
+        memset(g + n, (int)(n >> 16) & 0xff, 65536);
+        n += 65536;
+        if ((n >> 16) % 128 == 0)
+            stir((int)(n >> 16));
+    }
+    for (size_t i = 0; i < n; i += 4096)
+        NEED(g[i] == (unsigned char)((i >> 16) & 0xff), "realloc growth lost bytes");
+    free(g);
+    /* in place (a few bytes more), then moved: all bytes of the last size */
+    size_t a = (1 << 20) + 1, b = (1 << 20) + 4000;
+    unsigned char *h = malloc(a);
+    NEED(h != NULL, "malloc");
+    h = realloc(h, b);
+    NEED(h != NULL, "realloc in place");
+    fill(h, b, 77);
+    h = realloc(h, 3 << 20);
+    NEED(h != NULL, "realloc 3 MiB");
+    NEED(filled(h, b, 77), "realloc after growth in place lost bytes");
+    /* every byte malloc_usable_size gives is the program's and moves */
+    size_t u = malloc_usable_size(h);
+    NEED(u >= (3 << 20), "malloc_usable_size below the size asked");
+    fill(h, u, 5);
+    h = realloc(h, u + (1 << 20));
+    NEED(h != NULL, "realloc beyond the usable size");
+    NEED(filled(h, u, 5), "realloc lost bytes of malloc_usable_size");
+    free(h);
+    /* aligned blocks, freed and asked for again */
+    for (int r = 0; r < 200; r++) {
+        void *m = NULL;
+        NEED(posix_memalign(&m, 65536, BUF) == 0, "posix_memalign");
+        NEED(((uintptr_t)m & 65535) == 0, "posix_memalign alignment");
+        fill(m, BUF, (unsigned)r);
+        NEED(filled(m, BUF, (unsigned)r), "aligned block");
+        free(m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -537,7 +627,7 @@ int main(int argc, char **argv)
     } items[] = {{"stdio", do_stdio},       {"inregion", do_inregion}, {"entry", do_entry},
                  {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
                  {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
-                 {"mremap", do_mremap}};
+                 {"mremap", do_mremap},     {"churn", do_churn}};
     for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
         if (strcmp(item, items[k].name) == 0) {
             items[k].fn();

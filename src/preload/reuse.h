@@ -1,0 +1,34 @@
+/*
+ * reuse.h -- freed hot heap blocks kept mapped for the next request of the
+ * same size (see reuse.c).  Every call is made with hot.c's gate held for
+ * reading, so fork() (which takes the gate for writing) never finds the
+ * cache's lock taken.
+ */
+#ifndef PH_PRELOAD_REUSE_H
+#define PH_PRELOAD_REUSE_H
+
+#include <stddef.h>
+
+/* How a block leaves the cache for good (ph_free), called outside the
+ * cache's lock. */
+typedef void (*ph_reuse_release_fn)(void *base);
+
+/* Limit in bytes (0: nothing is kept) and the release function; once, at
+ * the first hot request. */
+void ph_reuse_configure(size_t limit_bytes, ph_reuse_release_fn release);
+
+/* Keep the ph_alloc block at base of `bytes` mapped bytes.  1 when kept
+ * (the caller must not free it), 0 when not (too large for the limit).
+ * Older blocks are released to make room. */
+int ph_reuse_put(void *base, size_t bytes);
+
+/* A kept block of exactly `bytes` mapped bytes (its contents are what
+ * the program left there), or NULL. */
+void *ph_reuse_take(size_t bytes);
+
+/* Counters: requests served from the cache, blocks released from it, and
+ * what it holds now. */
+void ph_reuse_stats(unsigned long long *hits, unsigned long long *evicted,
+                    size_t *held_blocks, size_t *held_bytes);
+
+#endif
