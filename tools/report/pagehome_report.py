@@ -50,8 +50,23 @@ Only the standard library, plus matplotlib (Agg backend) for the plots; the
 text summary (--text-only) needs no matplotlib.  What both reports share
 (reading, text tables, the HTML page) is in report_common.py; the three
 modules sit side by side (the build tree beside the pagehome binary,
-PREFIX/DATADIR/pagehome/ once installed).  Exit status: 0 done,
-1 the input cannot be read or the output cannot be written, 2 usage error.
+PREFIX/DATADIR/pagehome/ once installed).
+
+Hostile or broken input.  The file is checked before anything is rendered
+(report_common.load_input): at most 128 MiB of UTF-8 JSON, every number
+finite and within 64 bits, every field the report reads of the type it
+expects, and the sizes within the writers' own bounds (config.nodes <=
+PH_MAX_NODES, strips <= 256 buckets, areas <= 4096, log records <= 65536;
+sim files: runs, engines and per-iteration series).  A file that does not
+fit gets one line, "pagehome: report: FILE: field X: expected ..., got
+...", and exit status 1.  The output files are made as new files in OUTDIR
+and renamed over their names: a symbolic link there is replaced (and said
+so on stderr), never written through.  A bug of the report itself prints
+one line saying "internal error"; PAGEHOME_REPORT_DEBUG=1 shows its
+traceback.
+
+Exit status: 0 done, 1 the input cannot be read or taken or the output
+cannot be written, 2 usage error.
 """
 
 import argparse
