@@ -25,7 +25,8 @@ file with config.nodes = 1e7 ran for minutes).
   * files: truncated JSON, an empty file, blanks only, a directory, bytes
     that are not UTF-8, a top-level list, nesting 100000 deep, an integer
     of 5000 digits, the merged statistics of a cluster run (pagehome
-    cluster merge of tests/data/cluster): one line each;
+    cluster merge of tests/data/cluster): one line each; `pagehome cluster
+    merge -o LINK` replaces the link, its target unchanged;
   * a fuzz loop: the fixtures of DATA_DIR mutated FUZZ_CASES times with a
     fixed seed (a field replaced by NaN, a huge or negative number, a
     string, a list, an object, null, removed, a list repeated, the text
@@ -43,6 +44,7 @@ passed, 1 some failed.
 """
 
 import copy
+import filecmp
 import json
 import os
 import random
@@ -304,6 +306,20 @@ def bad_files(pagehome, data_dir, tmp):
         refused(pagehome, merged, "a merged cluster report", "cluster run")
         refused(pagehome, merged, "a merged cluster report, with plots", "cluster run",
                 text_only=False)
+    # pagehome cluster merge -o LINK: the link replaced, its target as it was
+    precious = os.path.join(tmp, "precious-cluster")
+    with open(precious, "w") as f:
+        f.write("the user's file\n")
+    link = os.path.join(tmp, "cluster-link.json")
+    os.symlink(precious, link)
+    rc, _, err = run([pagehome, "cluster", "merge", "-o", link] + ranks)
+    with open(precious) as f:
+        check(f.read() == "the user's file\n", "cluster merge -o LINK: the target unchanged")
+    check(rc == 0 and not os.path.islink(link) and filecmp.cmp(link, merged, shallow=False)
+          and f"{link} was a symbolic link to {precious}" in err,
+          f"cluster merge -o LINK: the link replaced by the merged file: exit {rc}: {err!r}")
+    check(not [f for f in os.listdir(tmp) if f.startswith("cluster-link.json.")],
+          "cluster merge: no temporary file left")
 
 
 # ---- fuzz -------------------------------------------------------------------
