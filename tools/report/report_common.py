@@ -56,8 +56,8 @@ class InputError(ReportError):
         super().__init__(f"{path}: field {field}: expected {expected}, got {got}")
 
 
-def load_json(path):
-    """The parsed file, or ReportError saying what is wrong with it."""
+def read_input(path):
+    """The bytes of path (at most INPUT_MAX_BYTES), or ReportError."""
     try:
         with open(path, "rb") as f:
             raw = f.read(INPUT_MAX_BYTES + 1)
@@ -70,8 +70,14 @@ def load_json(path):
                           "(not a pagehome statistics file?)")
     if not raw.strip():
         raise ReportError(f"{path} is empty (not a pagehome statistics file)")
+    return raw
+
+
+def parse_input(raw, path):
+    """(the document in raw, whether a value in it may be out of range), or
+    ReportError saying what is wrong with the text."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        return parse(raw)
     except UnicodeDecodeError:
         raise ReportError(f"{path} is not a pagehome statistics file (not text)") from None
     except json.JSONDecodeError as e:
@@ -84,6 +90,12 @@ def load_json(path):
         raise ReportError(f"{path} is not valid JSON for the report: {e}") from None
     except MemoryError:
         raise ReportError(f"cannot read {path}: out of memory") from None
+
+
+def load_json(path):
+    """The parsed file, or ReportError saying what is wrong with it (not
+    checked against a schema: load_input does that)."""
+    return parse_input(read_input(path), path)[0]
 
 
 def describe(v):
@@ -111,10 +123,11 @@ def describe(v):
 
 
 class Bad(Exception):
-    """Raised inside the checks: (field, expected, got)."""
+    """Raised inside the checks: (field, expected, got); field is a path
+    (see field_name)."""
 
     def __init__(self, field, expected, got):
-        super().__init__(field)
+        super().__init__(expected)
         self.field, self.expected, self.got = field, expected, got
 
 
@@ -125,9 +138,23 @@ def _got(v):
     return "nothing (the field is missing)" if v is MISSING else describe(v)
 
 
+# A path is "" (the document) or (parent path, key): built as tuples while
+# checking, written out only for a message.
+def field_name(at):
+    parts = []
+    while at:
+        at, key = at
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return one_line("".join(reversed(parts)).lstrip(".")) or "(the document)"
+
+
 class Spec:
-    """What a field may hold.  nullable: null is allowed too."""
+    """What a field may hold.  nullable: null is allowed too.  int_range:
+    (lo, hi) when every integer in it passes (the fast path), str_ok:
+    every string passes."""
     nullable = False
+    int_range = None
+    str_ok = False
 
     def check(self, v, at):
         if v is None and self.nullable:
@@ -143,6 +170,8 @@ class Num(Spec):
 
     def __init__(self, lo=I64_MIN, hi=U64_MAX, integer=False, nullable=False, what=None):
         self.lo, self.hi, self.integer, self.nullable, self.what = lo, hi, integer, nullable, what
+        self.int_range = (lo, hi)
+        self.types = (int,) if integer else (int, float)
 
     def expected(self):
         noun = "an integer" if self.integer else "a number"
@@ -155,12 +184,16 @@ class Num(Spec):
         return f"{noun} from {self.lo} to {self.hi}"
 
     def check_value(self, v, at):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if type(v) not in self.types or not (self.lo <= v <= self.hi):  # NaN: refused
             self.fail(v, at)
-        if self.integer and not isinstance(v, int):
-            self.fail(v, at)
-        if not (self.lo <= v <= self.hi):   # NaN compares false: refused too
-            self.fail(v, at)
+
+    def check_items(self, v, at):
+        """Every item of list v (the fast path of Arr)."""
+        if (all(type(x) in self.types for x in v) and
+                (not v or (self.lo <= min(v) and max(v) <= self.hi))):
+            return
+        for i, x in enumerate(v):
+            self.check(x, (at, i))
 
 
 def Int(lo=I64_MIN, hi=U64_MAX, nullable=False, what=None):
@@ -173,6 +206,8 @@ def Count(nullable=False):
 
 
 class Str(Spec):
+    str_ok = True
+
     def __init__(self, nullable=False):
         self.nullable = nullable
 
@@ -198,6 +233,8 @@ class Bool(Spec):
 
 class Scalar(Spec):
     """A string, a number, true/false or null: a value printed as it is."""
+    int_range = (I64_MIN, U64_MAX)
+    str_ok = True
 
     def expected(self):
         return "a string, a number, true, false or null"
@@ -205,9 +242,14 @@ class Scalar(Spec):
     def check_value(self, v, at):
         if v is not None and not isinstance(v, (str, int, float, bool)):
             self.fail(v, at)
+        if type(v) is int and not I64_MIN <= v <= U64_MAX:
+            self.fail(v, at)
 
 
 class Any(Spec):
+    int_range = (I64_MIN, U64_MAX)
+    str_ok = True
+
     def check_value(self, v, at):
         pass
 
@@ -226,8 +268,12 @@ class Arr(Spec):
             self.fail(v, at)
         if len(v) > self.most:
             raise Bad(at, self.expected(), describe(v))
+        item = self.item
+        if isinstance(item, Num):
+            item.check_items(v, at)
+            return
         for i, x in enumerate(v):
-            self.item.check(x, f"{at}[{i}]")
+            item.check(x, (at, i))
 
 
 class Obj(Spec):
@@ -250,12 +296,20 @@ class Obj(Spec):
             raise Bad(at, self.expected(), f"an object of {len(v)} members")
         for k in self.required:
             if k not in v:
-                spec = self.fields[k]
-                raise Bad(join(at, k), spec.expected(), _got(MISSING))
+                raise Bad((at, k), self.fields[k].expected(), _got(MISSING))
+        get, rest = self.fields.get, self.rest
         for k, x in v.items():
-            spec = self.fields.get(k, self.rest)
-            if spec is not None:
-                spec.check(x, join(at, k))
+            spec = get(k, rest)
+            if spec is None:
+                continue
+            t = type(x)     # the fast paths: most members are counts or names
+            if t is int:
+                r = spec.int_range
+                if r is not None and r[0] <= x <= r[1]:
+                    continue
+            elif t is str and spec.str_ok:
+                continue
+            spec.check(x, (at, k))
         if self.post:
             self.post(v, at)
 
@@ -268,36 +322,52 @@ def _utf8(s):
         return False
 
 
-def join(at, key):
-    return f"{at}.{key}" if at else str(key)
-
-
-def check_values(data):
+def find_bad_value(data):
     """Every number in the document finite and within 64 bits (the writers'
     range), every string and key text that UTF-8 can write, whatever field
     it is in: no NaN, Infinity, 1e400 or unpaired surrogate ("\\ud800")
-    reaches a renderer.  Iterative: any depth the parser took."""
+    reaches a renderer; Bad for the first that is not.  Iterative: any
+    depth the parser took.  (Slow: parse() calls it only when the text has
+    a sign of such a value.)"""
     todo = [(data, "")]
     while todo:
         v, at = todo.pop()
         if isinstance(v, dict):
-            for k in v:
+            for k, x in v.items():
                 if not _utf8(k):
-                    raise Bad(join(at, one_line(k.encode("utf-8", "backslashreplace")
-                                                .decode("ascii"))),
-                              "a name in UTF-8", "an unpaired surrogate in the name")
-            todo.extend((x, join(at, k)) for k, x in v.items())
-        elif isinstance(v, str) and not _utf8(v):
-            raise Bad(at or "(the document)", "text in UTF-8",
-                      "a string with an unpaired surrogate")
+                    raise Bad((at, k), "a name in UTF-8", "an unpaired surrogate in the name")
+                todo.append((x, (at, k)))
         elif isinstance(v, list):
-            todo.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
-        elif isinstance(v, float) and not math.isfinite(v):
-            raise Bad(at or "(the document)", "a finite number", describe(v))
-        elif (isinstance(v, int) and not isinstance(v, bool) and
-              not I64_MIN <= v <= U64_MAX):
-            raise Bad(at or "(the document)", f"a number from {I64_MIN} to {U64_MAX}",
-                      describe(v))
+            todo.extend((x, (at, i)) for i, x in enumerate(v))
+        elif isinstance(v, str):
+            if not _utf8(v):
+                raise Bad(at, "text in UTF-8", "a string with an unpaired surrogate")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise Bad(at, "a finite number", describe(v))
+        elif isinstance(v, int) and not isinstance(v, bool) and not I64_MIN <= v <= U64_MAX:
+            raise Bad(at, f"a number from {I64_MIN} to {U64_MAX}", describe(v))
+
+
+def parse(raw):
+    """The document of raw (UTF-8 JSON) and whether a value in it may be
+    out of range: NaN, Infinity or 1e400 (the parser's hooks see them) or
+    a \\ud800-\\udfff escape; then find_bad_value looks for it.  (An
+    integer beyond 64 bits needs no sign: the schema bounds every number
+    the report reads.)"""
+    suspect = [raw.find(b"\\ud") >= 0 or raw.find(b"\\uD") >= 0]
+
+    def constant(name):         # NaN, Infinity, -Infinity
+        suspect[0] = True
+        return float(name)
+
+    def real(text):
+        f = float(text)
+        if not math.isfinite(f):     # 1e400
+            suspect[0] = True
+        return f
+    data = json.loads(raw.decode("utf-8"), parse_constant=constant, parse_float=real)
+    return data, suspect[0]
 
 
 # ---- the schemas --------------------------------------------------------------
@@ -325,18 +395,19 @@ def _run_post(d, at):
         for k in ("config", "areas", "invocations"):
             if k not in d:
                 spec = RUN_SCHEMA.fields[k]
-                raise Bad(k, spec.expected() + " (the file has totals: an engine ran)",
+                raise Bad((at, k), spec.expected() + " (the file has totals: an engine ran)",
                           _got(MISSING))
     nodes = obj(d, "config").get("nodes")
     if not isinstance(nodes, int) or isinstance(nodes, bool):
         return
     for i, a in enumerate(lst(d, "areas")):
         for key in ("strip_start", "strip_end"):
-            for b, v in enumerate(lst(a, key)):
-                if v >= nodes:
-                    raise Bad(f"areas[{i}].{key}[{b}]",
-                              f"a node from -1 (unknown) to {nodes - 1} (config.nodes is "
-                              f"{nodes})", describe(v))
+            strip = lst(a, key)
+            if max(strip, default=-1) >= nodes:
+                b = next(b for b, v in enumerate(strip) if v >= nodes)
+                raise Bad(((((at, "areas"), i), key), b),
+                          f"a node from -1 (unknown) to {nodes - 1} (config.nodes is "
+                          f"{nodes})", describe(strip[b]))
 
 
 COUNTS = Obj(rest=Count())
@@ -405,19 +476,20 @@ def _sim_run_post(r, at):
     most = its if isinstance(its, int) and not isinstance(its, bool) else MAX_SIM_ITERATIONS
     for k, v in obj(r, "per_iteration").items():
         if len(v) > most:
-            raise Bad(f"{at}.per_iteration.{k}",
-                      f"a list of at most {most} values ({at}.iterations)", describe(v))
+            raise Bad(((at, "per_iteration"), k),
+                      f"a list of at most {most} values ({field_name(at)}.iterations)",
+                      describe(v))
 
 
 def _sim_post(d, at):
     runs = d.get("runs", [])
     labels = {str(r.get("label") or r.get("engine") or "?") for r in runs}
     if len(labels) > MAX_SIM_LABELS:
-        raise Bad("runs", f"at most {MAX_SIM_LABELS} distinct labels (engines)",
+        raise Bad((at, "runs"), f"at most {MAX_SIM_LABELS} distinct labels (engines)",
                   f"{len(labels)}")
     values = sum(len(v) for r in runs for v in obj(r, "per_iteration").values())
     if values > MAX_SIM_VALUES:
-        raise Bad("runs", f"at most {MAX_SIM_VALUES} per_iteration values in all",
+        raise Bad((at, "runs"), f"at most {MAX_SIM_VALUES} per_iteration values in all",
                   f"{values}")
 
 
@@ -450,9 +522,10 @@ def kind_of(data):
     return None
 
 
-def check_input(data, path):
+def check_input(data, path, suspect=True):
     """data when it is a statistics file or a sim file within the schema,
-    else ReportError (InputError naming the field).  (kind, data)."""
+    else ReportError (InputError naming the field).  (kind, data).
+    suspect=False: parse() saw no sign of a value out of range."""
     kind = kind_of(data)
     if kind is None:
         if isinstance(data, dict) and "pagehome_cluster_stats" in data:
@@ -463,16 +536,21 @@ def check_input(data, path):
                           "(no \"pagehome_stats\" key) nor a `pagehome sim --json` file "
                           "(no \"experiment\" and \"runs\")")
     try:
-        check_values(data)
+        if suspect:
+            find_bad_value(data)
         (RUN_SCHEMA if kind == "run" else SIM_SCHEMA).check(data, "")
     except Bad as b:
-        raise InputError(path, b.field, b.expected, b.got) from None
+        raise InputError(path, field_name(b.field), b.expected, b.got) from None
+    except RecursionError:     # a nested value where the schema takes any
+        raise ReportError(f"{path}: expected JSON nested a few levels deep, got "
+                          "deeper nesting") from None
     return kind, data
 
 
 def load_input(path):
     """Read, parse and check path: (kind, data), or ReportError."""
-    return check_input(load_json(path), path)
+    data, suspect = parse_input(read_input(path), path)
+    return check_input(data, path, suspect)
 
 
 def num(obj, key, default=0):
