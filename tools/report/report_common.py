@@ -2,9 +2,12 @@
 
 pagehome_report.py (the report of a run's statistics file) and
 sim_report.py (the report of a `pagehome sim EXPERIMENT --json OUT` file)
-both use these: reading the JSON, picking numbers out of it, the text
-tables, matplotlib with the Agg backend, and the self-contained HTML page
-(inline CSS, the PNGs as base64 data URIs).
+both use these: reading the JSON and checking it against the schema of
+its kind before anything is rendered (load_input: one line naming the
+field for a file that does not fit, see "reading" below), picking numbers
+out of it, the text tables, matplotlib with the Agg backend, the
+self-contained HTML page (inline CSS, the PNGs as base64 data URIs), and
+writing the output files without following links (write_file).
 
 A summary is a list of sections (title, items); an item is ("kv", key,
 value), ("table", headers, rows, note) or ("text", paragraph).  Both
