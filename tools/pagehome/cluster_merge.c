@@ -8,7 +8,9 @@
  * under "cluster", each rank's object under "ranks".  It knows nothing of
  * what the counters mean: any number is summed with the numbers at the
  * same place in the other ranks' objects, so new counters need no change
- * here.  Parsing and writing are jansson's.
+ * here.  Parsing and writing are jansson's.  The merged file is written
+ * as a new file beside out_path and renamed over it, so a symbolic link
+ * at out_path is replaced, never written through.
  */
 #include "cluster_merge.h"
 
@@ -16,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cluster_rank_of(const char *path, json_t *obj)
 {
@@ -104,6 +108,50 @@ static void prune_empty(json_t *obj)
     }
 }
 
+/* doc into a new file beside path (mkstemp: O_CREAT|O_EXCL) renamed over
+ * path; 0, or -1 with errno.  A symbolic link at path is replaced and said
+ * so; its target is not touched. */
+static int dump_new_file(json_t *doc, const char *path)
+{
+    struct stat st;
+    char target[4096] = "";
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        if (n <= 0)
+            snprintf(target, sizeof target, "?");
+    }
+    size_t len = strlen(path) + sizeof ".XXXXXX";
+    char *tmp = malloc(len);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, len, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    mode_t mask = umask(022);
+    umask(mask);
+    int rc = fchmod(fd, 0666 & ~mask);
+    if (rc == 0)
+        rc = json_dumpfd(doc, fd, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    if (close(fd) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = rename(tmp, path);
+    if (rc != 0) {
+        int err = errno;
+        unlink(tmp);
+        errno = err;
+    } else if (target[0]) {
+        fprintf(stderr, "pagehome: cluster: %s was a symbolic link to %s: replaced by "
+                "the merged statistics; %s is unchanged\n", path, target, target);
+    }
+    free(tmp);
+    return rc;
+}
+
 typedef struct rank_file {
     int rank;
     json_t *obj;
@@ -180,7 +228,7 @@ int cluster_merge(const char *out_path, char *const *files, int nfiles, json_t *
     json_t *doc = json_pack("{s:i, s:o, s:o}", "pagehome_cluster_stats", 1,
                             "cluster", cluster, "ranks", ranks);
     int rc = n;
-    if (!doc || json_dump_file(doc, out_path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
+    if (!doc || dump_new_file(doc, out_path) != 0) {
         fprintf(stderr, "pagehome: cluster: cannot write %s: %s\n", out_path,
                 doc ? strerror(errno) : "out of memory");
         rc = -1;

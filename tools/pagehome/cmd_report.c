@@ -18,7 +18,9 @@
  *                first on PATH often lacks Debian's python3-matplotlib,
  *                which /usr/bin/python3 has.
  * Only --help, the presence of RUN.json and --text-only are looked at
- * here; the script checks the arguments.
+ * here; the script checks the arguments and the input (its schema and
+ * bounds, report_common.py) and writes OUTDIR's files without following
+ * links.
  */
 #include "cli.h"
 
@@ -51,9 +53,15 @@ static void usage(FILE *out)
 "                       basename without .json + \"_report\", here)\n"
 "  --text-only          the text summary only (needs no matplotlib)\n"
 "\n"
+"A file that is not a statistics file within its bounds (types, finite\n"
+"numbers, at most 64 nodes, ...) is refused in one line naming the field\n"
+"(exit status 1).  The files in OUTDIR are made new and renamed over their\n"
+"names: a symbolic link there is replaced, never written through.\n"
+"\n"
 "It runs tools/report/pagehome_report.py with python3 and matplotlib\n"
 "(apt-get install python3-matplotlib).  PAGEHOME_PYTHON names the\n"
-"interpreter, PAGEHOME_REPORT_SCRIPT the script.\n");
+"interpreter, PAGEHOME_REPORT_SCRIPT the script; PAGEHOME_REPORT_DEBUG=1\n"
+"shows the traceback of an internal error of the script.\n");
 }
 
 /* Copy a path; -1 (and nothing copied) when it does not fit. */

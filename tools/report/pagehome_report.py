@@ -50,8 +50,23 @@ Only the standard library, plus matplotlib (Agg backend) for the plots; the
 text summary (--text-only) needs no matplotlib.  What both reports share
 (reading, text tables, the HTML page) is in report_common.py; the three
 modules sit side by side (the build tree beside the pagehome binary,
-PREFIX/DATADIR/pagehome/ once installed).  Exit status: 0 done,
-1 the input cannot be read or the output cannot be written, 2 usage error.
+PREFIX/DATADIR/pagehome/ once installed).
+
+Hostile or broken input.  The file is checked before anything is rendered
+(report_common.load_input): at most 128 MiB of UTF-8 JSON, every number
+finite and within 64 bits, every field the report reads of the type it
+expects, and the sizes within the writers' own bounds (config.nodes <=
+PH_MAX_NODES, strips <= 256 buckets, areas <= 4096, log records <= 65536;
+sim files: runs, engines and per-iteration series).  A file that does not
+fit gets one line, "pagehome: report: FILE: field X: expected ..., got
+...", and exit status 1.  The output files are made as new files in OUTDIR
+and renamed over their names: a symbolic link there is replaced (and said
+so on stderr), never written through.  A bug of the report itself prints
+one line saying "internal error"; PAGEHOME_REPORT_DEBUG=1 shows its
+traceback.
+
+Exit status: 0 done, 1 the input cannot be read or taken or the output
+cannot be written, 2 usage error.
 """
 
 import argparse
@@ -65,9 +80,9 @@ import sys
 sys.dont_write_bytecode = True
 import sim_report  # noqa: E402
 from report_common import (  # noqa: E402
-    ReportError, default_outdir, esc, fmt_bytes, html_figure, html_head, html_items,
-    import_pyplot, load_json, lst, make_outdir, ms, no_data, num, obj, pct, plural,
-    render_text_sections, write_page)
+    ReportError, check_input, default_outdir, esc, fmt_bytes, html_figure, html_head,
+    html_items, import_pyplot, load_input, lst, make_outdir, ms, no_data, num, obj,
+    one_line, pct, plural, render_text_sections, save_figure, write_page)
 
 KINDS = ("iterative", "sampling", "record", "replay", "undo")
 KIND_COLOURS = {
@@ -88,16 +103,18 @@ HOMES_MAX_AREAS = 24     # the largest areas get a strip, the rest are listed
 # ---- reading ----------------------------------------------------------------
 
 def load_run(path):
-    """The parsed statistics file, or ReportError saying what is wrong."""
-    return check_run(load_json(path), path)
+    """The parsed and checked statistics file, or ReportError saying what is
+    wrong (report_common.load_input: the schema, the bounds)."""
+    return check_run(load_input(path)[1], path)
 
 
 def check_run(data, path):
-    """data (the parsed file path) when it is a statistics file, else ReportError."""
-    if not isinstance(data, dict) or "pagehome_stats" not in data:
-        raise ReportError(f"{path} is not a pagehome statistics file "
-                          "(no \"pagehome_stats\" key) nor a `pagehome sim --json` file "
-                          "(no \"experiment\" and \"runs\")")
+    """data (the parsed file path) when it is a statistics file within the
+    schema, else ReportError."""
+    kind, data = check_input(data, path)
+    if kind != "run":
+        raise ReportError(f"{path} is not a pagehome statistics file (no "
+                          "\"pagehome_stats\" key)")
     return data
 
 
@@ -575,7 +592,7 @@ def plot_homes(run, matplotlib, plt, path):
     fig.suptitle(title, fontsize=11, y=1 - 0.08 / height, va="top")
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 9),
                fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -638,7 +655,7 @@ def plot_remote_share(run, plt, path):
     else:
         no_data(ax, "no sampled accesses in the invocation log")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -664,7 +681,7 @@ def plot_migrations(run, plt, path):
     else:
         no_data(ax, "no page was migrated" if steps else "no engine invocation was logged")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -745,7 +762,49 @@ class ArgParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def report(args):
+    """The report of args.run; the exit status.  ReportError for bad input."""
+    kind, data = load_input(args.run)
+    if kind == "sim":
+        return sim_report.report(data, args.run, args.output, args.text_only)
+    run = Run(data, args.run)
+    sys.stdout.write(render_text(run, summary_sections(run, TEXT_MAX_STEPS)))
+    sys.stdout.flush()
+    if args.text_only:
+        return 0
+    outdir = args.output or default_outdir(args.run)
+    make_outdir(outdir)
+    try:
+        images = write_plots(run, outdir) if run.engine_ran else {}
+    except OSError as e:
+        raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
+    page = write_page(outdir, render_html(run, summary_sections(run, HTML_MAX_STEPS),
+                                          images))
+    wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
+    print(f"\nwrote {wrote}")
+    return 0
+
+
+def debugging():
+    """PAGEHOME_REPORT_DEBUG set (and not 0): an internal error shows its
+    traceback."""
+    return os.environ.get("PAGEHOME_REPORT_DEBUG", "") not in ("", "0")
+
+
+def fail(message):
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    print(f"pagehome: report: {one_line(message)}", file=sys.stderr)
+    return 1
+
+
 def main(argv=None):
+    """Exit status 0 done, 1 the input cannot be read or taken or the output
+    cannot be written (one line on stderr, never a traceback: an error of
+    the report itself says "internal error" in one line, and shows its
+    traceback with PAGEHOME_REPORT_DEBUG=1), 2 usage error, 130 interrupted."""
     ap = ArgParser(
         prog="pagehome report",
         description="Summarise a pagehome statistics file (pagehome run --report) "
@@ -759,30 +818,28 @@ def main(argv=None):
     ap.add_argument("--text-only", action="store_true",
                     help="print the text summary only (no matplotlib needed)")
     args = ap.parse_args(argv)
+    # text from the file that a non-UTF-8 terminal cannot show is escaped
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
-        data = load_json(args.run)
-        if sim_report.is_sim(data):
-            return sim_report.report(data, args.run, args.output, args.text_only)
-        run = Run(check_run(data, args.run), args.run)
-        sys.stdout.write(render_text(run, summary_sections(run, TEXT_MAX_STEPS)))
-        sys.stdout.flush()
-        if args.text_only:
-            return 0
-        outdir = args.output or default_outdir(args.run)
-        make_outdir(outdir)
-        try:
-            images = write_plots(run, outdir) if run.engine_ran else {}
-        except OSError as e:
-            raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
-        page = write_page(outdir, render_html(run, summary_sections(run, HTML_MAX_STEPS),
-                                              images))
-        wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
-        print(f"\nwrote {wrote}")
-        return 0
+        return report(args)
     except ReportError as e:
-        sys.stdout.flush()
-        print(f"pagehome: report: {e}", file=sys.stderr)
+        return fail(str(e))
+    except BrokenPipeError:
+        # stdout closed early (pagehome report RUN.json | head): not an error
+        # of the report; nothing more goes to the closed pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        return 130
+    except MemoryError:
+        return fail(f"{args.run}: out of memory")
+    except Exception as e:  # a bug of the report: one line unless debugging
+        if debugging():
+            raise
+        return fail(f"internal error on {args.run}: {type(e).__name__}: {e} "
+                    "(PAGEHOME_REPORT_DEBUG=1 shows the traceback)")
 
 
 if __name__ == "__main__":

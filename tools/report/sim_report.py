@@ -63,8 +63,8 @@ import os
 import sys
 
 from report_common import (ReportError, default_outdir, esc, html_figure, html_head,
-                           html_items, import_pyplot, lst, make_outdir, no_data, num,
-                           obj, render_text_sections, write_page)
+                           html_items, import_pyplot, kind_of, lst, make_outdir, no_data,
+                           num, obj, render_text_sections, save_figure, write_page)
 
 CASE_FIELDS = ("machine", "group", "program", "threads", "placement", "repeat",
                "critical_pages", "thread_notes", "keep_active")
@@ -83,9 +83,9 @@ MAX_PANELS = 48
 
 
 def is_sim(data):
-    """Is data (parsed JSON) a `pagehome sim --json` file?"""
-    return (isinstance(data, dict) and "pagehome_stats" not in data and
-            isinstance(data.get("experiment"), str) and isinstance(data.get("runs"), list))
+    """Is data (parsed JSON) a `pagehome sim --json` file?  (It is checked
+    against report_common.SIM_SCHEMA before it comes to report().)"""
+    return kind_of(data) == "sim"
 
 
 def label(r):
@@ -477,7 +477,7 @@ def plot_ratio_bars(sim, matplotlib, plt, path, key, what):
         ax.set_ylabel(f"{what} / baseline", fontsize=8)
         if machine:
             ax.set_title(machine, fontsize=9, loc="left")
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -526,7 +526,7 @@ def plot_series(sim, matplotlib, plt, path, key, ylabel, title, only_moving=Fals
         ax.set_ylim(bottom=0)
         ax.set_xlabel("iteration", fontsize=7, labelpad=1)
         ax.set_ylabel(ylabel, fontsize=7)
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -546,7 +546,7 @@ def plot_replay(sim, matplotlib, plt, path):
         top = draw_bars(ax, sim, sim.cases, fn, colours)
         ax.set_ylim(0, max(top, 1e-9) * 1.1)
         ax.set_title(what, fontsize=9, loc="left")
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -569,7 +569,7 @@ def plot_pages(sim, matplotlib, plt, path):
         ax.set_ylim(0, max(top, 1.0) * 1.1)
         human_axis(ax)
         ax.set_title(what, fontsize=9, loc="left")
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
