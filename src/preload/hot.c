@@ -197,8 +197,10 @@ static ph_placement_t placement;
 static const ph_placement_t *placement_p;
 
 /* A block leaving the reuse cache (called with the gate held). */
-static void release_kept(void *base)
+static void release_kept(void *base, struct ph_hot *area)
 {
+    if (area)
+        ph_area_unregister(area);
     if (ph_free(base) != 0) {
         static atomic_int warned;
         ph_warn_once(&warned, "transparent mode: cannot release the block "
@@ -331,8 +333,9 @@ static void *hot_alloc(size_t size, size_t capacity, size_t align, int kind, uns
     ph_heap_depth++;
     pthread_rwlock_rdlock(&gate);
     void *base = NULL;
+    ph_hotarea_t *kept_area = NULL;
     if (kind == PH_BLOCK_HEAP && !(flags & PH_HOT_ZEROED) && extra == 0)
-        base = ph_reuse_take(usable);
+        base = ph_reuse_take(usable, &kept_area);
     if (!base)
         base = ph_alloc(usable + extra, placement_p);
     if (!base) {
@@ -349,9 +352,9 @@ static void *hot_alloc(size_t size, size_t capacity, size_t align, int kind, uns
     uintptr_t user = ((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1);
     ph_block b = {.user = user, .base = base, .size = size,
                   .usable = usable, .mapped = usable + extra, .left = usable,
-                  .area = NULL, .kind = kind};
+                  .area = kept_area, .kind = kind};
     unsigned id = atomic_fetch_add(&serial, 1);
-    if (atomic_load(&engine_on)) {
+    if (!b.area && atomic_load(&engine_on)) { /* a reused block keeps its area */
         char name[64];
         block_name(name, sizeof name, kind, id, size, ra);
         b.area = ph_area_register((void *)user, usable, name);
@@ -402,15 +405,23 @@ void ph_hot_release(const ph_block *b, int keep)
     int saved = errno;
     ph_heap_depth++;
     pthread_rwlock_rdlock(&gate);
-    if (b->area)
-        ph_area_unregister(b->area);
-    /* a heap block is kept for the next request of its size (reuse.c) */
-    if (keep && b->kind == PH_BLOCK_HEAP && ph_reuse_put(b->base, b->mapped)) {
-        pthread_rwlock_unlock(&gate);
-        ph_heap_depth--;
-        errno = saved;
-        return;
+    /* a heap block is kept for the next request of its size (reuse.c),
+     * still registered when its area is what a reuse would register */
+    ph_hotarea_t *area = b->area;
+    if (keep && b->kind == PH_BLOCK_HEAP) {
+        if (area && !(b->user == (uintptr_t)b->base && b->usable == b->mapped)) {
+            ph_area_unregister(area);
+            area = NULL;
+        }
+        if (ph_reuse_put(b->base, b->mapped, area)) {
+            pthread_rwlock_unlock(&gate);
+            ph_heap_depth--;
+            errno = saved;
+            return;
+        }
     }
+    if (area)
+        ph_area_unregister(area);
     if (ph_free(b->base) != 0) {
         static atomic_int warned;
         ph_warn_once(&warned, "transparent mode: cannot release the block "

@@ -15,13 +15,17 @@
  *   page multiple).  A request takes a block of exactly its size, so the
  *   block's placement plan -- made for that size by the same `placement`
  *   tunable -- is the one a fresh block would get; its pages keep the
- *   homes they have (as a reused malloc chunk keeps its pages).  While
- *   kept, a block is no hot area: the engine does not watch freed memory.
+ *   homes they have (as a reused malloc chunk keeps its pages).  A kept
+ *   block stays registered as the hot area it was (registering a block
+ *   costs a query of every page's home, more than the rest of a round of
+ *   the churn): while kept it sees no access, so the engine moves none of
+ *   its pages; reused, it is watched from where it was.
  *
  * LIMIT
  *   At most `heap_reuse` bytes and PH_REUSE_SLOTS blocks; a block larger
  *   than the limit is never kept.  Putting a block over the limit
- *   releases the oldest ones (FIFO) with ph_free, outside the lock.
+ *   releases the oldest ones (FIFO: area unregistered, ph_free), outside
+ *   the lock.
  *
  * COST
  *   put and take: O(PH_REUSE_SLOTS) under one mutex, against a ph_alloc +
@@ -38,6 +42,7 @@
 typedef struct kept {
     void *base;
     size_t bytes;
+    struct ph_hot *area;
 } kept;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -54,9 +59,9 @@ void ph_reuse_configure(size_t limit_bytes, ph_reuse_release_fn release)
     pthread_mutex_unlock(&lock);
 }
 
-int ph_reuse_put(void *base, size_t bytes)
+int ph_reuse_put(void *base, size_t bytes, struct ph_hot *area)
 {
-    void *out[PH_REUSE_SLOTS];
+    kept out[PH_REUSE_SLOTS];
     size_t nout = 0;
     pthread_mutex_lock(&lock);
     if (!release_fn || bytes > limit) {
@@ -65,31 +70,33 @@ int ph_reuse_put(void *base, size_t bytes)
     }
     size_t drop = 0;
     while (drop < nkept && (nkept - drop == PH_REUSE_SLOTS || kept_bytes + bytes > limit)) {
-        out[nout++] = slots[drop].base;
+        out[nout++] = slots[drop];
         kept_bytes -= slots[drop].bytes;
         drop++;
     }
     memmove(slots, slots + drop, (nkept - drop) * sizeof *slots);
     nkept -= drop;
-    slots[nkept++] = (kept){base, bytes};
+    slots[nkept++] = (kept){base, bytes, area};
     kept_bytes += bytes;
     ph_reuse_release_fn rel = release_fn;
     pthread_mutex_unlock(&lock);
     for (size_t i = 0; i < nout; i++)
-        rel(out[i]);
+        rel(out[i].base, out[i].area);
     atomic_fetch_add(&evicted, nout);
     return 1;
 }
 
-void *ph_reuse_take(size_t bytes)
+void *ph_reuse_take(size_t bytes, struct ph_hot **area)
 {
     void *base = NULL;
+    *area = NULL;
     pthread_mutex_lock(&lock);
     /* the newest first: its pages are the likeliest still in cache */
     for (size_t i = nkept; i-- > 0;) {
         if (slots[i].bytes != bytes)
             continue;
         base = slots[i].base;
+        *area = slots[i].area;
         kept_bytes -= bytes;
         memmove(slots + i, slots + i + 1, (nkept - i - 1) * sizeof *slots);
         nkept--;

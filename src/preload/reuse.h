@@ -9,22 +9,25 @@
 
 #include <stddef.h>
 
-/* How a block leaves the cache for good (ph_free), called outside the
- * cache's lock. */
-typedef void (*ph_reuse_release_fn)(void *base);
+struct ph_hot;
+
+/* How a block leaves the cache for good (its area unregistered, ph_free),
+ * called outside the cache's lock. */
+typedef void (*ph_reuse_release_fn)(void *base, struct ph_hot *area);
 
 /* Limit in bytes (0: nothing is kept) and the release function; once, at
  * the first hot request. */
 void ph_reuse_configure(size_t limit_bytes, ph_reuse_release_fn release);
 
-/* Keep the ph_alloc block at base of `bytes` mapped bytes.  1 when kept
- * (the caller must not free it), 0 when not (too large for the limit).
- * Older blocks are released to make room. */
-int ph_reuse_put(void *base, size_t bytes);
+/* Keep the ph_alloc block at base of `bytes` mapped bytes, still
+ * registered as `area` (NULL: none).  1 when kept (the caller must not
+ * free it), 0 when not (too large for the limit).  Older blocks are
+ * released to make room. */
+int ph_reuse_put(void *base, size_t bytes, struct ph_hot *area);
 
 /* A kept block of exactly `bytes` mapped bytes (its contents are what
- * the program left there), or NULL. */
-void *ph_reuse_take(size_t bytes);
+ * the program left there) and its area in *area, or NULL. */
+void *ph_reuse_take(size_t bytes, struct ph_hot **area);
 
 /* Counters: requests served from the cache, blocks released from it, and
  * what it holds now. */
