@@ -99,11 +99,7 @@ static int notice_fn(int fd, void *arg)
     exe[n > 0 ? n : 0] = '\0';
     ph_jw w;
     ph_jw_init(&w, 1);
-    ph_jw_object(&w, 0);
-    ph_jw_key(&w, "pagehome_stats");
-    ph_jw_int(&w, 1);
-    ph_jw_key(&w, "engine");
-    ph_jw_null(&w);
+    ph_stats_begin_engineless(&w);
     ph_jw_key(&w, "incomplete");
     ph_jw_bool(&w, 1);
     ph_jw_key(&w, "note");

@@ -51,6 +51,7 @@
 #ifndef PH_ENGINE_ENGINE_H
 #define PH_ENGINE_ENGINE_H
 
+#include "base/json_write.h"
 #include "engine/hot.h"
 #include "move/mover.h"
 #include "os/os.h"
@@ -209,6 +210,12 @@ size_t ph_engine_log(ph_engine *e, size_t first, ph_invocation *out,
 /* Everything as JSON (engine totals, configuration, every area ever
  * registered with its home strips, log). */
 int ph_engine_write_json(ph_engine *e, int fd);
+/* The statistics file's format version (its key "pagehome_stats"). */
+#define PH_STATS_FORMAT 1
+/* Begin a statistics file that holds no engine's statistics (engine off,
+ * or a notice written before them): the top-level object opened with the
+ * format version and "engine": null; the caller adds the rest. */
+void ph_stats_begin_engineless(ph_jw *w);
 /* A writer of extra top-level keys of that JSON (transparent mode adds
  * what it found); called inside the top-level object, engine lock held:
  * it must not call the engine.  NULL removes it.  Process-wide. */

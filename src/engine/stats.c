@@ -248,6 +248,15 @@ static void write_inv(ph_jw *w, const ph_invocation *v, int criterion)
     ph_jw_end(w);
 }
 
+void ph_stats_begin_engineless(ph_jw *w)
+{
+    ph_jw_object(w, 0);
+    ph_jw_key(w, "pagehome_stats");
+    ph_jw_int(w, PH_STATS_FORMAT);
+    ph_jw_key(w, "engine");
+    ph_jw_null(w);
+}
+
 int ph_engine_write_json(ph_engine *e, int fd)
 {
     ph_jw w;
@@ -260,7 +269,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     e->src->ops->stats(e->src, &ss);
     ph_jw_object(&w, 0);
     ph_jw_key(&w, "pagehome_stats");
-    ph_jw_int(&w, 1);
+    ph_jw_int(&w, PH_STATS_FORMAT);
     ph_jw_key(&w, "config");
     ph_jw_object(&w, 0);
     ph_jw_key(&w, "mechanism");

@@ -331,11 +331,7 @@ static void write_engine_off_stats(void)
         return;
     ph_jw w;
     ph_jw_init(&w, 1);
-    ph_jw_object(&w, 0);
-    ph_jw_key(&w, "pagehome_stats");
-    ph_jw_int(&w, 1);
-    ph_jw_key(&w, "engine");
-    ph_jw_null(&w);
+    ph_stats_begin_engineless(&w);
     ph_jw_key(&w, "note");
     ph_jw_string(&w, "the engine was off (--migrate off, engine=off): placement and "
                      "interposition only, no sampling and no migration; what transparent "

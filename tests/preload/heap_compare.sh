@@ -1,6 +1,7 @@
 #!/bin/sh
 # heap_compare.sh PRELOAD_LIB PROGRAM... -- each heap_* test program run
 # plain and with LD_PRELOAD=PRELOAD_LIB (on the simulated 4-node machine,
+# heap_reuse=0 so that an area lives exactly as long as its block,
 # engine on and off) must exit 0 and print the same stdout.
 lib=${1:?usage: heap_compare.sh PRELOAD_LIB PROGRAM...}
 shift
@@ -17,7 +18,7 @@ for prog in "$@"; do
         continue
     fi
     for engine in "PAGEHOME_ENGINE_SYNC=1" "PAGEHOME_ENGINE=off"; do
-        env LD_PRELOAD="$lib" HEAP_EXPECT=hot PAGEHOME_TOPOLOGY=nodes=4,cpus_per_node=1 \
+        env LD_PRELOAD="$lib" HEAP_EXPECT=hot PAGEHOME_TOPOLOGY=nodes=4,cpus_per_node=1 PAGEHOME_HEAP_REUSE=0 \
             $engine "$prog" > "$tmp/hot.out" 2> "$tmp/hot.err"
         rc=$?
         if [ $rc -ne 0 ]; then

@@ -54,6 +54,7 @@
 #include "api/settings.h"
 #include "base/json_write.h"
 #include "config/options.h"
+#include "engine/engine.h"
 #include "machine/machine.h"
 #include "place/plan.h"
 
@@ -697,11 +698,7 @@ static void report_if_silent(const char *path, const char *prog,
         strncat(note, ")", sizeof note - strlen(note) - 1);
     ph_jw w;
     ph_jw_init(&w, 1);
-    ph_jw_object(&w, 0);
-    ph_jw_key(&w, "pagehome_stats");
-    ph_jw_int(&w, 1);
-    ph_jw_key(&w, "engine");
-    ph_jw_null(&w);
+    ph_stats_begin_engineless(&w);
     ph_jw_key(&w, "note");
     ph_jw_string(&w, note);
     ph_jw_key(&w, "program_end");
