@@ -63,7 +63,7 @@ module pagehome
   public :: ph_cluster_init, ph_cluster_finalize, ph_cluster_info, ph_cluster_rank, &
        ph_cluster_nranks, ph_cluster_alloc, ph_cluster_free, ph_cluster_home, &
        ph_cluster_homes, ph_cluster_barrier, ph_cluster_lock, ph_cluster_unlock, &
-       ph_cluster_acquire, ph_cluster_release, ph_cluster_thread_num, &
+       ph_cluster_acquire, ph_cluster_release, ph_cluster_readonly, ph_cluster_thread_num, &
        ph_cluster_num_threads, ph_cluster_static_range, ph_cluster_static_next, &
        ph_cluster_affinity_range, ph_cluster_affinity_next, ph_cluster_stats_write
   ! Same layout as struct ph_cluster_info in pagehome.h.
@@ -406,6 +406,12 @@ module pagehome
        type(c_ptr), value :: addr
        integer(c_size_t), value :: bytes
        integer(c_int) :: ph_cluster_release
+     end function
+     function ph_cluster_readonly(addr, bytes) bind(c, name="ph_cluster_readonly")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_cluster_readonly
      end function
      function ph_cluster_thread_num() bind(c, name="ph_cluster_thread_num")
        import :: c_int

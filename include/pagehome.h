@@ -409,6 +409,16 @@ PH_CLUSTER_API int ph_cluster_unlock(int lock_id);
 PH_CLUSTER_API int ph_cluster_acquire(const void *addr, size_t bytes);
 PH_CLUSTER_API int ph_cluster_release(const void *addr, size_t bytes);
 
+/* Collective, and a barrier: declare [addr, addr + bytes) read-only from
+ * now on (every rank, the same range, inside memory from
+ * ph_cluster_alloc; else -1/EINVAL on every rank).  What was written
+ * before is visible after it; the ranks' copies of its pages then stay
+ * valid at every barrier and acquire, even one that drops every other
+ * copy, and are never fetched again.  A later write to the range, by any
+ * thread of any rank, is a fatal error: the job stops with a message
+ * naming the address (never a silent stale copy). */
+PH_CLUSTER_API int ph_cluster_readonly(const void *addr, size_t bytes);
+
 /* rank * threads + omp_get_thread_num(), and nranks * threads. */
 PH_CLUSTER_API int ph_cluster_thread_num(void);
 PH_CLUSTER_API int ph_cluster_num_threads(void);

@@ -58,7 +58,10 @@ int ph_dsm_arena_create(ph_dsm *c)
     c->home_ovr = anon(c->npages * sizeof *c->home_ovr);
     c->twin_slot = anon(c->npages * sizeof *c->twin_slot);
     c->home_hist = anon(c->npages * sizeof *c->home_hist);
-    if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist)
+    c->pinfo = anon(c->npages * sizeof *c->pinfo);
+    c->moved_at = anon(c->npages * sizeof *c->moved_at);
+    if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist ||
+        !c->pinfo || !c->moved_at)
         return ph_fail(ENOMEM, "mapping the arena's page tables (%zu "
                        "pages): %s", c->npages, strerror(errno));
     return 0;
@@ -151,6 +154,12 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     if (c->home_hist)
         munmap(c->home_hist, c->npages * sizeof *c->home_hist);
     c->home_hist = NULL;
+    if (c->pinfo)
+        munmap(c->pinfo, c->npages * sizeof *c->pinfo);
+    c->pinfo = NULL;
+    if (c->moved_at)
+        munmap(c->moved_at, c->npages * sizeof *c->moved_at);
+    c->moved_at = NULL;
     if (c->memfd >= 0)
         close(c->memfd);
     c->arena = c->wview = NULL;

@@ -43,8 +43,18 @@
  * run; no per-access lock epochs.
  *
  * Homes (home.h).  Per allocation a placement formula, plus a per-page
- * override table (first-touch claims now; home migration at barriers in
- * the next issue).
+ * override table: first-touch claims, and home migration at barriers
+ * (migrate.h: a page one rank alone wrote in the interval moves to it,
+ * decided alike on every rank from the barrier's notices).
+ *
+ * Privatisation.  A barrier or an acquire drops only the copies its write
+ * notices name, so a page nobody writes any more stays valid everywhere
+ * and is never fetched again, and a page only one rank writes stays valid
+ * there.  ph_cluster_readonly declares a range read-only (collective, a
+ * barrier): its copies also survive an acquire that drops everything (the
+ * notice log wrapped) and a selective acquire, and a write to it is a
+ * fatal error naming the address.  Pages are classed (migrate.h) when
+ * their allocation goes.
  */
 #ifndef PH_CLUSTER_CLUSTER_H
 #define PH_CLUSTER_CLUSTER_H
@@ -53,6 +63,7 @@
 #include "base/clock.h"
 #include "cluster/diff.h"
 #include "cluster/home.h"
+#include "cluster/migrate.h"
 #include "cluster/notice.h"
 #include "cluster/range.h"
 
@@ -76,6 +87,17 @@
 #define PGF_HOMERW  0x20   /* in the home-written list */
 #define PGF_TMP     0x40   /* scratch (barrier: written by another rank) */
 #define PGF_DIRTY   0x80   /* in the dirty list (has a twin) */
+
+/* What every rank knows alike about a page (per arena page; migrate.h),
+ * and what this rank did with it. */
+typedef struct ph_dsm_pinfo {
+    int32_t writers;          /* 0 nobody, rank + 1, -1 several ranks */
+    uint16_t write_ivs;       /* intervals in which it was written (sat.) */
+    uint8_t flags;            /* PIF_* */
+    uint8_t unused;
+} ph_dsm_pinfo;             /* 8 bytes */
+#define PIF_TOUCHED  0x01     /* this rank accessed it (a fault) */
+#define PIF_READONLY 0x02     /* declared by ph_cluster_readonly */
 
 /* A growable list of page numbers. */
 typedef struct ph_dsm_vec {
@@ -152,7 +174,8 @@ enum {
     PH_DSM_REQ_FREE,
     PH_DSM_REQ_HOMES,
     PH_DSM_REQ_STATS,
-    PH_DSM_REQ_FINALIZE
+    PH_DSM_REQ_FINALIZE,
+    PH_DSM_REQ_READONLY
 };
 
 typedef struct ph_dsm_req {
@@ -178,6 +201,8 @@ typedef struct ph_dsm_req {
 typedef struct ph_dsm_interval {
     uint64_t read_remote, write_remote, read_home, write_home;
     uint64_t fetched, written, invalidated, ns;
+    uint64_t migrated;            /* pages whose home moved (every rank) */
+    uint64_t migrated_in;         /* ... to this rank */
 } ph_dsm_interval;
 
 typedef struct ph_dsm_stats {
@@ -196,6 +221,9 @@ typedef struct ph_dsm_stats {
     uint64_t single_writer_pages, multi_writer_pages;
     uint64_t allocs, frees;
     uint64_t home_untracked, home_retracked, home_prefilled;
+    uint64_t migrations, migrated_in, migrated_out;
+    uint64_t readonly_hints, readonly_pages;
+    uint64_t pages_class[PH_DSM_NCLASSES];  /* classed at free/finalize */
     uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
     ph_dsm_interval cur;          /* the interval running */
     ph_dsm_interval *ivs;         /* finished intervals */
@@ -225,6 +253,7 @@ struct ph_dsm {
     /* tunables, read once at init */
     long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
     long home_untrack_after, home_recheck;
+    ph_dsm_migrate_cfg mig;
     double whole_share;
     uint64_t log_size;
     char stats_file[512];
@@ -238,6 +267,9 @@ struct ph_dsm {
     uint8_t *state;           /* per page */
     int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
     uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
+    ph_dsm_pinfo *pinfo;      /* per page */
+    uint32_t *moved_at;       /* per page: barrier of its last home move + 1,
+                               * 0 = never (the same on every rank) */
 
     /* allocations */
     ph_dsm_ranges ranges;
@@ -390,6 +422,15 @@ void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n);
 void ph_dsm_invalidate_all(ph_dsm *c);
 /* selective acquire of [p0, p1) */
 void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1);
+/* The barrier's moves (migrate.h), after its invalidations: the home map
+ * changes alike on every rank; the new home's copy becomes its master
+ * copy, the old home's a cached copy. */
+void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n);
+/* A barrier's merged notices into the per-page writer history. */
+void ph_dsm_writers_note(ph_dsm *c, const ph_dsm_seg *segs, size_t n);
+/* After the barrier of ph_cluster_readonly: mark [p0, p1) read-only and
+ * write-protect what is still writable here. */
+void ph_dsm_readonly_mark(ph_dsm *c, size_t p0, size_t p1);
 /* a range of pages leaves the arena (free): forget everything about it */
 void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1);
 int ph_dsm_coherence_init(ph_dsm *c);
@@ -405,6 +446,7 @@ void ph_dsm_do_release(ph_dsm *c, ph_dsm_req *r);
 void ph_dsm_do_alloc(ph_dsm *c, ph_dsm_req *r);
 void ph_dsm_do_free(ph_dsm *c, ph_dsm_req *r);
 void ph_dsm_do_homes(ph_dsm *c, ph_dsm_req *r);
+void ph_dsm_do_readonly(ph_dsm *c, ph_dsm_req *r);
 /* read the notice log (after a lock acquire) */
 void ph_dsm_read_notices(ph_dsm *c);
 

@@ -77,6 +77,9 @@ static void read_tunables(ph_dsm *c)
     c->poll_us = (long)ph_opt_int(PH_OPT_CLUSTER_POLL_US);
     c->home_untrack_after = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_UNTRACK_AFTER);
     c->home_recheck = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_RECHECK);
+    c->mig.on = ph_opt_bool(PH_OPT_CLUSTER_MIGRATE);
+    c->mig.min_intervals =
+        (uint32_t)ph_opt_int(PH_OPT_CLUSTER_MIGRATE_MIN_INTERVALS);
     snprintf(c->stats_file, sizeof c->stats_file, "%s",
              ph_opt_str(PH_OPT_CLUSTER_STATS_FILE));
 }
@@ -517,6 +520,17 @@ static int range_call(int op, const char *who, const void *addr,
     if (bytes == 0)
         return 0;
     ph_dsm_req r = {.op = op, .addr = addr, .bytes = bytes};
+    return ph_dsm_call(c, &r) < 0 ? -1 : 0;
+}
+
+int ph_cluster_readonly(const void *addr, size_t bytes)
+{
+    ph_dsm *c = ctx("ph_cluster_readonly");
+    if (!c)
+        return -1;
+    /* collective: a bad range is refused on every rank by the service
+     * thread (every rank learns of it), not here */
+    ph_dsm_req r = {.op = PH_DSM_REQ_READONLY, .addr = addr, .bytes = bytes};
     return ph_dsm_call(c, &r) < 0 ? -1 : 0;
 }
 

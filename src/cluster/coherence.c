@@ -281,14 +281,16 @@ static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
 {
     size_t p = ev->page;
     int st = c->state[p] & PGS_MASK;
-    /* alone in the job: nobody needs to hear about writes */
-    if (c->nranks == 1)
+    /* alone in the job: nobody needs to hear about writes (but a range
+     * declared read-only stays write-protected, so a write is caught) */
+    if (c->nranks == 1 && !(c->pinfo[p].flags & PIF_READONLY))
         write = 1;
     if (ev->kind == PH_DSM_FK_MISSING && c->fops->map_zero) {
         int rw = write || st == PGS_RW;
         size_t k = c->fops->map_zero(c, p, st == PGS_INVALID ? home_run(c, p)
                                                              : 1, rw);
         for (size_t i = 0; i < k; i++) {
+            c->pinfo[p + i].flags |= PIF_TOUCHED;
             if (rw)
                 note_home_written(c, p + i);
             else
@@ -407,6 +409,7 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
         for (size_t i = 0; i < n; i++) {
             set_state(c, p + i, PGS_RO);
             cached_add(c, p + i);
+            c->pinfo[p + i].flags |= PIF_TOUCHED;    /* fetched ahead */
         }
         if (n > 1)
             c->fops->map(c, p + 1, n - 1, 0);
@@ -454,6 +457,13 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
      * write */
     if (ev->kind == PH_DSM_FK_ACCESS && st == PGS_RO)
         write = 1;
+    if (write && (c->pinfo[p].flags & PIF_READONLY))
+        ph_dsm_fatal(c, "a write to %p (arena page %zu, home rank %d), in a "
+                     "range declared read-only by ph_cluster_readonly: the "
+                     "program broke its promise that nobody writes it (drop "
+                     "the hint, or write before it)",
+                     (void *)(c->arena + p * PH_DSM_PAGE), p, home);
+    c->pinfo[p].flags |= PIF_TOUCHED;
     if (home == c->rank)
         home_access(c, ev, write);
     else
@@ -856,7 +866,8 @@ void ph_dsm_invalidate_all(ph_dsm *c)
     cached_compact(c);
     ph_dsm_vec all = {0};
     for (size_t i = 0; i < c->cached.n; i++)
-        push(c, &all, c->cached.v[i]);
+        if (!(c->pinfo[c->cached.v[i]].flags & PIF_READONLY))
+            push(c, &all, c->cached.v[i]);    /* nobody writes those */
     invalidate_list(c, all.v, all.n);
     ph_dsm_vec_free(&all);
     cached_compact(c);
@@ -868,7 +879,8 @@ void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1)
     ph_dsm_vec sel = {0};
     for (size_t p = p0; p < p1 && p < c->npages; p++) {
         uint8_t s = c->state[p];
-        if ((s & PGS_MASK) != PGS_INVALID && (s & PGF_CACHED))
+        if ((s & PGS_MASK) != PGS_INVALID && (s & PGF_CACHED) &&
+            !(c->pinfo[p].flags & PIF_READONLY))
             push(c, &sel, p);
     }
     invalidate_list(c, sel.v, sel.n);
@@ -910,6 +922,8 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
         c->untracked.n = k;
     }
     memset(c->home_hist + p0, 0, (p1 - p0) * sizeof *c->home_hist);
+    memset(c->pinfo + p0, 0, (p1 - p0) * sizeof *c->pinfo);
+    memset(c->moved_at + p0, 0, (p1 - p0) * sizeof *c->moved_at);
     c->fops->enable(c, p0, p1 - p0, 0);
     punch(c, p0, p1 - p0, 0);
     memset(c->state + p0, 0, p1 - p0);
@@ -921,6 +935,92 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
         if (b > a)
             madvise(c->state + a, b - a, MADV_DONTNEED);
     }
+}
+
+/* ---- home migration, writers, read-only ranges ---------------------- */
+
+void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
+{
+    uint64_t in = 0, out = 0, all = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t p = mv[i].start; p < mv[i].start + mv[i].len &&
+                                       p < c->npages; p++) {
+            int old = ph_dsm_home_known(c, (size_t)p);
+            uint8_t s = c->state[p];
+            if (mv[i].to == c->rank) {
+                /* our copy (valid: we asked for the page with it, and a
+                 * barrier does not drop a copy only we wrote) is the master
+                 * copy now; write-protected, so the next write is noted */
+                if ((s & PGS_MASK) == PGS_INVALID || (s & PGF_DIRTY))
+                    ph_dsm_fatal(c, "home migration of arena page %zu to "
+                                 "this rank: its copy here is %s", (size_t)p,
+                                 (s & PGF_DIRTY) ? "still dirty" : "invalid");
+                c->state[p] = (uint8_t)(s & ~PGF_CACHED);
+                in++;
+            } else if (old == c->rank) {
+                /* our master copy is current (every diff landed before
+                 * the barrier's invalidations): a cached copy from now on.
+                 * Not mapped here: the next access fetches it. */
+                if ((s & PGS_MASK) != PGS_INVALID)
+                    cached_add(c, (size_t)p);
+                out++;
+            }
+            c->home_hist[p] = 0;
+            c->home_ovr[p] = mv[i].to + 1;
+            all++;
+        }
+    }
+    c->st.migrations += all;
+    c->st.migrated_in += in;
+    c->st.migrated_out += out;
+    c->st.cur.migrated += all;
+    c->st.cur.migrated_in += in;
+}
+
+void ph_dsm_writers_note(ph_dsm *c, const ph_dsm_seg *segs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t p = segs[i].start;
+             p < segs[i].start + segs[i].len && p < c->npages; p++) {
+            ph_dsm_pinfo *pi = &c->pinfo[p];
+            int32_t w = pi->writers == 0    ? PH_DSM_WRITER_NONE
+                        : pi->writers == -1 ? PH_DSM_WRITER_MANY
+                                            : pi->writers - 1;
+            w = ph_dsm_writers_add(w, segs[i].nwriters, segs[i].writer);
+            pi->writers = w == PH_DSM_WRITER_NONE ? 0
+                          : w == PH_DSM_WRITER_MANY ? -1 : w + 1;
+            if (pi->write_ivs < UINT16_MAX)
+                pi->write_ivs++;
+        }
+    }
+}
+
+void ph_dsm_readonly_mark(ph_dsm *c, size_t p0, size_t p1)
+{
+    ph_dsm_vec prot = {0};
+    for (size_t p = p0; p < p1 && p < c->npages; p++) {
+        c->pinfo[p].flags |= PIF_READONLY;
+        /* writable home pages (untracked, or alone in the job) */
+        if ((c->state[p] & PGS_MASK) == PGS_RW)
+            push(c, &prot, p);
+    }
+    if (prot.n) {
+        for (size_t i = 0; i < prot.n; i++)
+            c->state[prot.v[i]] &= (uint8_t)~PGF_HOMERW;
+        rearm_pages(c, &prot);
+        size_t k = 0;
+        for (size_t i = 0; i < c->untracked.n; i++) {
+            uint64_t q = c->untracked.v[i];
+            if (q >= p0 && q < p1)
+                c->home_hist[q] = 0;
+            else
+                c->untracked.v[k++] = q;
+        }
+        c->untracked.n = k;
+    }
+    ph_dsm_vec_free(&prot);
+    c->st.readonly_hints++;
+    c->st.readonly_pages += p1 - p0;
 }
 
 /* ---- set-up --------------------------------------------------------- */

@@ -5,8 +5,8 @@
  * bytes) plus what this implementation does (twins, diffs, whole pages,
  * notices, first-touch claims, time spent), and one record per barrier
  * interval with that interval's faults, fetches, writes and invalidations,
- * so that reports can plot them and the next issue's home migration can
- * be judged per interval.  Written by the service thread (it owns the
+ * so that reports can plot them, with the pages whose home moved in it
+ * (migrate.h); the page classes when the allocations went.  Written by the service thread (it owns the
  * counters): ph_cluster_stats_write(fd), and at ph_cluster_finalize to
  * cluster_stats_file.
  */
@@ -117,6 +117,31 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(home_untracked);
     U(home_retracked);
     U(home_prefilled);
+    U(readonly_hints);
+    U(readonly_pages);
+    ph_jw_end(&w);
+
+    /* home migration (migrate.h): pages whose home moved (the same count
+     * on every rank), to and away from this rank */
+    ph_jw_key(&w, "migration");
+    ph_jw_object(&w, 0);
+    ph_jw_key(&w, "on");
+    ph_jw_int(&w, c->mig.on);
+    ph_jw_key(&w, "min_intervals");
+    ph_jw_uint(&w, c->mig.min_intervals);
+    U(migrations);
+    U(migrated_in);
+    U(migrated_out);
+    ph_jw_end(&w);
+
+    /* page classes, counted when an allocation goes (free, finalize): the
+     * same on every rank */
+    ph_jw_key(&w, "page_classes");
+    ph_jw_object(&w, 0);
+    for (int k = 0; k < PH_DSM_NCLASSES; k++) {
+        ph_jw_key(&w, ph_dsm_class_name(k));
+        ph_jw_uint(&w, s->pages_class[k]);
+    }
     ph_jw_end(&w);
 
     ph_jw_key(&w, "time_ns");
@@ -135,12 +160,13 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
 
     /* one record per barrier interval:
      * [read_remote, write_remote, read_home, write_home, fetched, written,
-     *  invalidated, barrier_ns] */
+     *  invalidated, barrier_ns, migrated (pages, every rank), migrated_in
+     *  (to this rank)] */
     ph_jw_key(&w, "interval_fields");
     ph_jw_array(&w, 1);
     const char *f[] = {"read_remote", "write_remote", "read_home",
                        "write_home", "fetched", "written", "invalidated",
-                       "barrier_ns"};
+                       "barrier_ns", "migrated", "migrated_in"};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         ph_jw_string(&w, f[i]);
     ph_jw_end(&w);
@@ -157,6 +183,8 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
         ph_jw_uint(&w, v->written);
         ph_jw_uint(&w, v->invalidated);
         ph_jw_uint(&w, v->ns);
+        ph_jw_uint(&w, v->migrated);
+        ph_jw_uint(&w, v->migrated_in);
         ph_jw_end(&w);
     }
     ph_jw_end(&w);

@@ -64,7 +64,7 @@ void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
  * MPI matching unrelated collectives.
  */
 enum { SX_KIND, SX_SEQ, SX_A, SX_N = 8 };
-enum { SK_BARRIER = 1, SK_ALLOC, SK_FREE, SK_FINALIZE, SK_COUNT };
+enum { SK_BARRIER = 1, SK_ALLOC, SK_FREE, SK_FINALIZE, SK_READONLY, SK_COUNT };
 
 static const char *kind_name(int64_t k)
 {
@@ -73,6 +73,7 @@ static const char *kind_name(int64_t k)
     case SK_ALLOC: return "ph_cluster_alloc";
     case SK_FREE: return "ph_cluster_free";
     case SK_FINALIZE: return "ph_cluster_finalize";
+    case SK_READONLY: return "ph_cluster_readonly";
     default: return "an unknown call";
     }
 }
@@ -108,6 +109,61 @@ static int exchange(ph_dsm *c, ph_dsm_req *r, int kind, const int64_t *mine6,
     return 0;
 }
 
+/* ---- page classes ---------------------------------------------------- */
+
+/* Class the pages [p0, p1) of an allocation that goes (free, finalize):
+ * how many ranks accessed each (a sum over the ranks of this rank's
+ * touched flags, over the span any rank touched) with the writer history
+ * every rank has alike (migrate.h).  Collective. */
+static void classify(ph_dsm *c, size_t p0, size_t p1)
+{
+    uint64_t span[2] = {p1, 0}, mine[2];
+    for (size_t p = p0; p < p1; p++)
+        if (c->pinfo[p].flags & PIF_TOUCHED) {
+            if (span[0] == p1)
+                span[0] = p;
+            span[1] = p + 1;
+        }
+    /* MIN of the first page and of (p1 - end) */
+    mine[0] = span[0];
+    mine[1] = p1 - (span[1] > span[0] ? span[1] : p0);
+    uint64_t agreed[2];
+    MPI_Request q;
+    int rc = MPI_Iallreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MIN, c->comm,
+                            &q);
+    ph_dsm_mpi_check(c, rc, "MPI_Iallreduce (page classes)", -1);
+    ph_dsm_wait_collective(c, &q, "the page classes of an allocation");
+    size_t a = (size_t)agreed[0], e = p1 - (size_t)agreed[1];
+    if (a >= e)
+        return;
+    size_t np = e - a;
+    uint32_t *t = malloc(np * sizeof *t), *sum = malloc(np * sizeof *sum);
+    if (!t || !sum)
+        ph_dsm_fatal(c, "out of memory classing %zu pages", np);
+    for (size_t i = 0; i < np; i++)
+        t[i] = (c->pinfo[a + i].flags & PIF_TOUCHED) != 0;
+    for (size_t done = 0; done < np;) {
+        int cnt = np - done > (size_t)INT_MAX ? INT_MAX : (int)(np - done);
+        rc = MPI_Iallreduce(t + done, sum + done, cnt, MPI_UINT32_T, MPI_SUM,
+                            c->comm, &q);
+        ph_dsm_mpi_check(c, rc, "MPI_Iallreduce (page classes)", -1);
+        ph_dsm_wait_collective(c, &q, "the page classes of an allocation");
+        done += (size_t)cnt;
+    }
+    for (size_t i = 0; i < np; i++) {
+        const ph_dsm_pinfo *pi = &c->pinfo[a + i];
+        int32_t w = pi->writers == 0    ? PH_DSM_WRITER_NONE
+                    : pi->writers == -1 ? PH_DSM_WRITER_MANY
+                                        : pi->writers - 1;
+        int cls = ph_dsm_page_class(sum[i], w, pi->write_ivs,
+                                    (pi->flags & PIF_READONLY) != 0);
+        if (cls >= 0)
+            c->st.pages_class[cls]++;
+    }
+    free(t);
+    free(sum);
+}
+
 /* ---- barrier -------------------------------------------------------- */
 
 static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
@@ -135,14 +191,29 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         if (u == 0 || all_pages.v[i] != all_pages.v[u - 1])
             all_pages.v[u++] = all_pages.v[i];
     all_pages.n = u;
-    uint64_t *mine_pairs = malloc((u ? u : 1) * 2 * sizeof *mine_pairs);
+    /* room for the notices and, after them, the migration candidates */
+    uint64_t *mine_pairs = malloc((u ? u : 1) * 4 * sizeof *mine_pairs);
     if (!mine_pairs)
         ph_dsm_fatal(c, "barrier: out of memory");
     size_t nranges = ph_dsm_notice_ranges(all_pages.v, u, mine_pairs);
     size_t written_here = u;
+    /* the pages this rank wrote, homed elsewhere, whose copy here is valid
+     * (migrate.h): the home may move here without moving data */
+    size_t ncand = 0;
+    if (c->mig.on && n > 1) {
+        size_t k = 0;
+        for (size_t i = 0; i < u; i++) {
+            size_t p = (size_t)all_pages.v[i];
+            if ((c->state[p] & PGS_MASK) != PGS_INVALID &&
+                ph_dsm_home_known(c, p) != c->rank)
+                all_pages.v[k++] = p;
+        }
+        ncand = ph_dsm_notice_ranges(all_pages.v, k, mine_pairs + 2 * nranges);
+    }
     ph_dsm_vec_free(&all_pages);
 
-    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0, 0, 0, 0};
+    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0, (int64_t)ncand,
+                       0, 0};
     if (c->rank == 0) {
         /* the log head is in rank 0's own window memory: a local atomic
          * load after MPI_Win_sync (unified memory model) */
@@ -162,39 +233,49 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     }
     MPI_Request q;
     int rc;
-    int64_t total = 0, anydirty = 0;
+    int64_t total = 0, anydirty = 0, totcand = 0;
     for (int i = 0; i < n; i++) {
         total += all[(size_t)i * SX_N + SX_A];
         anydirty += all[(size_t)i * SX_N + SX_A + 1];
+        totcand += all[(size_t)i * SX_N + SX_A + 3];
     }
+    ph_dsm_move *moves = NULL;
+    long nmoves = 0;
     uint64_t head = (uint64_t)all[SX_A + 2];
     ph_dsm_seg *segs = NULL;
     long nsegs = 0;
     ph_dsm_vec marked = {0};
     if (total > 0) {
         /* 2. everybody's ranges, merged into segments of constant writers */
-        if (2 * total > INT_MAX)
+        if (2 * (total + totcand) > INT_MAX)
             ph_dsm_fatal(c, "barrier: %" PRId64 " write-notice ranges (more "
-                      "than an MPI count)", total);
+                      "than an MPI count)", total + totcand);
         int *counts = malloc((size_t)n * sizeof *counts);
         int *displs = malloc((size_t)n * sizeof *displs);
+        int *ccounts = malloc((size_t)n * sizeof *ccounts);
+        int *cdispls = malloc((size_t)n * sizeof *cdispls);
         int *c2 = malloc((size_t)n * sizeof *c2);
         int *d2 = malloc((size_t)n * sizeof *d2);
-        uint64_t *pairs = malloc((size_t)total * 2 * sizeof *pairs);
+        uint64_t *pairs = malloc((size_t)(total + totcand) * 2 * sizeof *pairs);
         segs = malloc((size_t)total * 2 * sizeof *segs);
-        if (!counts || !displs || !c2 || !d2 || !pairs || !segs)
+        if (!counts || !displs || !ccounts || !cdispls || !c2 || !d2 ||
+            !pairs || !segs)
             ph_dsm_fatal(c, "barrier: out of memory for %" PRId64 " write-"
                       "notice ranges", total);
+        /* rank i sends its notices, then its candidates */
         int at = 0;
         for (int i = 0; i < n; i++) {
             counts[i] = (int)all[(size_t)i * SX_N + SX_A];
+            ccounts[i] = (int)all[(size_t)i * SX_N + SX_A + 3];
             displs[i] = at;
-            c2[i] = 2 * counts[i];
+            cdispls[i] = at + counts[i];
+            c2[i] = 2 * (counts[i] + ccounts[i]);
             d2[i] = 2 * at;
-            at += counts[i];
+            at += counts[i] + ccounts[i];
         }
-        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * nranges), MPI_UINT64_T,
-                             pairs, c2, d2, MPI_UINT64_T, c->comm, &q);
+        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * (nranges + ncand)),
+                             MPI_UINT64_T, pairs, c2, d2, MPI_UINT64_T,
+                             c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Iallgatherv (write notices)", -1);
         ph_dsm_wait_collective(c, &q, "the write notices of a barrier");
         nsegs = ph_dsm_notice_merge(pairs, counts, displs, n, segs);
@@ -205,6 +286,17 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
                 c->st.single_writer_pages += segs[i].len;
             else
                 c->st.multi_writer_pages += segs[i].len;
+        }
+        ph_dsm_writers_note(c, segs, (size_t)nsegs);
+        /* the moves: the same inputs on every rank, the same plan */
+        if (totcand > 0) {
+            nmoves = ph_dsm_migrate_plan(segs, (size_t)nsegs, pairs, ccounts,
+                                         cdispls, n, &c->mig,
+                                         (uint32_t)c->st.barriers, c->moved_at,
+                                         c->npages, &moves);
+            if (nmoves < 0)
+                ph_dsm_fatal(c, "barrier: out of memory planning home "
+                             "migrations");
         }
         /* this rank's dirty pages that others wrote too: exact diffs */
         for (size_t i = 0; i < c->dirty.n; i++) {
@@ -220,6 +312,8 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         }
         free(counts);
         free(displs);
+        free(ccounts);
+        free(cdispls);
         free(c2);
         free(d2);
         free(pairs);
@@ -271,6 +365,10 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         ph_dsm_invalidate_pages(c, inval.v, inval.n);
         ph_dsm_vec_free(&inval);
     }
+    /* 6. the homes move (every diff landed, stale copies dropped) */
+    if (nmoves > 0)
+        ph_dsm_migrate_apply(c, moves, (size_t)nmoves);
+    free(moves);
     /* the interval's writers, for the next issue's home migration */
     free(c->last_segs);
     c->last_segs = segs;
@@ -288,6 +386,10 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     ph_dsm_win_sync(c);
     free(all);
     c->st.barriers++;
+    if (kind == SK_FINALIZE)
+        for (size_t i = 0; i < c->ranges.n; i++)
+            classify(c, c->ranges.r[i].start,
+                     c->ranges.r[i].start + c->ranges.r[i].npages);
     uint64_t dt = ph_now_ns() - t0;
     c->st.barrier_ns += dt;
     c->st.cur.ns = dt;
@@ -695,6 +797,7 @@ void ph_dsm_do_free(ph_dsm *c, ph_dsm_req *r)
     int rc;
     ph_dsm_alloc *al = c->ranges.r[idx].data;
     size_t p0 = al->start, p1 = al->start + al->npages;
+    classify(c, p0, p1);
     ph_dsm_forget_range(c, p0, p1);
     atomic_fetch_sub(&c->used_bytes, (p1 - p0) * PH_DSM_PAGE);
     /* this rank's first-touch claim words of the range back to zero */
@@ -713,6 +816,65 @@ void ph_dsm_do_free(ph_dsm *c, ph_dsm_req *r)
     rc = MPI_Ibarrier(c->comm, &q);
     ph_dsm_mpi_check(c, rc, "MPI_Ibarrier (ph_cluster_free)", -1);
     ph_dsm_wait_collective(c, &q, "a collective free");
+    r->ret = 0;
+}
+
+/* ---- read-only ranges ------------------------------------------------ */
+
+void ph_dsm_do_readonly(ph_dsm *c, ph_dsm_req *r)
+{
+    int n = c->nranks;
+    size_t p0 = 0, p1 = 0;
+    /* checked here, answered together: every rank fails alike */
+    int ok = r->addr != NULL && r->bytes > 0 &&
+             range_pages(c, r, "ph_cluster_readonly", &p0, &p1) == 0;
+    if (!ok && r->ret == 0)
+        ph_dsm_req_fail(r, EINVAL, "ph_cluster_readonly: %s",
+                        r->addr ? "0 bytes" : "NULL address");
+    char mymsg[256];
+    snprintf(mymsg, sizeof mymsg, "%s", r->msg);
+    int64_t mine[6] = {ok ? (int64_t)p0 : -1, ok ? (int64_t)p1 : -1, 0, 0, 0,
+                       0};
+    int64_t *rec = malloc((size_t)n * SX_N * sizeof *rec);
+    if (!rec)
+        ph_dsm_fatal(c, "ph_cluster_readonly: out of memory");
+    r->ret = 0;
+    if (exchange(c, r, SK_READONLY, mine, rec, "ph_cluster_readonly") < 0) {
+        free(rec);
+        return;
+    }
+    if (!ok) {                         /* our own message first */
+        ph_dsm_req_fail(r, EINVAL, "%s", mymsg);
+        free(rec);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t a = rec[(size_t)i * SX_N + SX_A];
+        int64_t b = rec[(size_t)i * SX_N + SX_A + 1];
+        if (a < 0) {
+            ph_dsm_req_fail(r, EINVAL, "ph_cluster_readonly: rank %d passed "
+                            "a range that is not inside memory from "
+                            "ph_cluster_alloc", i);
+            free(rec);
+            return;
+        }
+        if (a != rec[SX_A] || b != rec[SX_A + 1]) {
+            ph_dsm_req_fail(r, EINVAL, "ph_cluster_readonly: the ranks "
+                            "disagree: rank 0 declares arena pages %" PRId64
+                            "-%" PRId64 ", rank %d pages %" PRId64 "-%"
+                            PRId64 " (a collective call: the same range on "
+                            "every rank)", rec[SX_A], rec[SX_A + 1] - 1, i,
+                            a, b - 1);
+            free(rec);
+            return;
+        }
+    }
+    free(rec);
+    /* what was written before is home and noticed; then the mark */
+    barrier(c, r, SK_BARRIER);
+    if (r->ret < 0)
+        return;
+    ph_dsm_readonly_mark(c, p0, p1);
     r->ret = 0;
 }
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# test_cluster.sh PAGEHOME DATA_DIR "MPI_STACKS" -- `pagehome cluster`:
+# test_cluster.sh PAGEHOME DATA_DIR "MPI_STACKS" [CLUSTER_MPI] -- `pagehome cluster`:
 # launcher command lines (--dry-run) for Open MPI, MPICH and srun, bad
 # input, the merge of per-rank statistics (DATA_DIR: sample rank files),
 # and, for each MPI built (MPI_STACKS: "openmpi;mpich"), real runs on this
 # machine: exit status, the tunables in every rank, --report, `info`, and
-# SIGTERM reaching the ranks.
+# SIGTERM reaching the ranks.  CLUSTER_MPI: the MPI libpagehome_cluster is
+# built with (its probe starts cluster mode and reports the arena).
 set -uo pipefail
 ph=${1:?usage: test_cluster.sh PAGEHOME DATA_DIR MPI_STACKS}
 data=${2:?}
 stacks=${3:-}
+cluster_mpi=${4:-}
 pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -227,6 +229,19 @@ EOF
     expect 0 "^mpi: $name" -- "$ph" cluster info "${m[@]}"
     expect 0 '^rma: ok .* median [0-9.]+ us' -- "$ph" cluster info -n 3 "${m[@]}"
     expect 0 '^arena: ' -- "$ph" cluster info -n 1 "${m[@]}"
+    if [ "$stack" = "$cluster_mpi" ]; then
+        # the DSM started on every rank: its arena, page, mechanism, placement
+        expect 0 '^arena: 0x[0-9a-f]+, 8589934592 bytes \(8\.0 GiB\) at the same address in every rank; page 4096 bytes; faults by (userfaultfd|userfaultfd-user|sigsegv) \(every rank\); default placement block; ' -- \
+            "$ph" cluster info "${m[@]}"
+        expect 0 '^arena: 0x[0-9a-f]+, 1073741824 bytes \(1\.0 GiB\) .* faults by sigsegv \(every rank\); default placement cyclic:2; ' -- \
+            "$ph" cluster info -n 3 "${m[@]}" --placement cyclic:2 --set cluster_fault=sigsegv --set cluster_arena_size=1G
+        # a default placement the DSM refuses (rank 5 of 2): said, exit 1
+        expect 1 '^arena: 0x[0-9a-f]+, .* default placement node:5 \(refused: .*rank 5 does not exist' -- \
+            "$ph" cluster info "${m[@]}" --placement node:5
+    elif [ -n "$cluster_mpi" ]; then
+        expect 0 "^arena: libpagehome_cluster is built with the other MPI \\($cluster_mpi\\)" -- \
+            "$ph" cluster info "${m[@]}"
+    fi
     # SIGTERM to pagehome reaches the launcher, which stops the ranks
     marker=pagehome-cluster-test-$$-$stack
     "$ph" cluster run -n 2 "${m[@]}" -- bash -c "exec -a $marker sleep 60" >/dev/null 2>&1 &

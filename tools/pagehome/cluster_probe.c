@@ -14,13 +14,25 @@
  *   rma: one MPI_Win_allocate window, lock_all, MPI_Fetch_and_op on rank 0
  *        and a 4 KiB MPI_Get from every rank's right neighbour, checked;
  *        the median MPI_Get+flush round trip from rank 0 to the last rank
- *   arena: the DSM's arena
+ *   arena: the DSM's arena, from the DSM itself: the probe built with the
+ *        MPI libpagehome_cluster uses starts cluster mode on every rank
+ *        (ph_cluster_init over the MPI it initialised) and prints what
+ *        ph_cluster_info says -- the arena's address (the same in every
+ *        rank), its size, the page size, the fault mechanism of every
+ *        rank (gathered through a shared allocation, which is checked) and
+ *        the default placement (the tunable cluster_placement); a probe of
+ *        another MPI says that the library uses the other one
  * A window that cannot be made (Open MPI over TCP without osc pt2pt or
- * ucx) is reported, not fatal.  Exit status 0 when the RMA check passed.
+ * ucx) is reported, not fatal.  Exit status 0 when the RMA check and (where
+ * it runs) cluster mode's start passed.
  */
 #include <mpi.h>
+#ifdef PH_CLUSTER_LIB_LINKED
+#include <pagehome.h>
+#endif
 
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +96,17 @@ static void cvar_string(const char *want, char *out, int len)
     }
 }
 
-static void transport_line(void)
+static void transport_line(int level)
 {
     char line[1024] = "";
     size_t used = 0;
     int prov;
     static const char *const ompi[] = {"pml", "btl", "osc", "mtl", NULL};
     static const char *const mpich[] = {"MPIR_CVAR_CH4_NETMOD", "MPIR_CVAR_CH4_SHM", NULL};
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) == MPI_SUCCESS) {
+    /* the level MPI granted: Open MPI 4.1's MPI_T_init_thread sets the
+     * MPI's thread level to the one asked (MPI_Query_thread then says
+     * single, and cluster mode refuses to start) */
+    if (MPI_T_init_thread(level, &prov) == MPI_SUCCESS) {
         for (const char *const *set = ompi; set; set = set == ompi ? mpich : NULL)
             for (int k = 0; set[k]; k++) {
                 char v[256];
@@ -199,6 +214,86 @@ static int rma_check(int rank, int n)
     return all ? 0 : 1;
 }
 
+#ifdef PH_CLUSTER_LIB_LINKED
+/* One rank's facts, written into a shared allocation by that rank. */
+typedef struct rank_facts {
+    char mech[32];
+    char host[64];
+    unsigned long long arena;     /* the address this rank sees */
+    int rank_plus_one;            /* 0 = not written */
+} rank_facts;
+
+/* Start cluster mode over the MPI this probe initialised (MPI_THREAD_
+ * SERIALIZED: this thread makes no MPI call while it runs), print the
+ * arena line on rank 0, stop it.  0 when it started and the ranks' facts
+ * arrived through shared memory intact. */
+static int arena_line(int *argc, char ***argv, int rank)
+{
+    fflush(stdout);
+    if (ph_cluster_init(argc, argv) != 0) {
+        /* collective: every rank fails alike */
+        if (rank == 0)
+            printf("arena: cluster mode did not start: %s\n", ph_last_error());
+        fflush(stdout);
+        return 1;
+    }
+    ph_cluster_info_t in;
+    int ok = ph_cluster_info(&in) == 0;
+    char placement[128] = "?";
+    if (ph_config_get("cluster_placement", placement, sizeof placement) < 0)
+        snprintf(placement, sizeof placement, "?");
+    int n = in.nranks;
+    rank = in.rank;
+    rank_facts *f = ph_cluster_alloc((size_t)n * sizeof *f, NULL);
+    char refused[200] = "";
+    if (!f)       /* collective: every rank refuses alike (a bad default placement) */
+        snprintf(refused, sizeof refused, " (refused: %s)", ph_last_error());
+    if (f) {
+        snprintf(f[rank].mech, sizeof f[rank].mech, "%s", in.fault_mechanism);
+        snprintf(f[rank].host, sizeof f[rank].host, "%s", in.host);
+        f[rank].arena = (unsigned long long)(uintptr_t)in.arena;
+        f[rank].rank_plus_one = rank + 1;
+    }
+    int bar = ph_cluster_barrier();
+    if (rank == 0) {
+        /* one mechanism for all, or each rank's */
+        char mechs[512] = "";
+        size_t used = 0;
+        int same = 1, intact = f != NULL && bar == 0;
+        for (int r = 0; intact && r < n; r++) {
+            intact = f[r].rank_plus_one == r + 1 &&
+                     f[r].arena == (unsigned long long)(uintptr_t)in.arena;
+            same = same && strcmp(f[r].mech, f[0].mech) == 0;
+        }
+        if (intact && same) {
+            snprintf(mechs, sizeof mechs, "%s (every rank)", f[0].mech);
+        } else if (intact) {
+            for (int r = 0; r < n && used + 48 < sizeof mechs; r++)
+                used += (size_t)snprintf(mechs + used, sizeof mechs - used, "%srank %d %s",
+                                         r ? ", " : "", r, f[r].mech);
+        } else if (f) {
+            snprintf(mechs, sizeof mechs, "%s (rank 0; the ranks' facts did not arrive "
+                     "through shared memory intact)", in.fault_mechanism);
+            ok = 0;
+        } else {
+            snprintf(mechs, sizeof mechs, "%s (rank 0)", in.fault_mechanism);
+        }
+        double gib = (double)in.arena_bytes / (double)(1ull << 30);
+        printf("arena: %p, %zu bytes (%.1f GiB) at the same address in every rank; page %zu "
+               "bytes; faults by %s; default placement %s%s; %d thread(s) per rank\n",
+               in.arena, in.arena_bytes, gib, in.page_bytes, mechs, placement, refused,
+               in.threads);
+        fflush(stdout);
+    }
+    int bar2 = ph_cluster_barrier();
+    if (f && ph_cluster_free(f) != 0)
+        ok = 0;
+    if (ph_cluster_finalize() != 0)
+        ok = 0;
+    return ok && f && bar == 0 && bar2 == 0 ? 0 : 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int provided, rank, n;
@@ -262,20 +357,25 @@ int main(int argc, char **argv)
                                                      : 0;
         printf("mpi: %s%s (MPI_THREAD_SERIALIZED asked, %s granted)\n", version, device,
                levels[lv]);
-        transport_line();
+        transport_line(provided);
         fflush(stdout);
     }
     free(all);
     int rc = rma_check(rank, n);
+#ifdef PH_CLUSTER_LIB_LINKED
+    if (arena_line(&argc, &argv, rank) != 0)
+        rc = 1;
+#else
     if (rank == 0) {
 #ifdef PH_CLUSTER_LIB_BUILT
-        printf("arena: libpagehome_cluster is built, but this probe does not start it "
-               "(the arena's size and address are in a cluster run's report)\n");
+        printf("arena: libpagehome_cluster is built with the other MPI (%s): `pagehome "
+               "cluster info --mpi %s` starts it\n", PH_CLUSTER_LIB_MPI, PH_CLUSTER_LIB_MPI);
 #else
         printf("arena: cluster library not built\n");
 #endif
         fflush(stdout);
     }
+#endif
     MPI_Finalize();
     return rc;
 }
