@@ -185,12 +185,11 @@ static void on_split(void *arg, const ph_meet_view *mv, ph_meet_result *res)
                      "be at least 1", G);
         return;
     }
-    if (*v->children) {
-        res->ret = -1;
-        res->err = EPROTO;
-        snprintf(res->msg, sizeof res->msg, "the gang is split already");
-        return;
-    }
+    /* Gangs of an earlier split that was never joined (a parallel region
+     * ended inside them): every local thread of this gang is here, so
+     * none of them is in those any more; they are left allocated, since a
+     * thread of another team may still point at them (ph_gang_current
+     * tells it). */
     ph_gang *ch = calloc((size_t)G, sizeof *ch);
     if (!ch) {
         res->ret = -1;
