@@ -60,6 +60,13 @@ module pagehome
        ph_thread_note, ph_phase_begin, ph_phase_end, ph_engine_flush, &
        ph_engine_stats, ph_stats_write, ph_finalize
   public :: ph_f_area_register
+  public :: ph_gang_split, ph_gang_join, ph_gang_barrier, ph_gang_num, ph_gang_count, &
+       ph_gang_size, ph_gang_thread_num, ph_gang_level, ph_gang_block, ph_gang_range, &
+       ph_gang_place, ph_gang_release, ph_gang_acquire
+  public :: ph_cluster_gang_split, ph_cluster_gang_join, ph_cluster_gang_barrier, &
+       ph_cluster_gang_num, ph_cluster_gang_count, ph_cluster_gang_size, &
+       ph_cluster_gang_thread_num, ph_cluster_gang_level, ph_cluster_gang_block, &
+       ph_cluster_gang_range, ph_cluster_gang_release, ph_cluster_gang_acquire
   public :: ph_cluster_init, ph_cluster_finalize, ph_cluster_info, ph_cluster_rank, &
        ph_cluster_nranks, ph_cluster_alloc, ph_cluster_free, ph_cluster_home, &
        ph_cluster_homes, ph_cluster_barrier, ph_cluster_lock, ph_cluster_unlock, &
@@ -462,6 +469,127 @@ module pagehome
        import :: c_ptr, c_size_t
        type(c_ptr), value :: s
        integer(c_size_t) :: c_strlen
+     end function
+     ! ---- gangs (pagehome.h "Gangs") ----
+     function ph_gang_split(count) bind(c, name="ph_gang_split")
+       import :: c_int
+       integer(c_int), value :: count
+       integer(c_int) :: ph_gang_split
+     end function
+     function ph_gang_join() bind(c, name="ph_gang_join")
+       import :: c_int
+       integer(c_int) :: ph_gang_join
+     end function
+     function ph_gang_barrier() bind(c, name="ph_gang_barrier")
+       import :: c_int
+       integer(c_int) :: ph_gang_barrier
+     end function
+     function ph_gang_num() bind(c, name="ph_gang_num")
+       import :: c_int
+       integer(c_int) :: ph_gang_num
+     end function
+     function ph_gang_count() bind(c, name="ph_gang_count")
+       import :: c_int
+       integer(c_int) :: ph_gang_count
+     end function
+     function ph_gang_size() bind(c, name="ph_gang_size")
+       import :: c_int
+       integer(c_int) :: ph_gang_size
+     end function
+     function ph_gang_thread_num() bind(c, name="ph_gang_thread_num")
+       import :: c_int
+       integer(c_int) :: ph_gang_thread_num
+     end function
+     function ph_gang_level() bind(c, name="ph_gang_level")
+       import :: c_int
+       integer(c_int) :: ph_gang_level
+     end function
+     function ph_gang_block(n, b, e) bind(c, name="ph_gang_block")
+       import :: c_size_t, c_int
+       integer(c_size_t), value :: n
+       integer(c_size_t), intent(out) :: b, e
+       integer(c_int) :: ph_gang_block
+     end function
+     function ph_gang_range(n, b, e) bind(c, name="ph_gang_range")
+       import :: c_size_t, c_int
+       integer(c_size_t), value :: n
+       integer(c_size_t), intent(out) :: b, e
+       integer(c_int) :: ph_gang_range
+     end function
+     function ph_gang_place(addr, bytes, status) bind(c, name="ph_gang_place")
+       import :: c_ptr, c_size_t, c_int
+       type(c_ptr), value :: addr, status
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_gang_place
+     end function
+     function ph_gang_release(addr, bytes) bind(c, name="ph_gang_release")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_gang_release
+     end function
+     function ph_gang_acquire(addr, bytes) bind(c, name="ph_gang_acquire")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_gang_acquire
+     end function
+     function ph_cluster_gang_release(addr, bytes) bind(c, name="ph_cluster_gang_release")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_cluster_gang_release
+     end function
+     function ph_cluster_gang_acquire(addr, bytes) bind(c, name="ph_cluster_gang_acquire")
+       import :: c_ptr, c_int, c_size_t
+       type(c_ptr), value :: addr
+       integer(c_size_t), value :: bytes
+       integer(c_int) :: ph_cluster_gang_acquire
+     end function
+     function ph_cluster_gang_split(count) bind(c, name="ph_cluster_gang_split")
+       import :: c_int
+       integer(c_int), value :: count
+       integer(c_int) :: ph_cluster_gang_split
+     end function
+     function ph_cluster_gang_join() bind(c, name="ph_cluster_gang_join")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_join
+     end function
+     function ph_cluster_gang_barrier() bind(c, name="ph_cluster_gang_barrier")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_barrier
+     end function
+     function ph_cluster_gang_num() bind(c, name="ph_cluster_gang_num")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_num
+     end function
+     function ph_cluster_gang_count() bind(c, name="ph_cluster_gang_count")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_count
+     end function
+     function ph_cluster_gang_size() bind(c, name="ph_cluster_gang_size")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_size
+     end function
+     function ph_cluster_gang_thread_num() bind(c, name="ph_cluster_gang_thread_num")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_thread_num
+     end function
+     function ph_cluster_gang_level() bind(c, name="ph_cluster_gang_level")
+       import :: c_int
+       integer(c_int) :: ph_cluster_gang_level
+     end function
+     function ph_cluster_gang_block(n, b, e) bind(c, name="ph_cluster_gang_block")
+       import :: c_long, c_int
+       integer(c_long), value :: n
+       integer(c_long), intent(out) :: b, e
+       integer(c_int) :: ph_cluster_gang_block
+     end function
+     function ph_cluster_gang_range(n, b, e) bind(c, name="ph_cluster_gang_range")
+       import :: c_long, c_int
+       integer(c_long), value :: n
+       integer(c_long), intent(out) :: b, e
+       integer(c_int) :: ph_cluster_gang_range
      end function
   end interface
 

@@ -214,6 +214,75 @@ PH_API int ph_affinity_range(const void *base, size_t elem_bytes,
                              size_t *end);
 
 /* ------------------------------------------------------------------ */
+/* Gangs: the team split into sub-teams, recursively (paper 002's      */
+/* proposed `divide` directive, for divide-and-conquer)                */
+/* ------------------------------------------------------------------ */
+/*
+ * Inside a parallel region the team (omp_get_num_threads() threads) is
+ * the root gang.  ph_gang_split(G), made by every thread of the current
+ * gang, splits it into G gangs of contiguous thread numbers: S / G
+ * threads each, the first S % G gangs one more (sizes differ by at most
+ * one); it returns the calling thread's gang number.  Gangs nest: a split
+ * inside a gang splits that gang.  ph_gang_join(), made by every thread of
+ * the gang that split, ends the level.  Split and join wait for every
+ * thread of the gang that splits (the barriers before and after the
+ * recursion); ph_gang_barrier waits for the thread's innermost gang only.
+ *
+ *     #pragma omp parallel
+ *     {
+ *         size_t b, e;
+ *         ph_gang_range(n, &b, &e);        // this thread's share, in its gang
+ *         ... work on [b, e) of the gang's problem ...
+ *         int g = ph_gang_split(2);        // two gangs, recursing apart
+ *         ... each gang its half: ph_gang_range, ph_gang_barrier ...
+ *         ph_gang_join();                  // the whole team again
+ *     }
+ *
+ * Errors (every thread of the gang gets the same): a count below 1 or
+ * above the gang's size (a gang of one splits only into one) fails with
+ * EINVAL; threads of one gang in different gang calls, or passing
+ * different counts, fail with EPROTO (the gang is unusable afterwards);
+ * with the tunable gang_timeout_ms > 0 a thread that waits longer fails
+ * with ETIMEDOUT naming the threads that did not come (0, the default,
+ * waits like an OpenMP barrier).  Outside a parallel region the team is
+ * the calling thread.  One team at a time uses gangs (not nested parallel
+ * regions); a region must end with every split joined.
+ */
+/* Split the current gang into `count` gangs; returns this thread's gang
+ * number (0 .. count-1). */
+PH_API int ph_gang_split(int count);
+/* Back to the parent gang (0), EINVAL when the team is not split. */
+PH_API int ph_gang_join(void);
+/* A barrier of the calling thread's gang only. */
+PH_API int ph_gang_barrier(void);
+/* The calling thread's gang: its number among its siblings, their count,
+ * its size, the thread's number in it (0 .. size-1), the nesting level
+ * (0 = the whole team).  Outside gangs: 0, 1, team, thread, 0. */
+PH_API int ph_gang_num(void);
+PH_API int ph_gang_count(void);
+PH_API int ph_gang_size(void);
+PH_API int ph_gang_thread_num(void);
+PH_API int ph_gang_level(void);
+/* The gang's block of [0, n): [0, n) divided over the whole team in
+ * proportion to thread numbers (floor(n * k / T) at each thread
+ * boundary k), the part of the gang's threads. */
+PH_API int ph_gang_block(size_t n, size_t *begin, size_t *end);
+/* The calling thread's share of [0, n) among its gang's threads
+ * (schedule(static): n / size each, the first n % size one more). */
+PH_API int ph_gang_range(size_t n, size_t *begin, size_t *end);
+/* Place [addr, addr+bytes) on the nodes of the gang's threads (as seen at
+ * the split that made it: ph_current_node of each), in equal contiguous
+ * chunks in thread order (block over those nodes); the whole machine
+ * before any split.  Batch convention as ph_place. */
+PH_API int ph_gang_place(void *addr, size_t bytes, int *status);
+/* Gang-scoped release and acquire of a range: in one process memory is
+ * coherent, so these are the memory fences (release / acquire) that order
+ * this thread's accesses to the range with the gang's synchronisation;
+ * cluster mode's ph_cluster_gang_acquire/release move data. */
+PH_API int ph_gang_release(const void *addr, size_t bytes);
+PH_API int ph_gang_acquire(const void *addr, size_t bytes);
+
+/* ------------------------------------------------------------------ */
 /* The migration engine (UPMlib): hot areas, iterations, phases        */
 /* ------------------------------------------------------------------ */
 /*
@@ -447,6 +516,42 @@ PH_CLUSTER_API int ph_cluster_affinity_next(const void *base, size_t elem_bytes,
 /* This rank's statistics (faults by kind, traffic, synchronisation, time,
  * one record per barrier interval) as JSON. */
 PH_CLUSTER_API int ph_cluster_stats_write(int fd);
+
+/* Gangs over the cluster's team: the threads of every rank, numbered
+ * rank * team + thread (ph_cluster_thread_num), split into gangs of
+ * contiguous numbers exactly as ph_gang_split does over one process's
+ * team (sizes, nesting, errors: see "Gangs" above; the calls are made by
+ * every thread of the gang on every rank).  Memory: a gang
+ * synchronisation (split, join, barrier) whose gang has threads on
+ * several ranks is a release of everything this rank wrote (diffs home,
+ * write notices into the job's notice log) followed, once every rank of
+ * the gang has released, by an acquire on those ranks (copies that any
+ * rank wrote since are dropped).  THE CONTRACT: writes made before a
+ * gang synchronisation are visible after it to the threads of that gang;
+ * threads of other gangs see them after a synchronisation they take part
+ * in that follows it (the join of a common parent, ph_cluster_barrier, a
+ * lock taken later, or their own next gang synchronisation, which reads
+ * the same log).  A gang whose threads all live on one rank synchronises
+ * inside that rank and moves no data.  Do not mix a gang call on some
+ * ranks with ph_cluster_barrier on others at the same point. */
+PH_CLUSTER_API int ph_cluster_gang_split(int count);
+PH_CLUSTER_API int ph_cluster_gang_join(void);
+PH_CLUSTER_API int ph_cluster_gang_barrier(void);
+PH_CLUSTER_API int ph_cluster_gang_num(void);
+PH_CLUSTER_API int ph_cluster_gang_count(void);
+PH_CLUSTER_API int ph_cluster_gang_size(void);
+PH_CLUSTER_API int ph_cluster_gang_thread_num(void);
+PH_CLUSTER_API int ph_cluster_gang_level(void);
+/* The gang's block of [0, n) over the cluster's team, and this thread's
+ * share of [0, n) in its gang (as ph_gang_block / ph_gang_range). */
+PH_CLUSTER_API int ph_cluster_gang_block(long n, long *begin, long *end);
+PH_CLUSTER_API int ph_cluster_gang_range(long n, long *begin, long *end);
+/* Gang-scoped release / acquire of a range without a barrier: a gang on
+ * one rank only orders memory (a fence); a gang across ranks releases
+ * this rank's writes to the range home / drops its copies of the range
+ * (ph_cluster_release / ph_cluster_acquire). */
+PH_CLUSTER_API int ph_cluster_gang_release(const void *addr, size_t bytes);
+PH_CLUSTER_API int ph_cluster_gang_acquire(const void *addr, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -175,7 +175,8 @@ enum {
     PH_DSM_REQ_HOMES,
     PH_DSM_REQ_STATS,
     PH_DSM_REQ_FINALIZE,
-    PH_DSM_REQ_READONLY
+    PH_DSM_REQ_READONLY,
+    PH_DSM_REQ_GANG          /* gang.c: a gang's synchronisation between ranks */
 };
 
 typedef struct ph_dsm_req {
@@ -449,6 +450,13 @@ void ph_dsm_do_homes(ph_dsm *c, ph_dsm_req *r);
 void ph_dsm_do_readonly(ph_dsm *c, ph_dsm_req *r);
 /* read the notice log (after a lock acquire) */
 void ph_dsm_read_notices(ph_dsm *c);
+/* a release as at a lock release: every dirty page's diff home, home
+ * pages write-protected again, this rank's write notices into the log */
+void ph_dsm_release_all(ph_dsm *c);
+
+/* ---- gang.c (service thread side) ---- */
+/* r->addr: the ph_gang_sync of a gang with threads on several ranks */
+void ph_dsm_do_gang(ph_dsm *c, ph_dsm_req *r);
 
 /* ---- service.c ---- */
 void ph_dsm_progress_start(ph_dsm *c);

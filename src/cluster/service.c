@@ -322,6 +322,10 @@ static void dispatch(ph_dsm *c, ph_dsm_req *r)
         ph_dsm_do_readonly(c, r);
         req_done(r);
         break;
+    case PH_DSM_REQ_GANG:
+        ph_dsm_do_gang(c, r);
+        req_done(r);
+        break;
     case PH_DSM_REQ_STATS:
         if (ph_dsm_stats_json(c, r->fd) < 0)
             ph_dsm_req_fail(r, errno, "%s", ph_last_error());

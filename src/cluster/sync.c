@@ -525,12 +525,17 @@ int ph_dsm_poll_lock(ph_dsm *c, ph_dsm_req *r)
     return 0;
 }
 
-void ph_dsm_do_unlock(ph_dsm *c, ph_dsm_req *r)
+void ph_dsm_release_all(ph_dsm *c)
 {
-    uint64_t t0 = ph_now_ns();
     ph_dsm_flush_dirty(c, 0, c->npages, 0);
     ph_dsm_home_release(c, (uint32_t)c->st.barriers);
     append_notices(c);
+}
+
+void ph_dsm_do_unlock(ph_dsm *c, ph_dsm_req *r)
+{
+    uint64_t t0 = ph_now_ns();
+    ph_dsm_release_all(c);
     ph_dsm_fop(c, lock_home(c, r->arg), lock_disp(c, r->arg) + 8, 1, MPI_SUM,
             "a lock release");
     c->st.lock_releases++;

@@ -67,6 +67,13 @@ program test_fortran
   call check(ph_area_unregister(area) == 0, "unregister")
   call check(ph_area_unregister(area) == -1, "unregister twice rejected")
   call check(ph_phase_end(3_c_int) == -1, "phase end without begin rejected")
+  ! gangs outside a parallel region: a team of one thread
+  call check(ph_gang_size() == 1 .and. ph_gang_count() == 1, "gang of one")
+  call check(ph_gang_split(2_c_int) == -1, "a gang of one splits only into one")
+  call check(ph_gang_split(1_c_int) == 0 .and. ph_gang_level() == 1, "gang split")
+  call check(ph_gang_block(10_c_size_t, first, last) == 0 .and. first == 0 .and. &
+       last == 10, "gang block")
+  call check(ph_gang_join() == 0 .and. ph_gang_level() == 0, "gang join")
   call check(ph_finalize() == 0, "finalize")
   call check(ph_iteration_end() == -1, "engine call after finalize rejected")
 

@@ -1,0 +1,203 @@
+/*
+ * test_cluster_gang.c -- gangs over the cluster's team (ph_cluster_gang_*):
+ *   the shape of nested splits over ranks x threads, down to gangs of one
+ *   and one split deeper (EINVAL on every thread);
+ *   release consistency of gang barriers: in rounds with seeded random
+ *   work, every thread writes its own pages and its slot in a page all
+ *   threads share (cyclic homes: the pages live on every rank), a gang
+ *   barrier, every thread reads its gang's pages and slots, a gang
+ *   barrier -- with gangs inside a rank, across ranks, and (8 threads in
+ *   3 gangs) a rank with threads in two gangs at once; after the join
+ *   every thread sees every gang's data;
+ *   mismatched calls between ranks and inside a rank: EPROTO on every
+ *   thread of the gang, the parent still works;
+ *   gang-scoped release / acquire.
+ * Run with OMP_NUM_THREADS=2 (ctest does) on 2 and 4 ranks.
+ */
+#include "common.h"
+
+#include <omp.h>
+#include <sched.h>
+
+#define PAGE 4096
+#define PER 3                   /* pages of its own per thread */
+
+static int me, n, T;
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static void test_shape(void)
+{
+    int G = n * T;
+    long bad = 0;
+#pragma omp parallel reduction(+ : bad)
+    {
+        int tid = ph_cluster_thread_num();
+        bad += ph_cluster_gang_size() != G || ph_cluster_gang_level() != 0 ||
+               ph_cluster_gang_thread_num() != tid;
+        int first = 0, size = G, d = 0;
+        while (size > 1) {
+            int g = ph_cluster_gang_split(2);
+            int q = size / 2, r = size % 2;
+            int eg = (tid - first) < r * (q + 1) ? (tid - first) / (q + 1)
+                                                 : r + (tid - first - r * (q + 1)) / q;
+            bad += g != eg;
+            first += eg * q + (eg < r ? eg : r);
+            size = q + (eg < r);
+            d++;
+            bad += ph_cluster_gang_size() != size ||
+                   ph_cluster_gang_thread_num() != tid - first ||
+                   ph_cluster_gang_level() != d || ph_cluster_gang_num() != eg ||
+                   ph_cluster_gang_count() != 2;
+            long b, e;
+            ph_cluster_gang_block(1000L * G, &b, &e);
+            bad += b != 1000L * first || e != 1000L * (first + size);
+        }
+        errno = 0;
+        bad += ph_cluster_gang_split(2) != -1 || errno != EINVAL;
+        for (int i = 0; i < d; i++)
+            bad += ph_cluster_gang_join() != 0;
+        bad += ph_cluster_gang_level() != 0;
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(ph_cluster_gang_join(), -1);     /* outside: a team of one */
+    CHECK_EQ(errno, EINVAL);
+}
+
+/* rounds of write / gang barrier / read / gang barrier under `gangs` */
+static long gang_rounds(int gangs, int rounds, uint64_t seed)
+{
+    int G = n * T;
+    size_t own_pages = (size_t)G * PER;
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "cyclic:1");
+    long *own = ph_cluster_alloc(own_pages * PAGE, &pl);
+    long *slots = ph_cluster_alloc(PAGE, &pl);
+    CHECK(own && slots);
+    if (!own || !slots)
+        return 1;
+    long bad = 0;
+#pragma omp parallel reduction(+ : bad)
+    {
+        int tid = ph_cluster_thread_num();
+        uint64_t st = seed * 7919u + (uint64_t)tid;
+        int g = ph_cluster_gang_split(gangs);
+        bad += g < 0;
+        long b, e;
+        ph_cluster_gang_block(G, &b, &e);        /* the gang's threads */
+        for (int r = 0; r < rounds; r++) {
+            long stamp = (long)r * 1000 + g;
+            long *mine = own + (size_t)tid * PER * (PAGE / sizeof(long));
+            for (size_t k = 0; k < PER * (PAGE / sizeof(long)); k += 61)
+                mine[k] = stamp + (long)k;
+            slots[tid] = stamp;
+            uint64_t spin = (st = mix(st)) % 200;
+            for (volatile uint64_t s = 0; s < spin * 50; s++)
+                ;
+            bad += ph_cluster_gang_barrier() != 0;
+            for (long u = b; u < e; u++) {
+                bad += slots[u] != stamp;
+                long *theirs = own + (size_t)u * PER * (PAGE / sizeof(long));
+                for (size_t k = 0; k < PER * (PAGE / sizeof(long)); k += 61)
+                    bad += theirs[k] != stamp + (long)k;
+            }
+            bad += ph_cluster_gang_barrier() != 0;
+        }
+        bad += ph_cluster_gang_join() != 0;
+        /* after the join: everybody's last round */
+        for (int u = 0; u < G; u++) {
+            int ug = -1, q = G / gangs, rr = G % gangs;
+            ug = u < rr * (q + 1) ? u / (q + 1) : rr + (u - rr * (q + 1)) / q;
+            bad += slots[u] != (long)(rounds - 1) * 1000 + ug;
+        }
+    }
+    ph_cluster_free(slots);
+    ph_cluster_free(own);
+    return bad;
+}
+
+static void test_mismatch(void)
+{
+    long bad = 0;
+    char msg[512] = "";
+#pragma omp parallel reduction(+ : bad)
+    {
+        int t = omp_get_thread_num();
+        /* between ranks: rank 0 splits in 2, the others in 1 */
+        int rc;
+        if (n > 1) {
+            rc = ph_cluster_gang_split(me == 0 ? 2 : 1);
+            bad += rc != -1 || errno != EPROTO;
+            if (me == 0 && t == 0)
+                snprintf(msg, sizeof msg, "%s", ph_last_error());
+        }
+        /* the root still works */
+        bad += ph_cluster_gang_barrier() != 0;
+        /* inside rank 0: a split against a barrier, in a gang of all */
+        bad += ph_cluster_gang_split(1) != 0;
+        if (me == 0 && t == 0)
+            rc = ph_cluster_gang_split(1);
+        else
+            rc = ph_cluster_gang_barrier();
+        bad += rc != -1 || errno != EPROTO;
+        bad += ph_cluster_gang_join() != 0;
+        bad += ph_cluster_gang_barrier() != 0;
+    }
+    CHECK_EQ(bad, 0);
+    if (me == 0 && n > 1) {
+        CHECK(strstr(msg, "ph_cluster_gang_split(2)") != NULL);
+        CHECK(strstr(msg, "ph_cluster_gang_split(1)") != NULL);
+    }
+}
+
+static void test_acquire_release(void)
+{
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "node:0");
+    long *x = ph_cluster_alloc(PAGE, &pl);
+    CHECK(x != NULL);
+    long bad = 0;
+#pragma omp parallel reduction(+ : bad)
+    {
+        int tid = ph_cluster_thread_num();
+        ph_cluster_gang_split(1);
+        if (tid == n * T - 1) {                 /* the last rank's last thread */
+            x[1] = 4242;
+            bad += ph_cluster_gang_release(x, PAGE) != 0;
+        }
+        bad += ph_cluster_gang_barrier() != 0;
+        bad += ph_cluster_gang_acquire(x, PAGE) != 0;
+        bad += x[1] != 4242;
+        bad += ph_cluster_gang_barrier() != 0;
+        errno = 0;
+        bad += ph_cluster_gang_release(NULL, 8) != -1 || errno != EINVAL;
+        ph_cluster_gang_join();
+    }
+    CHECK_EQ(bad, 0);
+    ph_cluster_free(x);
+}
+
+int main(int argc, char **argv)
+{
+    cl_init(&argc, &argv);
+    me = ph_cluster_rank();
+    n = ph_cluster_nranks();
+    T = omp_get_max_threads();
+    uint64_t seed = 11;
+    test_shape();
+    CHECK_EQ(gang_rounds(2, 40, seed), 0);      /* 2 ranks: one per gang */
+    CHECK_EQ(gang_rounds(1, 20, seed + 1), 0);  /* one gang across all */
+    if (n * T >= 3)
+        CHECK_EQ(gang_rounds(3, 40, seed + 2), 0); /* uneven; 8 threads: a rank in two */
+    if (n * T >= 4)
+        CHECK_EQ(gang_rounds(4, 30, seed + 3), 0);
+    test_mismatch();
+    test_acquire_release();
+    return cl_finish("test_cluster_gang");
+}
