@@ -61,6 +61,7 @@
 
 #include "pagehome.h"
 
+#include "base/file.h"
 #include "base/log.h"
 #include "config/options.h"
 
@@ -71,6 +72,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -208,6 +210,20 @@ static void release_kept(void *base, struct ph_hot *area)
     }
 }
 
+/* MemAvailable and MemTotal of /proc/meminfo, in bytes.  0 or -1. */
+static int read_meminfo(unsigned long long *avail, unsigned long long *total)
+{
+    char buf[8192];
+    if (ph_read_text("/proc/meminfo", buf, sizeof buf) < 0)
+        return -1;
+    const char *a = strstr(buf, "MemAvailable:"), *t = strstr(buf, "MemTotal:");
+    if (!a || !t)
+        return -1;
+    *avail = strtoull(a + strlen("MemAvailable:"), NULL, 10) << 10;
+    *total = strtoull(t + strlen("MemTotal:"), NULL, 10) << 10;
+    return 0;
+}
+
 /* Called with ph_heap_depth raised, once ready. */
 static void learn_config(void)
 {
@@ -223,7 +239,8 @@ static void learn_config(void)
                     "default)", text ? text : "", ph_last_error());
         atomic_store(&engine_on, strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0);
         int64_t keep = ph_opt_int(PH_OPT_HEAP_REUSE);
-        ph_reuse_configure(keep > 0 ? (size_t)keep : 0, release_kept);
+        ph_reuse_configure(keep > 0 ? (size_t)keep : 0, release_kept, read_meminfo,
+                           100000000ull);
         atomic_store(&ph_hot_threshold, t > 0 ? (size_t)t : ((size_t)1 << 20));
     }
     pthread_mutex_unlock(&once);

@@ -298,13 +298,15 @@ static void report_transparent(ph_jw *w)
     ph_jw_uint(w, passed);
     ph_jw_key(w, "placement_failures");
     ph_jw_uint(w, failed);
-    unsigned long long reused = 0, evicted = 0;
+    unsigned long long reused = 0, evicted = 0, pressured = 0;
     size_t kept = 0, kept_bytes = 0;
-    ph_reuse_stats(&reused, &evicted, &kept, &kept_bytes);
+    ph_reuse_stats(&reused, &evicted, &pressured, &kept, &kept_bytes);
     ph_jw_key(w, "reused");
     ph_jw_uint(w, reused);
     ph_jw_key(w, "reuse_released");
     ph_jw_uint(w, evicted);
+    ph_jw_key(w, "reuse_emptied_by_pressure");
+    ph_jw_uint(w, pressured);
     ph_jw_key(w, "reuse_held_bytes");
     ph_jw_uint(w, kept_bytes);
     ph_jw_end(w);

@@ -27,11 +27,23 @@
  *   releases the oldest ones (FIFO: area unregistered, ph_free), outside
  *   the lock.
  *
+ * MEMORY PRESSURE
+ *   Kept blocks are resident memory nobody uses.  A put reads the
+ *   machine's available memory (/proc/meminfo's MemAvailable, through the
+ *   function given; at most every check_ns, 100 ms in transparent mode)
+ *   and, under pressure (ph_reuse_pressure: less than 1/16 of the memory,
+ *   or 64 MiB, available), releases every kept block and keeps none until
+ *   a later reading finds the pressure gone.  (madvise(MADV_FREE) would
+ *   let the kernel take the pages itself, but costs about 100 us per
+ *   2 MiB block here, four times a whole churn round.)
+ *
  * COST
  *   put and take: O(PH_REUSE_SLOTS) under one mutex, against a ph_alloc +
  *   area registration and a fault per page saved.
  */
 #include "preload/reuse.h"
+
+#include "base/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,14 +61,42 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static kept slots[PH_REUSE_SLOTS]; /* oldest first */
 static size_t nkept, kept_bytes, limit;
 static ph_reuse_release_fn release_fn;
-static atomic_ullong hits, evicted;
+static ph_reuse_memory_fn memory_fn;
+static unsigned long long check_every_ns, checked_ns;
+static int pressed, checked_once;
+static atomic_ullong hits, evicted, pressured;
 
-void ph_reuse_configure(size_t limit_bytes, ph_reuse_release_fn release)
+int ph_reuse_pressure(unsigned long long avail_bytes, unsigned long long total_bytes)
+{
+    return avail_bytes < total_bytes / 16 || avail_bytes < (64ull << 20);
+}
+
+void ph_reuse_configure(size_t limit_bytes, ph_reuse_release_fn release,
+                        ph_reuse_memory_fn memory, unsigned long long check_ns)
 {
     pthread_mutex_lock(&lock);
     limit = limit_bytes;
     release_fn = release;
+    memory_fn = memory;
+    check_every_ns = check_ns;
+    checked_once = 0;
+    pressed = 0;
     pthread_mutex_unlock(&lock);
+}
+
+/* Under the lock: is memory short now?  Read at most every check_ns. */
+static int under_pressure(void)
+{
+    if (!memory_fn)
+        return 0;
+    unsigned long long now = ph_now_ns();
+    if (checked_once && now - checked_ns < check_every_ns)
+        return pressed;
+    checked_once = 1;
+    checked_ns = now;
+    unsigned long long avail, total;
+    pressed = memory_fn(&avail, &total) == 0 && ph_reuse_pressure(avail, total);
+    return pressed;
 }
 
 int ph_reuse_put(void *base, size_t bytes, struct ph_hot *area)
@@ -68,22 +108,28 @@ int ph_reuse_put(void *base, size_t bytes, struct ph_hot *area)
         pthread_mutex_unlock(&lock);
         return 0;
     }
+    int press = under_pressure();
     size_t drop = 0;
-    while (drop < nkept && (nkept - drop == PH_REUSE_SLOTS || kept_bytes + bytes > limit)) {
+    while (drop < nkept &&
+           (press || nkept - drop == PH_REUSE_SLOTS || kept_bytes + bytes > limit)) {
         out[nout++] = slots[drop];
         kept_bytes -= slots[drop].bytes;
         drop++;
     }
     memmove(slots, slots + drop, (nkept - drop) * sizeof *slots);
     nkept -= drop;
-    slots[nkept++] = (kept){base, bytes, area};
-    kept_bytes += bytes;
+    if (!press) {
+        slots[nkept++] = (kept){base, bytes, area};
+        kept_bytes += bytes;
+    }
     ph_reuse_release_fn rel = release_fn;
     pthread_mutex_unlock(&lock);
     for (size_t i = 0; i < nout; i++)
         rel(out[i].base, out[i].area);
     atomic_fetch_add(&evicted, nout);
-    return 1;
+    if (press)
+        atomic_fetch_add(&pressured, 1);
+    return !press;
 }
 
 void *ph_reuse_take(size_t bytes, struct ph_hot **area)
@@ -108,8 +154,8 @@ void *ph_reuse_take(size_t bytes, struct ph_hot **area)
     return base;
 }
 
-void ph_reuse_stats(unsigned long long *h, unsigned long long *e, size_t *held_blocks,
-                    size_t *held_bytes)
+void ph_reuse_stats(unsigned long long *h, unsigned long long *e, unsigned long long *p,
+                    size_t *held_blocks, size_t *held_bytes)
 {
     pthread_mutex_lock(&lock);
     if (held_blocks)
@@ -121,4 +167,6 @@ void ph_reuse_stats(unsigned long long *h, unsigned long long *e, size_t *held_b
         *h = atomic_load(&hits);
     if (e)
         *e = atomic_load(&evicted);
+    if (p)
+        *p = atomic_load(&pressured);
 }
