@@ -214,6 +214,9 @@ typedef struct ph_dsm_stats {
     uint64_t twins;
     uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
     uint64_t rma_calls, flushes, collectives;
+    uint64_t bytes_sent;          /* payload this rank sent: diffs and pages
+                                   * home, atomics' operands, its part of
+                                   * collectives and gang messages */
     uint64_t barriers, lock_acquires, lock_releases;
     uint64_t selective_acquires, selective_releases;
     uint64_t invalidations, invalidate_all;

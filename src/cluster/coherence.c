@@ -556,6 +556,7 @@ static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
         ph_dsm_mpi_check(c, rc, "MPI_Put (page)", home);
         c->st.whole_pages_sent++;
         c->st.diff_bytes += PH_DSM_PAGE;
+        c->st.bytes_sent += PH_DSM_PAGE;
     } else if (n == 1 || whole_ok) {
         /* one run; or a page nobody else wrote in the interval, where the
          * bytes between the runs equal the home's and may go along: the
@@ -567,6 +568,7 @@ static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
         c->st.diffs_sent++;
         c->st.diff_runs++;
         c->st.diff_bytes += b - a;
+        c->st.bytes_sent += b - a;
     } else {
         for (size_t i = 0; i < n; i++) {
             lens[i] = (int)runs[i].len;
@@ -582,6 +584,7 @@ static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
         c->st.diffs_sent++;
         c->st.diff_runs += n;
         c->st.diff_bytes += changed;
+        c->st.bytes_sent += changed;
     }
     ph_dsm_op_end(c);
     c->st.rma_calls++;

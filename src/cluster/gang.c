@@ -158,6 +158,7 @@ void ph_dsm_do_gang(ph_dsm *c, ph_dsm_req *r)
             rc = MPI_Isend(v, V_N, MPI_INT64_T, r0 + 1 + i, PH_GANG_TAG,
                            c->comm, &rq[i]);
             ph_dsm_mpi_check(c, rc, "MPI_Isend (a gang barrier)", r0 + 1 + i);
+            c->st.bytes_sent += V_N * sizeof(int64_t);
         }
         for (int i = 0; i < n; i++)
             ph_dsm_wait_req(c, &rq[i], "MPI_Isend (a gang barrier)",
@@ -169,6 +170,7 @@ void ph_dsm_do_gang(ph_dsm *c, ph_dsm_req *r)
         ph_dsm_mpi_check(c, rc, "MPI_Irecv (a gang barrier)", r0);
         rc = MPI_Isend(h, H_N, MPI_INT64_T, r0, PH_GANG_TAG, c->comm, &q[0]);
         ph_dsm_mpi_check(c, rc, "MPI_Isend (a gang barrier)", r0);
+        c->st.bytes_sent += H_N * sizeof(int64_t);
         ph_dsm_wait_req(c, &q[0], "MPI_Isend (a gang barrier)", r0);
         ph_dsm_wait_collective(c, &q[1], "a gang barrier");
     }

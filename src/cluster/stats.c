@@ -94,6 +94,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(rma_calls);
     U(flushes);
     U(collectives);
+    U(bytes_sent);
     ph_jw_end(&w);
 
     ph_jw_key(&w, "sync");

@@ -92,6 +92,7 @@ static int exchange(ph_dsm *c, ph_dsm_req *r, int kind, const int64_t *mine6,
     int rc = MPI_Iallgather(rec, SX_N, MPI_INT64_T, all, SX_N, MPI_INT64_T,
                             c->comm, &q);
     ph_dsm_mpi_check(c, rc, "MPI_Iallgather", -1);
+    c->st.bytes_sent += sizeof rec;
     ph_dsm_wait_collective(c, &q, what);
     for (int i = 1; i < c->nranks; i++) {
         if (all[(size_t)i * SX_N + SX_KIND] != all[SX_KIND]) {
@@ -132,6 +133,7 @@ static void classify(ph_dsm *c, size_t p0, size_t p1)
     int rc = MPI_Iallreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MIN, c->comm,
                             &q);
     ph_dsm_mpi_check(c, rc, "MPI_Iallreduce (page classes)", -1);
+    c->st.bytes_sent += sizeof mine;
     ph_dsm_wait_collective(c, &q, "the page classes of an allocation");
     size_t a = (size_t)agreed[0], e = p1 - (size_t)agreed[1];
     if (a >= e)
@@ -147,6 +149,7 @@ static void classify(ph_dsm *c, size_t p0, size_t p1)
         rc = MPI_Iallreduce(t + done, sum + done, cnt, MPI_UINT32_T, MPI_SUM,
                             c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Iallreduce (page classes)", -1);
+        c->st.bytes_sent += (uint64_t)cnt * sizeof *t;
         ph_dsm_wait_collective(c, &q, "the page classes of an allocation");
         done += (size_t)cnt;
     }
@@ -277,6 +280,7 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
                              MPI_UINT64_T, pairs, c2, d2, MPI_UINT64_T,
                              c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Iallgatherv (write notices)", -1);
+        c->st.bytes_sent += 2 * (uint64_t)(nranges + ncand) * sizeof(uint64_t);
         ph_dsm_wait_collective(c, &q, "the write notices of a barrier");
         nsegs = ph_dsm_notice_merge(pairs, counts, displs, n, segs);
         if (nsegs < 0)

@@ -378,6 +378,7 @@ void ph_dsm_put_atomic(ph_dsm *c, int rank, size_t disp, const uint64_t *buf,
     ph_dsm_mpi_check(c, rc, "MPI_Accumulate", rank);
     ph_dsm_op_end(c);
     c->st.rma_calls++;
+    c->st.bytes_sent += (uint64_t)count * sizeof *buf;
 }
 
 void ph_dsm_get_atomic(ph_dsm *c, int rank, size_t disp, uint64_t *buf, int count,
@@ -424,6 +425,7 @@ int64_t ph_dsm_fop(ph_dsm *c, int rank, size_t disp, int64_t value, MPI_Op op,
     ph_dsm_wait_req(c, &q, "MPI_Rget_accumulate (fetch-and-op)", rank);
     ph_dsm_op_end(c);
     c->st.rma_calls++;
+    c->st.bytes_sent += sizeof value;
     return result;
 }
 
