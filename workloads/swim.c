@@ -14,6 +14,9 @@
  *
  *   swim N STEPS        (8 <= N <= SWIM_NMAX = 1024)
  *
+ * The arithmetic of the three loops and of the initial state is
+ * swim_kernel.h, one row at a time (shared with cluster/swim_dsm.c).
+ *
  * Data, as in the Fortran original: all 13 arrays are static globals of a
  * compile-time maximum size SWIM_NMAX x SWIM_NMAX (in .bss, leading
  * dimension SWIM_NMAX whatever N is), initialised serially by the master
@@ -29,6 +32,7 @@
  * comparison by hand.
  */
 #include "common.h"
+#include "swim_kernel.h"
 
 #include <omp.h>
 
@@ -41,7 +45,7 @@
 #define SWIM_NMAX 1024
 #define USAGE PROG " N STEPS  (8 <= N <= 1024, 1 <= STEPS <= 1000000)"
 #define SEQ_CHECK_MAX_N 256
-#define P_MEAN 50000.0
+#define P_MEAN SWIM_P_MEAN
 
 static double u[SWIM_NMAX][SWIM_NMAX], v[SWIM_NMAX][SWIM_NMAX],
     p[SWIM_NMAX][SWIM_NMAX];
@@ -52,113 +56,52 @@ static double uold[SWIM_NMAX][SWIM_NMAX], vold[SWIM_NMAX][SWIM_NMAX],
 static double cu[SWIM_NMAX][SWIM_NMAX], cv[SWIM_NMAX][SWIM_NMAX],
     z[SWIM_NMAX][SWIM_NMAX], h[SWIM_NMAX][SWIM_NMAX];
 
-typedef struct model {
-    int n;
-    double dt, dx, dy, alpha;
-} model;
+typedef swim_cons model;
 
-static int wrap_down(int i, int n)
+static swim_arrays arrays(void)
 {
-    return i == 0 ? n - 1 : i - 1;
-}
-
-static int wrap_up(int i, int n)
-{
-    return i == n - 1 ? 0 : i + 1;
-}
-
-/* Stream function at the south-west corner of cell (i, j). */
-static double stream(const model *m, int i, int j)
-{
-    const double amplitude = 1.0e6;
-    double di = 6.283185307179586 / (double)m->n;
-    return amplitude * sin(((double)i - 0.5) * di) * sin(((double)j - 0.5) * di);
+    swim_arrays s = {&u[0][0],    &v[0][0],    &p[0][0],    &unew[0][0], &vnew[0][0],
+                     &pnew[0][0], &uold[0][0], &vold[0][0], &pold[0][0], &cu[0][0],
+                     &cv[0][0],   &z[0][0],    &h[0][0],    SWIM_NMAX};
+    return s;
 }
 
 /* Serial, by the master thread. */
 static void init(const model *m)
 {
-    int n = m->n;
-    double di = 6.283185307179586 / (double)n;
-    double el = (double)n * m->dx;
-    double pi = 3.141592653589793;
-    double pcf = pi * pi * 1.0e12 / (el * el);
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++) {
-            u[i][j] = -(stream(m, i, wrap_up(j, n)) - stream(m, i, j)) / m->dy;
-            v[i][j] = (stream(m, wrap_up(i, n), j) - stream(m, i, j)) / m->dx;
-            p[i][j] = pcf * (cos(2.0 * (double)i * di) + cos(2.0 * (double)j * di)) + P_MEAN;
-            uold[i][j] = u[i][j];
-            vold[i][j] = v[i][j];
-            pold[i][j] = p[i][j];
-        }
-    }
+    swim_arrays s = arrays();
+    for (int i = 0; i < m->n; i++)
+        swim_init_row(&s, m, i);
 }
 
 static void calc1(const model *m, int par)
 {
     int n = m->n;
-    double fsdx = 4.0 / m->dx, fsdy = 4.0 / m->dy;
+    swim_arrays s = arrays();
+    swim_c1 c = swim_coef1(m);
 #pragma omp parallel for schedule(static) if(par)
-    for (int i = 0; i < n; i++) {
-        int im = wrap_down(i, n), ip = wrap_up(i, n);
-        for (int j = 0; j < n; j++) {
-            int jm = wrap_down(j, n), jp = wrap_up(j, n);
-            cu[i][j] = 0.5 * (p[i][j] + p[im][j]) * u[i][j];
-            cv[i][j] = 0.5 * (p[i][j] + p[i][jm]) * v[i][j];
-            z[i][j] = (fsdx * (v[i][j] - v[im][j]) - fsdy * (u[i][j] - u[i][jm])) /
-                      (p[im][jm] + p[i][jm] + p[i][j] + p[im][j]);
-            h[i][j] = p[i][j] + 0.25 * (u[ip][j] * u[ip][j] + u[i][j] * u[i][j] +
-                                        v[i][jp] * v[i][jp] + v[i][j] * v[i][j]);
-        }
-    }
+    for (int i = 0; i < n; i++)
+        swim_calc1_row(&s, n, i, c);
 }
 
 static void calc2(const model *m, double tdt, int par)
 {
     int n = m->n;
-    double tdts8 = tdt / 8.0, tdtsdx = tdt / m->dx, tdtsdy = tdt / m->dy;
+    swim_arrays s = arrays();
+    swim_c2 c = swim_coef2(m, tdt);
 #pragma omp parallel for schedule(static) if(par)
-    for (int i = 0; i < n; i++) {
-        int im = wrap_down(i, n), ip = wrap_up(i, n);
-        for (int j = 0; j < n; j++) {
-            int jm = wrap_down(j, n), jp = wrap_up(j, n);
-            unew[i][j] = uold[i][j] +
-                         tdts8 * (z[i][jp] + z[i][j]) *
-                             (cv[i][jp] + cv[im][jp] + cv[im][j] + cv[i][j]) -
-                         tdtsdx * (h[i][j] - h[im][j]);
-            vnew[i][j] = vold[i][j] -
-                         tdts8 * (z[ip][j] + z[i][j]) *
-                             (cu[ip][j] + cu[i][j] + cu[i][jm] + cu[ip][jm]) -
-                         tdtsdy * (h[i][j] - h[i][jm]);
-            pnew[i][j] = pold[i][j] - tdtsdx * (cu[ip][j] - cu[i][j]) -
-                         tdtsdy * (cv[i][jp] - cv[i][j]);
-        }
-    }
+    for (int i = 0; i < n; i++)
+        swim_calc2_row(&s, n, i, c);
 }
 
-/* The first step has no filter: old <- current. */
 static void calc3(const model *m, int first, int par)
 {
     int n = m->n;
-    double a = first ? 0.0 : m->alpha;
+    swim_arrays s = arrays();
+    swim_c3 c = swim_coef3(m, first);
 #pragma omp parallel for schedule(static) if(par)
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++) {
-            if (first) {
-                uold[i][j] = u[i][j];
-                vold[i][j] = v[i][j];
-                pold[i][j] = p[i][j];
-            } else {
-                uold[i][j] = u[i][j] + a * (unew[i][j] - 2.0 * u[i][j] + uold[i][j]);
-                vold[i][j] = v[i][j] + a * (vnew[i][j] - 2.0 * v[i][j] + vold[i][j]);
-                pold[i][j] = p[i][j] + a * (pnew[i][j] - 2.0 * p[i][j] + pold[i][j]);
-            }
-            u[i][j] = unew[i][j];
-            v[i][j] = vnew[i][j];
-            p[i][j] = pnew[i][j];
-        }
-    }
+    for (int i = 0; i < n; i++)
+        swim_calc3_row(&s, n, i, c);
 }
 
 static void run(const model *m, long steps, int par)

@@ -204,6 +204,7 @@ typedef struct ph_dsm_interval {
     uint64_t fetched, written, invalidated, ns;
     uint64_t migrated;            /* pages whose home moved (every rank) */
     uint64_t migrated_in;         /* ... to this rank */
+    uint64_t fetched_readonly;    /* fetched pages declared read-only */
 } ph_dsm_interval;
 
 typedef struct ph_dsm_stats {
@@ -227,6 +228,7 @@ typedef struct ph_dsm_stats {
     uint64_t home_untracked, home_retracked, home_prefilled;
     uint64_t migrations, migrated_in, migrated_out;
     uint64_t readonly_hints, readonly_pages;
+    uint64_t readonly_fetched;    /* fetched pages declared read-only */
     uint64_t pages_class[PH_DSM_NCLASSES];  /* classed at free/finalize */
     uint64_t fetch_ns, fault_ns, barrier_ns, lock_ns, release_ns;
     ph_dsm_interval cur;          /* the interval running */

@@ -358,6 +358,11 @@ static void fetch(ph_dsm *c, size_t page, size_t n, int home)
     c->st.fetch_calls++;
     c->st.pages_fetched += n;
     c->st.cur.fetched += n;
+    for (size_t i = 0; i < n; i++)
+        if (c->pinfo[page + i].flags & PIF_READONLY) {
+            c->st.readonly_fetched++;
+            c->st.cur.fetched_readonly++;
+        }
     c->st.fetch_ns += ph_now_ns() - t0;
 }
 

@@ -120,6 +120,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(home_prefilled);
     U(readonly_hints);
     U(readonly_pages);
+    U(readonly_fetched);
     ph_jw_end(&w);
 
     /* home migration (migrate.h): pages whose home moved (the same count
@@ -162,12 +163,14 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     /* one record per barrier interval:
      * [read_remote, write_remote, read_home, write_home, fetched, written,
      *  invalidated, barrier_ns, migrated (pages, every rank), migrated_in
-     *  (to this rank)] */
+     *  (to this rank), fetched_readonly (pages in ranges declared
+     *  read-only)] */
     ph_jw_key(&w, "interval_fields");
     ph_jw_array(&w, 1);
     const char *f[] = {"read_remote", "write_remote", "read_home",
                        "write_home", "fetched", "written", "invalidated",
-                       "barrier_ns", "migrated", "migrated_in"};
+                       "barrier_ns", "migrated", "migrated_in",
+                       "fetched_readonly"};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         ph_jw_string(&w, f[i]);
     ph_jw_end(&w);
@@ -186,6 +189,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
         ph_jw_uint(&w, v->ns);
         ph_jw_uint(&w, v->migrated);
         ph_jw_uint(&w, v->migrated_in);
+        ph_jw_uint(&w, v->fetched_readonly);
         ph_jw_end(&w);
     }
     ph_jw_end(&w);
