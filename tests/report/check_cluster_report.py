@@ -213,13 +213,14 @@ def check_html(outdir, label):
 
 
 def colour_areas(img):
-    out = {}
-    for row in img[:, :, :3]:
-        for px in row:
-            if max(px) - min(px) > 0.3:
-                key = tuple(round(float(c), 2) for c in px)
-                out[key] = out.get(key, 0) + 1
-    return out
+    """Pixel count of each clearly coloured (not grey, white or black) value."""
+    import numpy as np    # matplotlib's own dependency
+    rgb = img[:, :, :3]
+    px = np.round(rgb[(rgb.max(axis=2) - rgb.min(axis=2)) > 0.3], 2)
+    if not len(px):
+        return {}
+    values, counts = np.unique(px, axis=0, return_counts=True)
+    return {tuple(v): int(n) for v, n in zip(values, counts)}
 
 
 # ---- the modes ----------------------------------------------------------------
