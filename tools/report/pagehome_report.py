@@ -814,8 +814,9 @@ def main(argv=None):
     traceback with PAGEHOME_REPORT_DEBUG=1), 2 usage error, 130 interrupted."""
     ap = ArgParser(
         prog="pagehome report",
-        description="Summarise a pagehome statistics file (pagehome run --report) "
-                    "or the data of a simulated experiment (pagehome sim E --json): "
+        description="Summarise a pagehome statistics file (pagehome run --report), "
+                    "the data of a simulated experiment (pagehome sim E --json) or the "
+                    "merged statistics of a cluster run (pagehome cluster run --report): "
                     "text on stdout, plots and report.html in OUTDIR.")
     ap.add_argument("run", metavar="RUN.json",
                     help="the statistics file, a pagehome sim --json file or the "
