@@ -113,6 +113,7 @@ typedef struct ph_dsm_alloc {
     size_t bytes;           /* requested */
     uint64_t seq;           /* allocation number (same on every rank) */
     ph_dsm_placement pl;
+    long rec;               /* its record in st.recs (stats.c), or -1 */
 } ph_dsm_alloc;
 
 /* A fault to resolve (from userfaultfd or the SIGSEGV handler). */
@@ -207,6 +208,24 @@ typedef struct ph_dsm_interval {
     uint64_t fetched_readonly;    /* fetched pages declared read-only */
 } ph_dsm_interval;
 
+/* One allocation's homes (stats.c): home strips of consecutive pages per
+ * bucket, each bucket the rank that homes its pages (-2 several ranks, -1
+ * none claimed), at allocation (first-touch: the first claims) and when it
+ * went (free, finalize; agreed by every rank), and the pages this rank was
+ * home of then. */
+#define PH_DSM_STRIP_MAX 256      /* buckets of a strip */
+#define PH_DSM_RECS_MAX 256       /* allocations with a record; later ones counted */
+#define PH_DSM_IVS_MAX 4096       /* interval records; beyond, pairs merged */
+typedef struct ph_dsm_alloc_rec {
+    uint64_t seq, start, npages, bytes;
+    uint64_t home_start, home_end;  /* pages homed here then */
+    char placement[64];
+    int ended;                      /* 0 live, 1 freed, 2 at finalize */
+    uint32_t nbuckets;
+    uint32_t own_start[PH_DSM_STRIP_MAX];  /* per bucket: pages homed here */
+    int32_t strip_start[PH_DSM_STRIP_MAX], strip_end[PH_DSM_STRIP_MAX];
+} ph_dsm_alloc_rec;
+
 typedef struct ph_dsm_stats {
     uint64_t fault_read_home, fault_read_remote;
     uint64_t fault_write_home, fault_write_remote;
@@ -234,6 +253,11 @@ typedef struct ph_dsm_stats {
     ph_dsm_interval cur;          /* the interval running */
     ph_dsm_interval *ivs;         /* finished intervals */
     size_t nivs, capivs;
+    ph_dsm_interval acc;          /* intervals not yet in a record */
+    uint32_t acc_n, ivs_per_rec;  /* ... how many; barriers per record */
+    ph_dsm_alloc_rec *recs;       /* allocations' homes (PH_DSM_RECS_MAX) */
+    size_t nrecs;
+    uint64_t recs_dropped;        /* allocations without a record */
 } ph_dsm_stats;
 
 /* ---- the control window's layout (bytes from its base, every rank) ---- */
@@ -481,6 +505,13 @@ void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
 
 /* ---- stats.c ---- */
 void ph_dsm_stats_interval_end(ph_dsm *c);
+/* an allocation appears: its record, the start strip from the formula */
+void ph_dsm_stats_alloc(ph_dsm *c, ph_dsm_alloc *a);
+/* this rank won the first-touch claim of `page` */
+void ph_dsm_stats_claim(ph_dsm *c, size_t page);
+/* an allocation goes (free, finalize = `how` 1, 2): the strips agreed by
+ * every rank (collective, whether or not it has a record) */
+void ph_dsm_stats_alloc_end(ph_dsm *c, ph_dsm_alloc *a, int how);
 int ph_dsm_stats_json(ph_dsm *c, int fd);
 void ph_dsm_stats_free(ph_dsm *c);
 

@@ -118,6 +118,7 @@ int ph_dsm_home_claim(ph_dsm *c, size_t page)
                 "a first-touch claim");
         home = c->rank;
         c->st.ft_claims_won++;
+        ph_dsm_stats_claim(c, page);
     } else {
         uint64_t start = ph_now_ns();
         uint64_t limit = (uint64_t)c->timeout_ms * 1000000u;

@@ -391,9 +391,11 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     free(all);
     c->st.barriers++;
     if (kind == SK_FINALIZE)
-        for (size_t i = 0; i < c->ranges.n; i++)
+        for (size_t i = 0; i < c->ranges.n; i++) {
             classify(c, c->ranges.r[i].start,
                      c->ranges.r[i].start + c->ranges.r[i].npages);
+            ph_dsm_stats_alloc_end(c, c->ranges.r[i].data, 2);
+        }
     uint64_t dt = ph_now_ns() - t0;
     c->st.barrier_ns += dt;
     c->st.cur.ns = dt;
@@ -753,6 +755,7 @@ void ph_dsm_do_alloc(ph_dsm *c, ph_dsm_req *r)
         return;
     }
     c->st.allocs++;
+    ph_dsm_stats_alloc(c, a);
     atomic_fetch_add(&c->used_bytes, npages * PH_DSM_PAGE);
     r->result = c->arena + start * PH_DSM_PAGE;
     r->ret = 0;
@@ -807,6 +810,7 @@ void ph_dsm_do_free(ph_dsm *c, ph_dsm_req *r)
     ph_dsm_alloc *al = c->ranges.r[idx].data;
     size_t p0 = al->start, p1 = al->start + al->npages;
     classify(c, p0, p1);
+    ph_dsm_stats_alloc_end(c, al, 1);
     ph_dsm_forget_range(c, p0, p1);
     atomic_fetch_sub(&c->used_bytes, (p1 - p0) * PH_DSM_PAGE);
     /* this rank's first-touch claim words of the range back to zero */

@@ -12,21 +12,27 @@ file with config.nodes = 1e7 ran for minutes).
     outside (and one dangling): after the run the targets hold what they
     held (the dangling one is still absent), the names are regular files,
     stderr says what was replaced; report.html a directory: refused; no
-    temporary file left behind; the same for a sim report;
+    temporary file left behind; the same for a sim report and a cluster
+    report;
   * sizes: config.nodes 1e7 and 10000000, 4097 areas, a strip of 257
     buckets, 65537 log records, 65 engines in a sim file, a per-iteration
-    series longer than its run's iterations: refused naming the field
-    and the bound;
+    series longer than its run's iterations; cluster files: a strip of 257
+    buckets, 4098 interval records, a record longer than its field list,
+    257 allocations, 65 interval fields, 1000001 expected ranks: refused
+    naming the field and the bound;
   * values: NaN, Infinity, -Infinity, 1e400, a 30-digit integer, a string
     where a number goes, an object where a list goes, a list where an
     object goes, true as a count, negative counts, missing required
-    fields, a strip node beyond config.nodes, an unpaired surrogate: the
-    message names the field, what was expected and what was found;
+    fields, a strip node beyond config.nodes, an unpaired surrogate; in
+    cluster files a strip rank beyond cluster.nranks or below -2, a rank
+    twice, NaN and strings for counters, no "ranks": the message names
+    the field, what was expected and what was found;
   * files: truncated JSON, an empty file, blanks only, a directory, bytes
     that are not UTF-8, a top-level list, nesting 100000 deep, an integer
-    of 5000 digits, the merged statistics of a cluster run (pagehome
-    cluster merge of tests/data/cluster): one line each; `pagehome cluster
-    merge -o LINK` replaces the link, its target unchanged;
+    of 5000 digits: one line each; the merged statistics of rank files in
+    other layouts (pagehome cluster merge of tests/data/cluster): rendered,
+    with and without plots; `pagehome cluster merge -o LINK` replaces the
+    link, its target unchanged;
   * a fuzz loop: the fixtures of DATA_DIR mutated FUZZ_CASES times with a
     fixed seed (a field replaced by NaN, a huge or negative number, a
     string, a list, an object, null, removed, a list repeated, the text
@@ -38,7 +44,8 @@ file with config.nodes = 1e7 ran for minutes).
   * stdout closed early (| head -1): no traceback;
   * the bounds in tools/report/report_common.py equal the C definitions
     they stand for (PH_MAX_NODES, PH_STRIP_MAX, PH_HISTORY_MAX,
-    PH_LOG_MAX, pagehome sim --iterations' maximum).
+    PH_LOG_MAX, pagehome sim --iterations' maximum, PH_DSM_STRIP_MAX,
+    PH_DSM_RECS_MAX, PH_DSM_IVS_MAX, pagehome cluster run -n's maximum).
 Prints one line per failed check, the slowest run's time; exit 0 all
 passed, 1 some failed.
 """
@@ -58,9 +65,10 @@ import time
 FULL = "report_prog_phase_hybrid.json"
 MINIMAL = "report_minimal.json"
 SIM_FIXTURES = ("sim_e1_small.json", "sim_e3_small.json")
+CLUSTER = "cluster_laplace_rr.json"
 RUN_TIMEOUT_S = 60
 FUZZ_SEED = 15
-FUZZ_CASES = 200
+FUZZ_CASES = 250
 PLOT_EVERY = 10
 
 failures = []
@@ -129,7 +137,8 @@ def dump(path, data):
 
 def links(pagehome, data_dir, tmp):
     for name, files in ((FULL, ("report.html", "homes.png")),
-                        ("sim_e1_small.json", ("report.html", "time.png"))):
+                        ("sim_e1_small.json", ("report.html", "time.png")),
+                        (CLUSTER, ("report.html", "remote_faults.png"))):
         out = os.path.join(tmp, "links-" + name)
         os.mkdir(out)
         targets = {}
@@ -181,6 +190,7 @@ def fixture(data_dir, name):
 def bad_values(pagehome, data_dir, tmp):
     full = fixture(data_dir, FULL)
     sim = fixture(data_dir, "sim_e1_small.json")
+    cl = fixture(data_dir, CLUSTER)
     cases = []   # (name, data, needles)
 
     def with_(base, edit, name, *needles):
@@ -262,6 +272,38 @@ def bad_values(pagehome, data_dir, tmp):
           "runs[2].norm_total", "NaN")
     with_(sim, setf(["runs", 1, "per_iteration"], [1, 2]), "sim list for an object",
           "runs[1].per_iteration", "an object")
+    # cluster files: sizes
+    with_(cl, setf(["ranks", 0, "allocations", 0, "strip_start"], [0] * 257),
+          "cluster: a strip of 257", "ranks[0].allocations[0].strip_start", "256")
+    with_(cl, setf(["ranks", 1, "intervals"], cl["ranks"][1]["intervals"] * 200),
+          "cluster: 5000 interval records", "ranks[1].intervals", "4097")
+    with_(cl, setf(["ranks", 0, "intervals", 3], [1] * 11), "cluster: a record longer "
+          "than its fields", "ranks[0].intervals[3]", "at most 10 counts")
+    with_(cl, setf(["ranks", 0, "allocations"], cl["ranks"][0]["allocations"] * 86),
+          "cluster: 258 allocations", "ranks[0].allocations", "256")
+    with_(cl, setf(["ranks", 0, "interval_fields"], ["f"] * 65), "cluster: 65 fields",
+          "ranks[0].interval_fields", "64")
+    with_(cl, setf(["cluster", "ranks"], 10**6 + 1), "cluster: 1000001 ranks",
+          "cluster.ranks", "1000000")
+    # cluster files: values
+    with_(cl, setf(["ranks", 1, "allocations", 0, "strip_end", 5], 2),
+          "cluster: a strip rank beyond nranks", "ranks[1].allocations[0].strip_end[5]",
+          "cluster.nranks is 2")
+    with_(cl, setf(["ranks", 0, "allocations", 1, "strip_start", 0], -3),
+          "cluster: a strip value -3", "ranks[0].allocations[1].strip_start[0]", "got -3")
+    with_(cl, setf(["ranks", 1, "rank"], 0), "cluster: a rank twice", "field ranks[1]",
+          "rank 0 again")
+    with_(cl, setf(["ranks", 0, "faults", "fault_read_remote"], float("nan")),
+          "cluster: NaN faults", "ranks[0].faults.fault_read_remote", "NaN")
+    with_(cl, setf(["ranks", 1, "migration", "migrations"], "many"),
+          "cluster: a string for migrations", "ranks[1].migration.migrations", "a number")
+    with_(cl, setf(["ranks", 0, "intervals", 0, 2], -1), "cluster: a negative count",
+          "ranks[0].intervals[0][2]", "got -1")
+    with_(cl, setf(["ranks", 0, "cluster", "nranks"], 0), "cluster: nranks 0",
+          "ranks[0].cluster.nranks", "got 0")
+    with_(cl, setf(["cluster", "missing_ranks"], {}), "cluster: an object for a list",
+          "cluster.missing_ranks", "a list")
+    with_(cl, delf(["ranks"]), "cluster: no ranks", "field ranks:", "missing")
     for name, data, needles in cases:
         path = dump(os.path.join(tmp, re.sub(r"\W+", "_", name) + ".json"), data)
         refused(pagehome, path, name, *needles)
@@ -296,16 +338,20 @@ def bad_files(pagehome, data_dir, tmp):
     d = os.path.join(tmp, "a_directory.json")
     os.mkdir(d)
     refused(pagehome, d, "a directory", "cannot read", "directory")
-    # the merged statistics of a cluster run
+    # the merged statistics of rank files in layouts other than the DSM's
     ranks = sorted(os.path.join(data_dir, "cluster", f)
                    for f in os.listdir(os.path.join(data_dir, "cluster"))
                    if f.startswith(("rank", "stats")))
     merged = os.path.join(tmp, "cluster.json")
     rc, _, err = run([pagehome, "cluster", "merge", "-o", merged] + ranks)
     if check(rc == 0 and os.path.isfile(merged), f"cluster merge: exit {rc}: {err}"):
-        refused(pagehome, merged, "a merged cluster report", "cluster run")
-        refused(pagehome, merged, "a merged cluster report, with plots", "cluster run",
-                text_only=False)
+        for plots in (False, True):
+            cmd = [pagehome, "report", merged] + (["-o", merged + "_out"] if plots
+                                                  else ["--text-only"])
+            rc, out, err = run(cmd)
+            check(rc == 0 and clean(rc, out, err) is None,
+                  f"a merged cluster report of other layouts (plots {plots}): rendered: "
+                  f"exit {rc}: {err[-400:]}")
     # pagehome cluster merge -o LINK: the link replaced, its target as it was
     precious = os.path.join(tmp, "precious-cluster")
     with open(precious, "w") as f:
@@ -382,7 +428,7 @@ def mutate(rng, data, text):
 def fuzz(pagehome, data_dir, tmp):
     rng = random.Random(FUZZ_SEED)
     bases = []
-    for name in (FULL, MINIMAL) + SIM_FIXTURES:
+    for name in (FULL, MINIMAL, CLUSTER) + SIM_FIXTURES:
         with open(os.path.join(data_dir, name), encoding="utf-8") as f:
             text = f.read()
         bases.append((name, json.loads(text), text))
@@ -416,7 +462,7 @@ def internal_error(pagehome, data_dir, tmp):
     src = os.path.dirname(os.path.realpath(pagehome))
     copy_dir = os.path.join(tmp, "buggy")
     os.mkdir(copy_dir)
-    for f in ("pagehome_report.py", "report_common.py", "sim_report.py"):
+    for f in ("pagehome_report.py", "report_common.py", "sim_report.py", "cluster_report.py"):
         shutil.copy(os.path.join(src, f), copy_dir)
     script = os.path.join(copy_dir, "pagehome_report.py")
     with open(script, encoding="utf-8") as f:
@@ -472,6 +518,16 @@ def bounds(source_dir):
         m = re.search(r'parse_int\("--iterations", v, \d+, (\d+)', f.read())
     check(m and int(m.group(1)) == rc.MAX_SIM_ITERATIONS,
           f"report_common.MAX_SIM_ITERATIONS == pagehome sim --iterations' maximum")
+    for const, name, plus in (("MAX_CLUSTER_STRIP", "PH_DSM_STRIP_MAX", 0),
+                              ("MAX_CLUSTER_ALLOCS", "PH_DSM_RECS_MAX", 0),
+                              ("MAX_INTERVALS", "PH_DSM_IVS_MAX", 1)):
+        c = define("src/cluster/cluster.h", name)
+        check(c is not None and getattr(rc, const) == c + plus,
+              f"report_common.{const} {getattr(rc, const)} == {name} {c} + {plus}")
+    with open(os.path.join(source_dir, "tools/pagehome/cmd_cluster.c"), encoding="utf-8") as f:
+        m = re.search(r"v < 1 \|\| v > (\d+)", f.read())
+    check(m and int(m.group(1)) == rc.MAX_RANKS,
+          "report_common.MAX_RANKS == pagehome cluster run -n's maximum")
 
 
 def main():

@@ -1,8 +1,9 @@
 /*
  * cmd_report.c -- `pagehome report RUN.json [-o OUTDIR] [--text-only]`:
  * the report of a run's statistics file (`pagehome run --report`,
- * PAGEHOME_STATS_FILE): a text summary on stdout, and plots and a
- * self-contained report.html in OUTDIR.
+ * PAGEHOME_STATS_FILE), of a simulated experiment (`pagehome sim --json`)
+ * or of a cluster run (`pagehome cluster run --report`): a text summary on
+ * stdout, and plots and a self-contained report.html in OUTDIR.
  *
  * The report is written in Python (tools/report/pagehome_report.py, with
  * matplotlib for the plots); this command finds the script and an
@@ -47,6 +48,13 @@ static void usage(FILE *out)
 "it writes homes.png (where each area's pages were at the start and at the\n"
 "end), remote_share.png and migrations.png (per iteration) and report.html,\n"
 "one self-contained page with all of it.\n"
+"\n"
+"A file of `pagehome sim E --json` gets the experiment's tables and plots.  The\n"
+"merged statistics of a cluster run (pagehome cluster run --report) get the\n"
+"cluster report: per rank faults by kind, fetches, diffs, messages, barriers\n"
+"and migrations, the page classes, each allocation's home strips at its start\n"
+"and end, and per barrier interval; homes.png, remote_faults.png,\n"
+"migrations.png and report.html in OUTDIR.\n"
 "\n"
 "options:\n"
 "  -o, --output OUTDIR  where the plots and report.html go (default: RUN's\n"

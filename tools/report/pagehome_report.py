@@ -3,11 +3,15 @@
 
     pagehome report RUN.json [-o OUTDIR] [--text-only]
     pagehome report SIM.json [-o OUTDIR] [--text-only]
+    pagehome report CLUSTER.json [-o OUTDIR] [--text-only]
 
 SIM.json, a file `pagehome sim EXPERIMENT --json SIM.json` wrote (top-level
 "experiment" and "runs"), is handed to sim_report.py: the experiment's
-tables and plots, described there.  The rest of this comment is about
-RUN.json.
+tables and plots, described there.  CLUSTER.json, the merged statistics of
+a cluster run (`pagehome cluster run --report`, top-level
+"pagehome_cluster_stats"), is handed to cluster_report.py: the ranks'
+faults, traffic and migrations, the page classes, the home strips, per
+barrier interval.  The rest of this comment is about RUN.json.
 
 RUN.json is the statistics file a run wrote (`pagehome run --report`,
 PAGEHOME_STATS_FILE, or ph_stats_write()).  Its schema is written by
@@ -78,6 +82,7 @@ import sys
 # the modules beside this script (report_common.py, sim_report.py): no
 # __pycache__ written into PREFIX/share/pagehome or the source tree
 sys.dont_write_bytecode = True
+import cluster_report  # noqa: E402
 import sim_report  # noqa: E402
 from report_common import (  # noqa: E402
     ReportError, check_input, default_outdir, esc, fmt_bytes, html_figure, html_head,
@@ -767,6 +772,8 @@ def report(args):
     kind, data = load_input(args.run)
     if kind == "sim":
         return sim_report.report(data, args.run, args.output, args.text_only)
+    if kind == "cluster":
+        return cluster_report.report(data, args.run, args.output, args.text_only)
     run = Run(data, args.run)
     sys.stdout.write(render_text(run, summary_sections(run, TEXT_MAX_STEPS)))
     sys.stdout.flush()
@@ -807,11 +814,13 @@ def main(argv=None):
     traceback with PAGEHOME_REPORT_DEBUG=1), 2 usage error, 130 interrupted."""
     ap = ArgParser(
         prog="pagehome report",
-        description="Summarise a pagehome statistics file (pagehome run --report) "
-                    "or the data of a simulated experiment (pagehome sim E --json): "
+        description="Summarise a pagehome statistics file (pagehome run --report), "
+                    "the data of a simulated experiment (pagehome sim E --json) or the "
+                    "merged statistics of a cluster run (pagehome cluster run --report): "
                     "text on stdout, plots and report.html in OUTDIR.")
     ap.add_argument("run", metavar="RUN.json",
-                    help="the statistics file, or a pagehome sim --json file")
+                    help="the statistics file, a pagehome sim --json file or the "
+                         "merged statistics of a cluster run")
     ap.add_argument("-o", "--output", metavar="OUTDIR",
                     help="where report.html and the PNGs go "
                          "(default: RUN's basename + _report)")

@@ -31,7 +31,8 @@ import tempfile
 LEFT_COLUMNS = {"step", "kinds", "name", "area", "registered", "removed", "recorded",
                 "value",
                 "machine", "group", "program", "placement", "engine", "phases",
-                "workload", "target", "result", "what", "page policy"}
+                "workload", "target", "result", "what", "page policy",
+                "host", "ended", "class", "allocation"}
 
 
 class ReportError(Exception):
@@ -42,7 +43,7 @@ class ReportError(Exception):
 #
 # Every input goes through load_input(): the file is read (at most
 # INPUT_MAX_BYTES), parsed, and checked against the schema of its kind
-# (RUN_SCHEMA, SIM_SCHEMA below) before anything is rendered, so the
+# (RUN_SCHEMA, SIM_SCHEMA, CLUSTER_SCHEMA below) before anything is rendered, so the
 # renderers meet only the types and sizes the schema allows.  A file that
 # does not fit is refused with one line naming the field, what was expected
 # and what was found (InputError).
@@ -514,34 +515,127 @@ SIM_SCHEMA = Obj({
 }, required=("experiment", "runs"), post=_sim_post)
 
 
+# The merged statistics of a cluster run (tools/pagehome/cluster_merge.c:
+# {"pagehome_cluster_stats": 1, "cluster": {the run, "totals"}, "ranks":
+# [each rank's object]}), each rank's object as src/cluster/stats.c writes
+# it.  The merge takes any JSON object for a rank: members the DSM does
+# not write are not read, and not checked.
+MAX_RANKS = 1000000          # pagehome cluster run -n (cmd_cluster.c parse_ranks)
+MAX_CLUSTER_STRIP = 256      # src/cluster/cluster.h PH_DSM_STRIP_MAX
+MAX_CLUSTER_ALLOCS = 256     # src/cluster/cluster.h PH_DSM_RECS_MAX
+MAX_INTERVALS = 4097         # src/cluster/cluster.h PH_DSM_IVS_MAX, + the last part
+MAX_INTERVAL_FIELDS = 64
+MAX_ARGS = 65536             # a command line's words
+
+
+def _cluster_rank_post(r, at):
+    """Interval records as long as their field list; strip values within
+    the job's ranks."""
+    fields = r.get("interval_fields")
+    if isinstance(fields, list):
+        for i, rec in enumerate(lst(r, "intervals")):
+            if len(rec) > len(fields):
+                raise Bad(((at, "intervals"), i),
+                          f"a list of at most {len(fields)} counts (one per "
+                          "interval_fields name)", describe(rec))
+    nranks = obj(r, "cluster").get("nranks")
+    if not isinstance(nranks, int) or isinstance(nranks, bool):
+        return
+    for i, a in enumerate(lst(r, "allocations")):
+        for key in ("strip_start", "strip_end"):
+            strip = lst(a, key)
+            if max(strip, default=-1) >= nranks:
+                b = next(b for b, v in enumerate(strip) if v >= nranks)
+                raise Bad(((((at, "allocations"), i), key), b),
+                          f"a rank from -2 (several) to {nranks - 1} (cluster.nranks "
+                          f"is {nranks})", describe(strip[b]))
+
+
+def _cluster_post(d, at):
+    ranks = lst(d, "ranks")
+    seen = set()
+    for i, r in enumerate(ranks):
+        k = r.get("rank")
+        if isinstance(k, int) and not isinstance(k, bool):
+            if k in seen:
+                raise Bad(((at, "ranks"), i), "one object per rank", f"rank {k} again")
+            seen.add(k)
+
+
+RANK_IN_STRIP = Int(-2, MAX_RANKS - 1, what="a rank, -1 none, -2 several")
+CLUSTER_ALLOC = Obj({
+    "seq": Count(), "pages": Count(), "bytes": Count(), "placement": Str(),
+    "ended": Str(), "home_pages_start": Count(), "home_pages_end": Count(),
+    "strip_start": Arr(RANK_IN_STRIP, MAX_CLUSTER_STRIP, what="buckets"),
+    "strip_end": Arr(RANK_IN_STRIP, MAX_CLUSTER_STRIP, what="buckets"),
+})
+CLUSTER_RANK = Obj({
+    "rank": Int(0, MAX_RANKS - 1, what="a rank"),
+    "cluster": Obj({
+        "rank": Int(0, MAX_RANKS - 1, what="a rank"),
+        "nranks": Int(1, MAX_RANKS, what="ranks; pagehome cluster run -n"),
+        "threads": Int(0, MAX_THREADS), "host": Str(), "transport": Str(),
+        "fault_mechanism": Str(), "arena_bytes": Count(), "used_bytes": Count(),
+        "page_bytes": Int(1, 1 << 30), "interval_barriers": Int(1, U64_MAX),
+        "interval_last_barriers": Count(), "allocations_not_recorded": Count(),
+    }),
+    "faults": COUNTS, "traffic": COUNTS, "sync": COUNTS, "time_ns": COUNTS,
+    "page_classes": COUNTS,
+    "migration": Obj({"on": Int(0, 1)}, rest=Count()),
+    "interval_fields": Arr(Str(), MAX_INTERVAL_FIELDS, what="names"),
+    "intervals": Arr(Arr(Count(), MAX_INTERVAL_FIELDS, what="counts"), MAX_INTERVALS,
+                     what="records (PH_DSM_IVS_MAX + 1)"),
+    "allocations": Arr(CLUSTER_ALLOC, MAX_CLUSTER_ALLOCS,
+                       what="allocations (PH_DSM_RECS_MAX)"),
+}, post=_cluster_rank_post)
+CLUSTER_SCHEMA = Obj({
+    "pagehome_cluster_stats": Int(0, 1 << 31, what="the version of the file"),
+    "cluster": Obj({
+        "program": Str(), "args": Arr(Str(), MAX_ARGS, what="words"),
+        "ranks": Int(0, MAX_RANKS, what="ranks; pagehome cluster run -n"),
+        "mpi": Str(), "launcher": Str(), "transport": Str(),
+        "hosts": Str(nullable=True), "hostfile": Str(nullable=True),
+        "placement": Str(nullable=True),
+        "command": Arr(Str(), MAX_ARGS, what="words"),
+        "seconds": Num(0, 1e12), "exit_status": Int(0, 255), "signal": Int(0, 255),
+        "ranks_reported": Int(0, MAX_RANKS),
+        "missing_ranks": Arr(Int(0, MAX_RANKS - 1), MAX_RANKS, what="ranks"),
+        "unreadable": Arr(Obj({"file": Str(), "error": Str()}), MAX_RANKS, what="files"),
+        "totals": Obj(),
+    }),
+    "ranks": Arr(CLUSTER_RANK, MAX_RANKS, what="ranks"),
+}, required=("pagehome_cluster_stats", "ranks"), post=_cluster_post)
+
+
 def kind_of(data):
-    """'run' (a statistics file), 'sim' (`pagehome sim --json`), or None."""
+    """'run' (a statistics file), 'sim' (`pagehome sim --json`), 'cluster'
+    (the merged statistics of a cluster run), or None."""
     if not isinstance(data, dict):
         return None
     if "pagehome_stats" in data:
         return "run"
     if "experiment" in data:
         return "sim"
+    if "pagehome_cluster_stats" in data:
+        return "cluster"
     return None
 
 
 def check_input(data, path, suspect=True):
-    """data when it is a statistics file or a sim file within the schema,
-    else ReportError (InputError naming the field).  (kind, data).
+    """data when it is a statistics file, a sim file or a merged cluster
+    file within its schema, else ReportError (InputError naming the
+    field).  (kind, data).
     suspect=False: parse() saw no sign of a value out of range."""
     kind = kind_of(data)
     if kind is None:
-        if isinstance(data, dict) and "pagehome_cluster_stats" in data:
-            raise ReportError(f"{path} is the merged statistics of a cluster run "
-                              "(pagehome cluster run --report), which pagehome report "
-                              "does not read")
         raise ReportError(f"{path} is not a pagehome statistics file "
-                          "(no \"pagehome_stats\" key) nor a `pagehome sim --json` file "
-                          "(no \"experiment\" and \"runs\")")
+                          "(no \"pagehome_stats\" key), a `pagehome sim --json` file "
+                          "(no \"experiment\" and \"runs\") nor the merged statistics "
+                          "of a cluster run (no \"pagehome_cluster_stats\")")
     try:
         if suspect:
             find_bad_value(data)
-        (RUN_SCHEMA if kind == "run" else SIM_SCHEMA).check(data, "")
+        {"run": RUN_SCHEMA, "sim": SIM_SCHEMA, "cluster": CLUSTER_SCHEMA}[kind].check(data, "")
     except Bad as b:
         raise InputError(path, field_name(b.field), b.expected, b.got) from None
     except RecursionError:     # a nested value where the schema takes any
