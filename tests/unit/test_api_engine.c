@@ -62,10 +62,12 @@ int main(void)
     CHECK_EQ(errno, ENOENT);
     CHECK_EQ(ph_engine_stats(NULL), -1);
 
-    /* the program just computes; the manager wakes by itself */
+    /* the program just computes; the manager wakes by itself (up to 60 s
+     * for it: a loaded machine delays the manager thread, and the loop
+     * ends as soon as every page is home) */
     size_t counts[4] = {0};
     double sum = 0;
-    for (int round = 0; round < 500; round++) {
+    for (int round = 0; round < 12000; round++) {
         for (size_t i = 0; i < bytes / sizeof(double); i++)
             page_aligned[i] += 1.0;
         ph_node_histogram(page_aligned, bytes, counts, 4);
