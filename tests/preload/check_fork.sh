@@ -27,7 +27,11 @@ for mode in exit _exit exec late; do
         what="$mode/$mech"
         if [ $rc -eq 124 ]; then bad "$what: hangs (killed after 60 s)"; continue; fi
         [ $rc -eq $rc_plain ] || { bad "$what: exit status $rc, plain $rc_plain"; sed 's/^/  /' "$tmp/ph.err"; }
-        cmp -s "$tmp/plain.out" "$tmp/ph.out" || bad "$what: stdout differs from a plain run"
+        cmp -s "$tmp/plain.out" "$tmp/ph.out" || {
+            bad "$what: stdout differs from a plain run"
+            diff "$tmp/plain.out" "$tmp/ph.out" | sed 's/^/  /'
+            sed 's/^/  stderr: /' "$tmp/ph.err" | tail -5
+        }
         parent=$(sed -n 's/^prog_fork: parent pid \([0-9]*\)$/\1/p' "$tmp/ph.err")
         late=$(sed -n 's/^prog_fork: late child pid \([0-9]*\)$/\1/p' "$tmp/ph.err")
         if [ -n "$late" ]; then # the late child ends after its parent
