@@ -329,6 +329,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "samples", ss.samples);
     KU(&w, "dropped", ss.dropped);
     KU(&w, "foreign_faults", ss.foreign_faults);
+    KU(&w, "orphan_opens", ss.orphan_opens);
     KU(&w, "intervals", ss.intervals);
     KU(&w, "max_runs", ss.max_runs);
     KU(&w, "handler_ns", ss.handler_ns);

@@ -920,6 +920,7 @@ static void sp_stats(ph_source *src, ph_source_stats *out)
     for (size_t k = 0; k < in->nrings; k++)
         out->dropped += atomic_load(&in->rings[k].dropped);
     out->foreign_faults = atomic_load(&ph_sig_foreign) - s->foreign_base;
+    out->orphan_opens = atomic_load(&ph_sig_orphans);
     out->handler_ns = atomic_load(&in->handler_ns);
 }
 

@@ -68,6 +68,7 @@ ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
 ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
 atomic_size_t ph_sig_slot_hiwater;
 atomic_uint_fast64_t ph_sig_foreign;
+atomic_uint_fast64_t ph_sig_orphans;
 
 /* The disposition faults that are not ours go to: the one before ours,
  * or one the program installed later through transparent mode's
@@ -257,7 +258,24 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
     }
     if (st == PH_RUN_FIRING || st == PH_RUN_LIFTING || st == PH_RUN_ARMING)
         return 1;
-    return stale_retry(&tl_idle_retry, addr, PH_SIG_STALE_TRIES);
+    if (stale_retry(&tl_idle_retry, addr, PH_SIG_STALE_TRIES))
+        return 1;
+    /* Still protected, its run neither armed nor being opened, and not by
+     * the program (checked above): the range holds only read-write memory
+     * of the program's (heap, static segments, read-write mappings), so
+     * this protection can only be one of ours that the run protocol lost
+     * track of.  Open the page and count it (orphans, in the sampler's
+     * statistics) rather than crash a correct program.  userfaultfd's
+     * pages are not protected this way: nothing to open there. */
+    size_t i = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
+    if (ph_sig_insts[i].mech == PH_SIG_MECH_UFFD)
+        return 0;
+    uintptr_t page = addr & ~(PH_SIG_PAGE_BYTES - 1);
+    if (mprotect((void *)page, PH_SIG_PAGE_BYTES, PROT_READ | PROT_WRITE) != 0)
+        return 0;
+    reapply_prog_prot(s, page, PH_SIG_PAGE_BYTES);
+    atomic_fetch_add_explicit(&ph_sig_orphans, 1, memory_order_relaxed);
+    return 1;
 }
 
 /* Enter slot idx if it holds addr.  -1 not there, else the result of

@@ -113,6 +113,9 @@ extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
 extern atomic_size_t ph_sig_slot_hiwater;
 /* SIGSEGVs passed on to the previous handler, process-wide. */
 extern atomic_uint_fast64_t ph_sig_foreign;
+/* Watched pages found protected with their run neither armed nor being
+ * opened (a lapse of the run protocol), opened by the handler. */
+extern atomic_uint_fast64_t ph_sig_orphans;
 
 /* Watch [a, a+len) of slot i (PROT_NONE, or moved out to the stash),
  * and open it again (read-write, or moved back).  Dispatch on the

@@ -68,6 +68,8 @@ typedef struct ph_source_stats {
     uint64_t samples;         /* samples delivered by drain() */
     uint64_t dropped;         /* samples lost (ring full) */
     uint64_t foreign_faults;  /* SIGSEGVs that were not ours (chained) */
+    uint64_t orphan_opens;    /* our protections found with no run armed,
+                                 opened by the handler (should stay 0) */
     uint64_t intervals;       /* arm() calls */
     uint64_t max_runs;        /* most protected runs at once */
     uint64_t handler_ns;      /* time in the handler (sampler), 0 if unknown */

@@ -755,6 +755,29 @@ static void test_first_touch_geometry(void)
     munmap(b, 2 * nb * PG);
 }
 
+/* A page of a watched range left protected with no run armed (a lapse of
+ * the run protocol, made here by hand): touching it opens it and counts an
+ * orphan instead of crashing; a page the program protected itself still
+ * faults for the program (test_chain, the robust mprotect item). */
+static void test_orphan_opened(void)
+{
+    size_t n = 16;
+    unsigned char *buf = map_pages(n);
+    ph_source *s = open_sampler(sim, 0, 1024, 1, 256);
+    CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+    ph_source_stats before, after;
+    s->ops->stats(s, &before);
+    CHECK_EQ(mprotect(buf + 5 * PG, PG, PROT_NONE), 0);
+    buf[5 * PG + 7] = 42; /* would be SIGSEGV with nobody to open it */
+    CHECK_EQ(buf[5 * PG + 7], 42);
+    s->ops->stats(s, &after);
+    CHECK_EQ(after.orphan_opens, before.orphan_opens + 1);
+    CHECK_EQ(after.foreign_faults, before.foreign_faults);
+    CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+    s->ops->close(s);
+    munmap(buf, n * PG);
+}
+
 static void test_overflow(void)
 {
     unsigned char *buf = map_pages(200);
@@ -844,6 +867,7 @@ int main(void)
     test_untouched_not_armed();
     test_first_touch();
     test_first_touch_geometry();
+    test_orphan_opened();
     test_overflow();
     test_errors();
     test_linux();
