@@ -285,7 +285,10 @@ struct ph_dsm {
     ph_dsm_vec untracked;        /* home pages written every interval, not
                                * write-protected any more */
     uint32_t *home_hist;      /* per page, see coherence.c */
-    uint32_t recheck_next, recheck_period, recheck_at;
+    uint32_t home_wiv;        /* barrier intervals in which this rank wrote
+                               * a tracked home page: home_hist's clock */
+    uint64_t home_wiv_bar;    /* barriers + 1 when home_wiv last grew */
+    uint32_t recheck_next, recheck_period, recheck_at, recheck_wiv;
     size_t recheck_last;
     ph_dsm_seg *last_segs;       /* the last barrier's merged write notices */
     size_t last_nsegs;
@@ -416,6 +419,11 @@ void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode);
  * write-protect them again, or leave those written at every interval
  * untracked (see coherence.c) */
 void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval);
+/* a barrier's merged notices, before ph_dsm_home_barrier: a home page
+ * another rank wrote in the interval starts its run of write intervals
+ * afresh (untracked: tracked again) -- it is not a page only its home
+ * writes, and an untracked page could never migrate */
+void ph_dsm_home_foreign(ph_dsm *c, const ph_dsm_seg *segs, size_t nsegs);
 /* a lock release: every written or untracked home page is write-protected
  * again and (untracked ones) noted as written */
 void ph_dsm_home_release(ph_dsm *c, uint32_t interval);
