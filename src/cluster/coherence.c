@@ -849,6 +849,25 @@ static void dirty_compact(ph_dsm *c)
     c->dirty.n = k;
 }
 
+/* Drop cached copies from the arena.  With userfaultfd the pages stay in
+ * the memfd, only their arena mapping goes (MADV_DONTNEED on a shared
+ * mapping keeps the page cache): the next access is a minor fault, and
+ * the refetch lands in a page that is already there -- the window view
+ * keeps its mapping, so the get does not fault and allocate and zero a
+ * page in the kernel (a punched hole costs that at every refetch).  The
+ * stale bytes are never seen: the page is INVALID until the fetch
+ * overwrote them.  With sigsegv the page is punched out. */
+static int unmap_copies(ph_dsm *c, size_t page, size_t n, int unused)
+{
+    if (c->fops != &ph_dsm_fault_uffd)
+        return punch(c, page, n, unused);
+    if (madvise(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE,
+                MADV_DONTNEED) < 0)
+        ph_dsm_fatal(c, "unmapping %zu cached page(s) at arena page %zu: %s",
+                     n, page, strerror(errno));
+    return 0;
+}
+
 /* Invalidate the cached pages of a list (any order, duplicates and pages
  * that are not cached allowed). */
 static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
@@ -875,7 +894,7 @@ static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
         dirty_compact(c);
     }
     sort_pages(drop.v, drop.n);
-    for_runs(c, drop.v, drop.n, punch, 0);
+    for_runs(c, drop.v, drop.n, unmap_copies, 0);
     for (size_t i = 0; i < drop.n; i++) {
         size_t p = (size_t)drop.v[i];
         c->state[p] = (uint8_t)(c->state[p] &
