@@ -24,8 +24,9 @@
  * reads; it fetches, makes the twin or notes the write, and maps the page
  * with UFFDIO_CONTINUE (write-protected or not), which wakes the thread.
  * The kernel waits, so system calls on shared memory (read() into a shared
- * array) work.  Invalidation punches the page out of the memfd
- * (FALLOC_FL_PUNCH_HOLE): the next access is a missing fault.  Fallback
+ * array) work.  Invalidation unmaps the copy from the arena view
+ * (MADV_DONTNEED; the page stays in the memfd, so the refetch does not
+ * allocate it again): the next access is a minor fault.  Fallback
  * `sigsegv`: the same states with mprotect, the SIGSEGV handler only hands
  * the fault to the service thread and waits on a futex.
  *

@@ -15,9 +15,10 @@
  *                 copies the page to a twin.  A release write-protects the
  *                 page (further writes fault again), sends the diff
  *                 against the twin and drops the twin: RO.  An
- *                 invalidation punches the page out of the memfd (after
- *                 flushing its diff if it is dirty): INVALID, and the next
- *                 access is a missing fault that fetches the current
+ *                 invalidation unmaps the page from the arena (userfault-
+ *                 fd; sigsegv punches it out of the memfd), after
+ *                 flushing its diff if it is dirty: INVALID, and the next
+ *                 access is a fault that fetches the current
  *                 master copy -- this is also how a page another local
  *                 thread is writing during a lock acquire is handled
  *                 (write-protect, flush, invalidate; the writer refaults).
