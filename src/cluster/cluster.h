@@ -24,8 +24,9 @@
  * reads; it fetches, makes the twin or notes the write, and maps the page
  * with UFFDIO_CONTINUE (write-protected or not), which wakes the thread.
  * The kernel waits, so system calls on shared memory (read() into a shared
- * array) work.  Invalidation punches the page out of the memfd
- * (FALLOC_FL_PUNCH_HOLE): the next access is a missing fault.  Fallback
+ * array) work.  Invalidation unmaps the copy from the arena view
+ * (MADV_DONTNEED; the page stays in the memfd, so the refetch does not
+ * allocate it again): the next access is a minor fault.  Fallback
  * `sigsegv`: the same states with mprotect, the SIGSEGV handler only hands
  * the fault to the service thread and waits on a futex.
  *
@@ -311,7 +312,10 @@ struct ph_dsm {
     ph_dsm_vec untracked;        /* home pages written every interval, not
                                * write-protected any more */
     uint32_t *home_hist;      /* per page, see coherence.c */
-    uint32_t recheck_next, recheck_period, recheck_at;
+    uint32_t home_wiv;        /* barrier intervals in which this rank wrote
+                               * a tracked home page: home_hist's clock */
+    uint64_t home_wiv_bar;    /* barriers + 1 when home_wiv last grew */
+    uint32_t recheck_next, recheck_period, recheck_at, recheck_wiv;
     size_t recheck_last;
     ph_dsm_seg *last_segs;       /* the last barrier's merged write notices */
     size_t last_nsegs;
@@ -442,6 +446,11 @@ void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode);
  * write-protect them again, or leave those written at every interval
  * untracked (see coherence.c) */
 void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval);
+/* a barrier's merged notices, before ph_dsm_home_barrier: a home page
+ * another rank wrote in the interval starts its run of write intervals
+ * afresh (untracked: tracked again) -- it is not a page only its home
+ * writes, and an untracked page could never migrate */
+void ph_dsm_home_foreign(ph_dsm *c, const ph_dsm_seg *segs, size_t nsegs);
 /* a lock release: every written or untracked home page is write-protected
  * again and (untracked ones) noted as written */
 void ph_dsm_home_release(ph_dsm *c, uint32_t interval);

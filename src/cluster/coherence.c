@@ -15,9 +15,10 @@
  *                 copies the page to a twin.  A release write-protects the
  *                 page (further writes fault again), sends the diff
  *                 against the twin and drops the twin: RO.  An
- *                 invalidation punches the page out of the memfd (after
- *                 flushing its diff if it is dirty): INVALID, and the next
- *                 access is a missing fault that fetches the current
+ *                 invalidation unmaps the page from the arena (userfault-
+ *                 fd; sigsegv punches it out of the memfd), after
+ *                 flushing its diff if it is dirty: INVALID, and the next
+ *                 access is a fault that fetches the current
  *                 master copy -- this is also how a page another local
  *                 thread is writing during a lock acquire is handled
  *                 (write-protect, flush, invalidate; the writer refaults).
@@ -255,9 +256,10 @@ static void note_home_written(ph_dsm *c, size_t p)
 }
 
 /* Write-protected home pages after p that were written in one of the last
- * two intervals (home_hist, see below): a program streaming through its
- * band writes them again now, so a write fault unprotects the run at once
- * (they count as written).  At most 64. */
+ * two intervals in which this rank wrote home pages (home_hist, see
+ * below): a program streaming through its band writes them again now, so
+ * a write fault unprotects the run at once (they count as written).  At
+ * most 64. */
 static size_t home_write_run(ph_dsm *c, size_t p)
 {
     long ai = ph_dsm_alloc_of(c, p);
@@ -265,7 +267,7 @@ static size_t home_write_run(ph_dsm *c, size_t p)
         return 1;
     ph_dsm_alloc *a = alloc_at(c, ai);
     size_t end = a->start + a->npages, n = 1;
-    uint32_t now = (uint32_t)c->st.barriers;
+    uint32_t now = c->home_wiv + 1;     /* this interval, if it writes */
     while (n < 64 && p + n < end) {
         size_t q = p + n;
         uint32_t h = c->home_hist[q];
@@ -652,18 +654,22 @@ void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode)
 
 /* Home pages written at every interval stop being tracked (JIAJIA's
  * home write detection switch-off): a home page its home wrote in
- * `home_untrack_after` barrier intervals in a row (allowing one interval
- * without a write between two: Jacobi's grids are written every other
- * interval) stays writable --
- * no write fault per interval any more -- and is assumed written: it is
- * in every barrier's write notices (others drop their copies, as they
- * would for a page really written each interval).  Every `home_recheck`
- * barriers, and at every lock release (whose notices must be exact enough
- * to cover what was written), untracked pages are write-protected again
- * and noticed once; a page still written every interval is untracked
- * again after one more interval.  home_hist[p]: bits 0-15 the last
- * interval its home wrote it (mod 65536), 16-23 consecutive intervals,
- * bit 31 untracked. */
+ * `home_untrack_after` write intervals in a row (allowing one write
+ * interval without it between two: Jacobi's grids are written every other
+ * sweep) stays writable -- no write fault per interval any more -- and is
+ * assumed written: it is in every barrier's write notices (others drop
+ * their copies, as they would for a page really written each interval).
+ * The clock is home_wiv, the barrier intervals in which this rank wrote a
+ * tracked home page at all, not the barriers: intervals where this rank
+ * writes nothing (a program with a fork and a join barrier per sweep
+ * writes each of its two grids every fourth barrier interval) do not
+ * break a run.  Every `home_recheck` barriers, and at every lock release
+ * (whose notices must be exact enough to cover what was written),
+ * untracked pages are write-protected again and noticed once; a page
+ * still written at every write interval is untracked again after one
+ * more.  home_hist[p]: bits 0-15 the last write interval (home_wiv, mod
+ * 65536) its home wrote it in, 16-23 write intervals in a row, bit 31
+ * untracked; 0 = no history (never written here, or its home moved). */
 #define HH_STAMP(h) ((h) & 0xffffu)
 #define HH_COUNT(h) (((h) >> 16) & 0xffu)
 #define HH_UNTRACKED 0x80000000u
@@ -683,9 +689,9 @@ static void rearm_pages(ph_dsm *c, ph_dsm_vec *sel)
     }
 }
 
-/* Untracked pages back to tracked, the next write counting as the
- * (K)th consecutive one. */
-static void retrack_all(ph_dsm *c, uint32_t interval, int note)
+/* Untracked pages back to tracked, the next write (in the next write
+ * interval) counting as the (K)th consecutive one. */
+static void retrack_all(ph_dsm *c, int note)
 {
     if (c->untracked.n == 0)
         return;
@@ -693,13 +699,48 @@ static void retrack_all(ph_dsm *c, uint32_t interval, int note)
                                             : 1;
     for (size_t i = 0; i < c->untracked.n; i++) {
         size_t p = (size_t)c->untracked.v[i];
-        c->home_hist[p] = HH_MAKE(interval - 1, k - 1, 0);
+        c->home_hist[p] = HH_MAKE(c->home_wiv, k - 1, 0);
         if (note)
             note_written(c, p);
     }
     rearm_pages(c, &c->untracked);
     c->st.home_retracked += c->untracked.n;
     c->untracked.n = 0;
+}
+
+void ph_dsm_home_foreign(ph_dsm *c, const ph_dsm_seg *segs, size_t nsegs)
+{
+    if (c->nranks == 1)
+        return;
+    ph_dsm_vec back = {0};
+    for (size_t i = 0; i < nsegs; i++) {
+        if (segs[i].nwriters == 1 && segs[i].writer == c->rank)
+            continue;
+        for (uint64_t p = segs[i].start;
+             p < segs[i].start + segs[i].len && p < c->npages; p++) {
+            uint32_t h = c->home_hist[p];
+            if (!h)
+                continue;          /* no history: not homed here, or new */
+            if (h & HH_UNTRACKED)
+                push(c, &back, p);
+            c->home_hist[p] = HH_MAKE(HH_STAMP(h), 0, 0);
+        }
+    }
+    if (back.n == 0)
+        return;
+    /* those go back to tracked: out of the untracked list, write-protected */
+    for (size_t i = 0; i < back.n; i++)
+        c->state[back.v[i]] |= PGF_TMP;
+    size_t k = 0;
+    for (size_t i = 0; i < c->untracked.n; i++)
+        if (!(c->state[c->untracked.v[i]] & PGF_TMP))
+            c->untracked.v[k++] = c->untracked.v[i];
+    c->untracked.n = k;
+    for (size_t i = 0; i < back.n; i++)
+        c->state[back.v[i]] &= (uint8_t)~PGF_TMP;
+    rearm_pages(c, &back);
+    c->st.home_retracked += back.n;
+    ph_dsm_vec_free(&back);
 }
 
 void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval)
@@ -712,26 +753,34 @@ void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval)
         return;
     }
     uint32_t k = (uint32_t)c->home_untrack_after;
+    /* a write interval: this rank wrote a tracked home page */
+    for (size_t i = 0; i < c->home_rw.n; i++)
+        if (c->state[c->home_rw.v[i]] & PGF_HOMERW) {
+            c->home_wiv++;
+            c->home_wiv_bar = (uint64_t)interval + 1;
+            break;
+        }
+    uint32_t now = c->home_wiv;
     for (size_t i = 0; i < c->home_rw.n; i++) {
         uint64_t p = c->home_rw.v[i];
         if (!(c->state[p] & PGF_HOMERW))
             continue;
         uint32_t h = c->home_hist[p];
-        /* written this interval and in one of the two before (every
-         * interval, or every other one: Jacobi's two grids) */
-        uint32_t gap = (interval - HH_STAMP(h)) & 0xffffu;
+        /* written in this write interval and in one of the two before
+         * (every one, or every other one: Jacobi's two grids) */
+        uint32_t gap = (now - HH_STAMP(h)) & 0xffffu;
         uint32_t cnt = HH_COUNT(h) && gap >= 1 && gap <= 2 ? HH_COUNT(h) + 1
                                                              : 1;
         if (cnt > 255)
             cnt = 255;
         if (k > 0 && cnt >= k) {
             /* stays writable, in every notice from now on */
-            c->home_hist[p] = HH_MAKE(interval, cnt, 1);
+            c->home_hist[p] = HH_MAKE(now, cnt, 1);
             c->state[p] &= (uint8_t)~PGF_HOMERW;
             push(c, &c->untracked, p);
             c->st.home_untracked++;
         } else {
-            c->home_hist[p] = HH_MAKE(interval, cnt, 0);
+            c->home_hist[p] = HH_MAKE(now, cnt, 0);
             push(c, &sel, p);
         }
     }
@@ -745,13 +794,14 @@ void ph_dsm_home_barrier(ph_dsm *c, uint32_t interval)
             c->recheck_next = (uint32_t)c->home_recheck;
         if (interval >= c->recheck_next && c->untracked.n > 0) {
             c->recheck_last = c->untracked.n;
-            retrack_all(c, interval + 1, 0);
+            retrack_all(c, 0);
             c->recheck_at = interval;
+            c->recheck_wiv = c->home_wiv;
             c->recheck_period = c->recheck_period ? c->recheck_period
                                                   : (uint32_t)c->home_recheck;
             c->recheck_next = interval + c->recheck_period;
-        } else if (c->recheck_at && interval == c->recheck_at + 3) {
-            /* three intervals after a re-check: were they untracked
+        } else if (c->recheck_at && c->home_wiv - c->recheck_wiv >= 2) {
+            /* two write intervals after a re-check: were they untracked
              * again? */
             if (c->untracked.n * 10 >= c->recheck_last * 9 &&
                 c->recheck_period < (1u << 20)) {
@@ -778,7 +828,7 @@ void ph_dsm_home_release(ph_dsm *c, uint32_t interval)
     c->home_rw.n = 0;
     rearm_pages(c, &sel);
     ph_dsm_vec_free(&sel);
-    retrack_all(c, interval, 1);
+    retrack_all(c, 1);
 }
 
 /* ---- invalidation --------------------------------------------------- */
@@ -804,6 +854,25 @@ static void dirty_compact(ph_dsm *c)
             c->dirty.v[k++] = p;
     }
     c->dirty.n = k;
+}
+
+/* Drop cached copies from the arena.  With userfaultfd the pages stay in
+ * the memfd, only their arena mapping goes (MADV_DONTNEED on a shared
+ * mapping keeps the page cache): the next access is a minor fault, and
+ * the refetch lands in a page that is already there -- the window view
+ * keeps its mapping, so the get does not fault and allocate and zero a
+ * page in the kernel (a punched hole costs that at every refetch).  The
+ * stale bytes are never seen: the page is INVALID until the fetch
+ * overwrote them.  With sigsegv the page is punched out. */
+static int unmap_copies(ph_dsm *c, size_t page, size_t n, int unused)
+{
+    if (c->fops != &ph_dsm_fault_uffd)
+        return punch(c, page, n, unused);
+    if (madvise(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE,
+                MADV_DONTNEED) < 0)
+        ph_dsm_fatal(c, "unmapping %zu cached page(s) at arena page %zu: %s",
+                     n, page, strerror(errno));
+    return 0;
 }
 
 /* Invalidate the cached pages of a list (any order, duplicates and pages
@@ -832,7 +901,7 @@ static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
         dirty_compact(c);
     }
     sort_pages(drop.v, drop.n);
-    for_runs(c, drop.v, drop.n, punch, 0);
+    for_runs(c, drop.v, drop.n, unmap_copies, 0);
     for (size_t i = 0; i < drop.n; i++) {
         size_t p = (size_t)drop.v[i];
         c->state[p] = (uint8_t)(c->state[p] &
@@ -951,6 +1020,17 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
 void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
 {
     uint64_t in = 0, out = 0, all = 0;
+    /* A page moving here was written by this rank alone in the interval
+     * ending now: it counts as a home page written in this write interval
+     * (which it makes one, if no home page was written), so its next
+     * writes are a run and it stops being tracked as soon as a page homed
+     * here from the start would. */
+    for (size_t i = 0; i < n; i++)
+        if (mv[i].to == c->rank && c->home_wiv_bar != c->st.barriers + 1) {
+            c->home_wiv++;
+            c->home_wiv_bar = c->st.barriers + 1;
+            break;
+        }
     for (size_t i = 0; i < n; i++) {
         for (uint64_t p = mv[i].start; p < mv[i].start + mv[i].len &&
                                        p < c->npages; p++) {
@@ -974,7 +1054,8 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
                     cached_add(c, (size_t)p);
                 out++;
             }
-            c->home_hist[p] = 0;
+            c->home_hist[p] = mv[i].to == c->rank
+                                  ? HH_MAKE(c->home_wiv, 1, 0) : 0;
             c->home_ovr[p] = mv[i].to + 1;
             all++;
         }

@@ -4,10 +4,11 @@
  * The arena view (a MAP_SHARED mapping of the rank's memfd) is registered
  * in three modes at once (probed on Linux 6.18; the shmem modes exist
  * since 5.13 (minor) and 5.19 (write-protect)):
- *   MISSING  the page is a hole of the memfd: never fetched, or punched
- *            out by an invalidation;
+ *   MISSING  the page is a hole of the memfd: never fetched (or punched
+ *            out when its allocation went);
  *   MINOR    the page is in the memfd but not mapped in the arena: a home
- *            page a remote get or diff brought in, a page we fetched;
+ *            page a remote get or diff brought in, a page we fetched, a
+ *            cached copy an invalidation unmapped (MADV_DONTNEED);
  *   WP       a write to a page mapped write-protected.
  * The faulting thread waits in the kernel; the service thread reads the
  * message (non-blocking reads, it polls the descriptor), resolves the

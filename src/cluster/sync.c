@@ -328,6 +328,8 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     for (size_t i = 0; i < marked.n; i++)
         c->state[marked.v[i]] &= (uint8_t)~PGF_TMP;
     ph_dsm_vec_free(&marked);
+    if (nsegs > 0)
+        ph_dsm_home_foreign(c, segs, (size_t)nsegs);
     ph_dsm_home_barrier(c, (uint32_t)c->st.barriers);
     /* 4. every diff has landed before anybody reads */
     if (anydirty > 0) {

@@ -467,9 +467,13 @@ void ph_dsm_wait_collective(ph_dsm *c, MPI_Request *req, const char *what)
             continue;
         }
         /* Like MPI's own blocking calls, keep driving progress (MPICH's
-         * one-sided operations on this rank's windows need it), but yield
-         * the CPU each turn; after a long wait, nap briefly between
-         * turns. */
+         * one-sided operations on this rank's windows need it): for the
+         * first microseconds without giving up the CPU (a collective of
+         * ranks that arrive together ends within them, and a yield to a
+         * runnable thread costs a scheduler slice), then yielding it each
+         * turn; after a long wait, nap briefly between turns. */
+        if (now - start < 5000u)
+            continue;
         if (now < spin_until || now - start < 50000000u)
             sched_yield();
         else

@@ -22,6 +22,16 @@
  *                 writes it (block homes, counted), the result equals the
  *                 sequential one; with cluster_migrate=0 the homes stay
  *                 round-robin.
+ *   hometrack [PLACEMENT]
+ *                 the same sweep with two barriers per iteration (an
+ *                 OpenMP region's fork and join: each grid is written at
+ *                 every fourth barrier interval, nothing in between):
+ *                 once the homes are settled (migrated to the writers for
+ *                 round-robin) a home page is no longer write-tracked, so
+ *                 the home write faults of the last iterations stay below
+ *                 one per page (tracked at every sweep they would be one
+ *                 per page and sweep); the result equals the sequential
+ *                 one.
  *   readonly      an array written once and then only read is fetched in
  *                 the first interval and never again (fetch counter),
  *                 also across lock acquires that drop every cached copy
@@ -310,6 +320,70 @@ static void laplace(void)
     CHECK(ph_cluster_free(g[0]) == 0);
 }
 
+/* ---- home write tracking with empty intervals ------------------------ */
+
+#define T_WARM 8                   /* iterations before counting */
+#define T_ITERS 40
+
+static void hometrack(const char *placement)
+{
+    int n = ph_cluster_nranks();
+    ph_placement_t pl;
+    CHECK(ph_placement_parse(&pl, placement) == 0);
+    size_t bytes = (size_t)L_ROWS * L_COLS * sizeof(double);
+    double *g[2] = {ph_cluster_alloc(bytes, &pl), ph_cluster_alloc(bytes, &pl)};
+    CHECK(g[0] && g[1]);
+    if (!g[0] || !g[1])
+        return;
+    long b, e;
+    CHECK(ph_cluster_static_range(L_ROWS, 0, &b, &e) == 0);
+    for (int k = 0; k < 2; k++)
+        for (long i = b; i < e; i++)
+            for (long j = 0; j < L_COLS; j++)
+                g[k][i * L_COLS + j] =
+                    (i == 0 || j == 0) ? 100.0 : (double)((i * 7 + j) % 13);
+    CHECK(ph_cluster_barrier() == 0);
+    long long f0 = 0, f1 = 0, un0 = 0;
+    for (int it = 0; it < T_ITERS; it++) {
+        if (it == T_WARM) {
+            f0 = stat_of("fault_write_home");
+            un0 = stat_of("home_untracked");
+        }
+        CHECK(ph_cluster_barrier() == 0);      /* the fork */
+        sweep(g[it % 2], g[(it + 1) % 2], b, e);
+        CHECK(ph_cluster_barrier() == 0);      /* the join */
+    }
+    f1 = stat_of("fault_write_home");
+    long long untracked = stat_of("home_untracked");
+    double *s[2] = {malloc(bytes), malloc(bytes)};
+    for (int k = 0; k < 2; k++)
+        for (long i = 0; i < L_ROWS; i++)
+            for (long j = 0; j < L_COLS; j++)
+                s[k][i * L_COLS + j] =
+                    (i == 0 || j == 0) ? 100.0 : (double)((i * 7 + j) % 13);
+    for (int it = 0; it < T_ITERS; it++)
+        sweep(s[it % 2], s[(it + 1) % 2], 0, L_ROWS);
+    CHECK(memcmp(s[T_ITERS % 2], g[T_ITERS % 2], bytes) == 0);
+    /* this rank writes 2 x (e - b) pages, each in (T_ITERS - T_WARM) / 2
+     * sweeps of the counted part: tracked, that many faults each */
+    long pages = 2 * (e - b);
+    if (n > 1) {
+        CHECK(f1 - f0 >= 0);
+        CHECK(f1 - f0 < pages);
+        CHECK(untracked >= pages);          /* every written page, once */
+    }
+    if (ph_cluster_rank() == 0)
+        printf("hometrack: %s homes, %d ranks, 2 barriers per iteration: "
+               "%lld home write faults in iterations %d-%d (%ld pages "
+               "written here, %d sweeps each), %lld pages untracked (%lld "
+               "before)\n", placement, n, f1 - f0, T_WARM, T_ITERS - 1,
+               pages, (T_ITERS - T_WARM) / 2, untracked, un0);
+    free(s[0]);
+    free(s[1]);
+    CHECK(ph_cluster_free(g[1]) == 0);
+    CHECK(ph_cluster_free(g[0]) == 0);
+}
+
 /* ---- read-only data ------------------------------------------------- */
 
 #define R_PAGES 32
@@ -478,6 +552,8 @@ int main(int argc, char **argv)
         pingpong();
     else if (!strcmp(mode, "laplace"))
         laplace();
+    else if (!strcmp(mode, "hometrack"))
+        hometrack(argc > 2 ? argv[2] : "block");
     else if (!strcmp(mode, "readonly"))
         readonly();
     else if (!strcmp(mode, "badinput"))
