@@ -6,6 +6,7 @@
 #include "base/error.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,9 @@ static void on_barrier(void *arg, const ph_meet_view *mv, ph_meet_result *res)
     fill_root_nodes(x->k, mv, x->v);
 }
 
+/* Arrays of gangs left by splits never joined (on_split), kept. */
+static _Atomic(ph_gang *) stale_gangs;
+
 static void on_split(void *arg, const ph_meet_view *mv, ph_meet_result *res)
 {
     sync_ctx *x = arg;
@@ -187,9 +191,17 @@ static void on_split(void *arg, const ph_meet_view *mv, ph_meet_result *res)
     }
     /* Gangs of an earlier split that was never joined (a parallel region
      * ended inside them): every local thread of this gang is here, so
-     * none of them is in those any more; they are left allocated, since a
+     * none of them is in those any more; they stay allocated, since a
      * thread of another team may still point at them (ph_gang_current
-     * tells it). */
+     * tells it), on the list of stale gangs (kept for the process). */
+    if (*v->children) {
+        ph_gang *old = *v->children;
+        old[0].stale_next = atomic_load(&stale_gangs);
+        while (!atomic_compare_exchange_weak(&stale_gangs, &old[0].stale_next, old))
+            ;
+        *v->children = NULL;
+        *v->nchildren = 0;
+    }
     ph_gang *ch = calloc((size_t)G, sizeof *ch);
     if (!ch) {
         res->ret = -1;

@@ -55,6 +55,8 @@ struct ph_gang {
     int nodes[64];             /* NUMA: distinct nodes of its threads here,
                                 * in thread order (first 64) */
     int nnodes;
+    ph_gang *stale_next;       /* first of an array of gangs left by a split
+                                * never joined: the next such array */
 };
 
 /* The root of one library's gangs: its meeting point and its split. */
