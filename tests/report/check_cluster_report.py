@@ -275,8 +275,12 @@ def render(pagehome, data_dir):
 
 
 def cluster_run(pagehome, prog, report, args, env):
-    cmd = [pagehome, "cluster", "run", "-n", "2", "--transport", "shm", "--report", report,
-           "--", prog] + args
+    cmd = [pagehome, "cluster", "run", "-n", "2", "--transport", "shm", "--report", report]
+    # the launcher of the MPI the program was built with (ctest's
+    # environment says which: the MPICH build's tests run with mpich)
+    if os.environ.get("PH_MPI_FLAVOR"):
+        cmd += ["--mpi", os.environ["PH_MPI_FLAVOR"]]
+    cmd += ["--", prog] + args
     rc, out, err = run(cmd, env=env)
     return rc, out + err
 
