@@ -234,7 +234,7 @@ void ph_dsm_stats_alloc_end(ph_dsm *c, ph_dsm_alloc *a, int how)
     uint32_t nb = strip_buckets(a->npages);
     ph_dsm_alloc_rec *r = a->rec >= 0 ? &c->st.recs[a->rec] : NULL;
     /* every rank takes part, with a record or not: the calls match */
-    uint32_t own[PH_DSM_STRIP_MAX], own0[PH_DSM_STRIP_MAX] = {0};
+    uint32_t own[PH_DSM_STRIP_MAX] = {0}, own0[PH_DSM_STRIP_MAX] = {0};
     int32_t view[PH_DSM_STRIP_MAX], start[PH_DSM_STRIP_MAX], end[PH_DSM_STRIP_MAX];
     uint64_t home = homes_view(c, a, nb, 0, view, own);
     for (uint32_t b = 0; b < nb; b++)
