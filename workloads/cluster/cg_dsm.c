@@ -40,6 +40,7 @@
  * WL_FAULT=1 perturbs q in the last solve, as cg does.
  */
 #include "common.h"
+#include "cg_matrix.h"
 #include "nas_common.h"
 
 #include <omp.h>
@@ -55,49 +56,9 @@
 #define USAGE PROG " CLASS [NITER [NA [PLACEMENT]]] [--no-check]  (CLASS = S, W or A; " \
                    "1 <= NITER <= 10000; 100 <= NA <= 2000000)"
 
-static const long class_na[NAS_NCLASSES] = {1400, 7000, 14000};
-static const int class_nonzer[NAS_NCLASSES] = {12, 20, 48};
-static const double class_shift[NAS_NCLASSES] = {1.0, 1.0, 1.0};
-static const long class_niter[NAS_NCLASSES] = {15, 15, 15};
-/* cg.c's seeds: the same matrix */
-static const uint64_t SEED_COL = 314159265, SEED_VAL = 271828183;
-
-typedef struct {
-    long n;
-    long *rowptr; /* n + 1 */
-    int *col;
-    double *val;
-} csr_t;
-
 typedef struct {
     double *x, *z, *r, *p, *q;
 } cg_vecs;
-
-static long draw_col(long i, int t, int nonzer, long n)
-{
-    return (long)(nas_uniform(SEED_COL, (uint64_t)i * (uint64_t)nonzer + (uint64_t)t) * (double)n);
-}
-
-static double draw_val(long i, int t, int nonzer)
-{
-    return 2.0 * nas_uniform(SEED_VAL, (uint64_t)i * (uint64_t)nonzer + (uint64_t)t) - 1.0;
-}
-
-static void sort_row(int *c, double *v, long len)
-{
-    for (long a = 1; a < len; a++) {
-        int ck = c[a];
-        double vk = v[a];
-        long b = a - 1;
-        while (b >= 0 && (c[b] > ck || (c[b] == ck && v[b] > vk))) {
-            c[b + 1] = c[b];
-            v[b + 1] = v[b];
-            b--;
-        }
-        c[b + 1] = ck;
-        v[b + 1] = vk;
-    }
-}
 
 /* cg.c's matrix, built serially in private memory. */
 static void build(csr_t *A, long n, int nonzer, double shift, double *glo, double *ghi)

@@ -40,6 +40,7 @@
  *
  *   cg CLASS [NITER [NA]]   CLASS S (NA=1400), W (NA=7000), A (NA=14000)
  */
+#include "cg_matrix.h"
 #include "nas_common.h"
 
 #include <math.h>
@@ -48,48 +49,6 @@
 #include <stdlib.h>
 
 #define CGIT 25 /* CG iterations per outer iteration */
-
-static const long class_na[NAS_NCLASSES] = {1400, 7000, 14000};
-static const int class_nonzer[NAS_NCLASSES] = {12, 20, 48};
-static const double class_shift[NAS_NCLASSES] = {1.0, 1.0, 1.0};
-static const long class_niter[NAS_NCLASSES] = {15, 15, 15};
-
-static const uint64_t SEED_COL = 314159265, SEED_VAL = 271828183;
-
-typedef struct {
-    long n;
-    long *rowptr; /* n + 1 */
-    int *col;
-    double *val;
-} csr_t;
-
-/* The t-th draw of row i: column and value. */
-static long draw_col(long i, int t, int nonzer, long n)
-{
-    return (long)(nas_uniform(SEED_COL, (uint64_t)i * (uint64_t)nonzer + (uint64_t)t) * (double)n);
-}
-
-static double draw_val(long i, int t, int nonzer)
-{
-    return 2.0 * nas_uniform(SEED_VAL, (uint64_t)i * (uint64_t)nonzer + (uint64_t)t) - 1.0;
-}
-
-/* Insertion sort of one row's entries by (column, value). */
-static void sort_row(int *c, double *v, long len)
-{
-    for (long a = 1; a < len; a++) {
-        int ck = c[a];
-        double vk = v[a];
-        long b = a - 1;
-        while (b >= 0 && (c[b] > ck || (c[b] == ck && v[b] > vk))) {
-            c[b + 1] = c[b];
-            v[b + 1] = v[b];
-            b--;
-        }
-        c[b + 1] = ck;
-        v[b + 1] = vk;
-    }
-}
 
 static void build(csr_t *A, long n, int nonzer, double shift, double *glo, double *ghi)
 {
