@@ -48,10 +48,8 @@ import math
 import os
 import sys
 
-from report_common import (ReportError, default_outdir, esc, fmt_bytes, html_figure,
-                           html_head, html_items, import_pyplot, lst, make_outdir, ms,
-                           no_data, num, obj, pct, plural, render_text_sections,
-                           save_figure, write_page)
+from report_common import (write_report, esc, fmt_bytes, html_figure, html_head, html_items,
+                           import_pyplot, lst, ms, no_data, num, obj, pct, plural, save_figure)
 
 IMAGES = ("homes.png", "remote_faults.png", "migrations.png")
 TABLE_RANKS = 8          # per-rank columns of the interval table
@@ -612,19 +610,5 @@ def render_html(cl, sections, images):
 
 def report(data, path, outdir, text_only):
     """The whole report of a merged cluster file; the exit status."""
-    cl = Cluster(data, path)
-    sys.stdout.write(render_text_sections(f"pagehome report: {path}",
-                                          summary_sections(cl, False)))
-    sys.stdout.flush()
-    if text_only:
-        return 0
-    outdir = outdir or default_outdir(path)
-    make_outdir(outdir)
-    try:
-        images = write_plots(cl, outdir)
-    except OSError as e:
-        raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
-    page = write_page(outdir, render_html(cl, summary_sections(cl, True), images))
-    wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
-    print(f"\nwrote {wrote}")
-    return 0
+    return write_report(Cluster(data, path), path, outdir, text_only, summary_sections,
+                        write_plots, render_html)

@@ -921,3 +921,25 @@ def write_page(outdir, page_text):
 def one_line(text):
     """text with its control characters escaped: a message stays one line."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def write_report(model, path, outdir, text_only, sections, plots, html_of):
+    """A report's text on stdout and, unless text_only, its plots and HTML
+    page in outdir (by default beside path): sections(model, html) gives
+    the sections, plots(model, outdir) writes the figures ({name: path}),
+    html_of(model, sections, images) makes the page.  The exit status."""
+    sys.stdout.write(render_text_sections(f"pagehome report: {path}",
+                                          sections(model, False)))
+    sys.stdout.flush()
+    if text_only:
+        return 0
+    outdir = outdir or default_outdir(path)
+    make_outdir(outdir)
+    try:
+        images = plots(model, outdir)
+    except OSError as e:
+        raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
+    page = write_page(outdir, html_of(model, sections(model, True), images))
+    wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
+    print(f"\nwrote {wrote}")
+    return 0

@@ -62,9 +62,8 @@ import math
 import os
 import sys
 
-from report_common import (ReportError, default_outdir, esc, html_figure, html_head,
-                           html_items, import_pyplot, kind_of, lst, make_outdir, no_data,
-                           num, obj, render_text_sections, save_figure, write_page)
+from report_common import (write_report, esc, html_figure, html_head, html_items,
+                           import_pyplot, kind_of, lst, no_data, num, obj, save_figure)
 
 CASE_FIELDS = ("machine", "group", "program", "threads", "placement", "repeat",
                "critical_pages", "thread_notes", "keep_active")
@@ -638,19 +637,5 @@ def render_html(sim, sections, images):
 
 def report(data, path, outdir, text_only):
     """The whole report of a sim file; the exit status."""
-    sim = Sim(data, path)
-    sys.stdout.write(render_text_sections(f"pagehome report: {path}",
-                                          summary_sections(sim, False)))
-    sys.stdout.flush()
-    if text_only:
-        return 0
-    outdir = outdir or default_outdir(path)
-    make_outdir(outdir)
-    try:
-        images = write_plots(sim, outdir)
-    except OSError as e:
-        raise ReportError(f"cannot write the plots in {outdir}: {e.strerror}") from None
-    page = write_page(outdir, render_html(sim, summary_sections(sim, True), images))
-    wrote = ", ".join([page] + [os.path.basename(p) for p in images.values()])
-    print(f"\nwrote {wrote}")
-    return 0
+    return write_report(Sim(data, path), path, outdir, text_only, summary_sections,
+                        write_plots, render_html)
