@@ -2,17 +2,23 @@
 # guest_runs.sh -- real-kernel placement runs: every bundled workload in the
 # 4-node NUMA guest, from first-touch, interleave and single-node (node:0)
 # placement, with pagehome off (PAGEHOME_OBSERVE=1: samples and measures,
-# moves nothing) and on (iterative, sampling, and hybrid for the ADI kernels
-# bt and sp, which have phases), plus one plain run per workload (no
-# pagehome) whose stdout and verification line are the reference.
+# moves nothing) and on (auto: the mechanism `pagehome run` picks by itself,
+# as a user gets it; iterative, sampling, and hybrid for the ADI kernels bt
+# and sp, which have phases), plus one plain run per workload (no pagehome)
+# whose stdout and verification line are the reference.  With --sim the same
+# runs go on the simulated 4-node machine on this host instead (no guest).
 #
 #   bench/guest_runs.sh [options] BUILD_DIR
 #
 #   --workloads LIST   comma list (default laplace,laplace_f,fft,swim,xsbench,
 #                      bt,sp,cg,mg,ft; a workload not built is skipped with a note)
 #   --placements LIST  default first-touch,interleave,node:0
-#   --modes LIST       default off,iterative,sampling,hybrid
+#   --modes LIST       default off,auto,iterative,sampling,hybrid
 #   --smoke            laplace only, node:0 only, modes off,iterative (ctest)
+#   --sim [SPEC]       run on this host on a simulated machine (SPEC as
+#                      pagehome's --topology; default nodes=4,cpus_per_node=1)
+#                      with the sizes made for it (10x the iterations: the
+#                      host runs the programs 10-50x faster than the guest)
 #   --outdir DIR       keep every run's stdout, stderr and JSON report in DIR
 #                      (default: a temporary directory, removed at the end);
 #                      guest_runs_table.py DIR/manifest.tsv prints the table again
@@ -40,9 +46,10 @@ usage() {
 
 workloads=laplace,laplace_f,fft,swim,xsbench,bt,sp,cg,mg,ft
 placements=first-touch,interleave,node:0
-modes=off,iterative,sampling,hybrid
+modes=off,auto,iterative,sampling,hybrid
 outdir=
 timeout=1800
+sim=
 while [ $# -gt 0 ]; do
     case $1 in
         --workloads) [ $# -ge 2 ] || usage; workloads=$2; shift 2 ;;
@@ -50,6 +57,11 @@ while [ $# -gt 0 ]; do
         --modes) [ $# -ge 2 ] || usage; modes=$2; shift 2 ;;
         --smoke) workloads=laplace; placements=node:0; modes=off,iterative; shift ;;
         --outdir) [ $# -ge 2 ] || usage; outdir=$2; shift 2 ;;
+        --sim)
+            case ${2:-} in
+                *=*|*.json) sim=$2; shift 2 ;;
+                *) sim=nodes=4,cpus_per_node=1; shift ;;
+            esac ;;
         --timeout) [ $# -ge 2 ] || usage; timeout=$2; shift 2 ;;
         -h|--help) usage ;;
         --) shift; break ;;
@@ -59,24 +71,49 @@ while [ $# -gt 0 ]; do
 done
 [ $# -eq 1 ] || usage
 for m in $(echo "$modes" | tr ',' ' '); do
-    case $m in off|iterative|sampling|hybrid) ;;
-        *) echo "guest_runs: unknown mode $m (off, iterative, sampling, hybrid)" >&2; exit 2 ;;
+    case $m in off|auto|iterative|sampling|hybrid) ;;
+        *) echo "guest_runs: unknown mode $m (off, auto, iterative, sampling, hybrid)" >&2; exit 2 ;;
     esac
 done
 case $timeout in ''|*[!0-9]*) echo "guest_runs: --timeout wants seconds" >&2; exit 2 ;; esac
 
 [ -d "$1" ] || { echo "guest_runs: no build directory $1" >&2; exit 2; }
 build=$(cd "$1" && pwd -P)
+[ -x "$build/tools/pagehome/pagehome" ] ||
+    { echo "guest_runs: $build/tools/pagehome/pagehome is missing (build it first)" >&2; exit 2; }
+[ -e "$build/src/libpagehome_preload.so" ] ||
+    { echo "guest_runs: no libpagehome_preload.so in $build (build it first)" >&2; exit 2; }
+
+if [ -n "$sim" ]; then
+    # The simulated machine: the same inner script on this host, every
+    # `pagehome run` on the machine SPEC describes (PAGEHOME_TOPOLOGY).
+    made_out=
+    if [ -z "$outdir" ]; then
+        outdir=$(mktemp -d "${TMPDIR:-/tmp}/guest_runs.XXXXXX") || exit 125
+        made_out=$outdir
+    fi
+    mkdir -p "$outdir" || exit 2
+    outdir=$(cd "$outdir" && pwd -P)
+    trap '[ -z "$made_out" ] || rm -rf "$made_out"' EXIT
+    trap 'exit 125' INT TERM HUP
+    echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build, simulated machine $sim"
+    echo "guest_runs: workloads $workloads; placements $placements; modes $modes"
+    start=$(date +%s)
+    cd "$root" || exit 2
+    PAGEHOME_TOPOLOGY=$sim timeout "$timeout" \
+        sh "$here/guest_runs_inner.sh" "$build" "$outdir" "$workloads" "$placements" "$modes"
+    rc=$?
+    echo "guest_runs: wall time $(( $(date +%s) - start )) s, exit $rc"
+    [ "$rc" -eq 124 ] && { echo "guest_runs: FAILED: --timeout $timeout s reached"; exit 125; }
+    exit "$rc"
+fi
+
 case $build in
     /tmp|/tmp/*|/run|/run/*|/mnt|/mnt/*)
         echo "skipped: build directory $build is not visible in the guest" \
              "(the guest has its own /tmp, /run and /mnt)"
         exit 77 ;;
 esac
-[ -x "$build/tools/pagehome/pagehome" ] ||
-    { echo "guest_runs: $build/tools/pagehome/pagehome is missing (build it first)" >&2; exit 2; }
-[ -e "$build/src/libpagehome_preload.so" ] ||
-    { echo "guest_runs: no libpagehome_preload.so in $build (build it first)" >&2; exit 2; }
 
 # A guest at all?  (77 with the reason when qemu, the kernel or busybox are
 # missing and cannot be installed)

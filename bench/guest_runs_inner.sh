@@ -5,8 +5,9 @@
 #
 #   WORKLOADS   comma list of laplace,laplace_f,fft,swim,xsbench,bt,sp,cg,mg,ft
 #   PLACEMENTS  comma list of first-touch,interleave,node:0 (any pagehome placement)
-#   MODES       comma list of off,iterative,sampling,hybrid (hybrid: only for
-#               the workloads with phases, bt and sp)
+#   MODES       comma list of off,auto,iterative,sampling,hybrid (auto: no
+#               --migrate, pagehome's own choice; hybrid: only for the
+#               workloads with phases, bt and sp)
 #
 # For each workload whose executable exists in BUILD (a missing one is a
 # note, not a failure): one plain run (no pagehome: its stdout is the
@@ -18,6 +19,11 @@
 # At the end guest_runs_table.py prints the table and the targets; its exit
 # status is ours (0 all runs matched the plain run, 1 a mismatch or a failed
 # run).  POSIX sh (it runs in the guest's chroot of the host root).
+#
+# With PAGEHOME_TOPOLOGY set (guest_runs.sh --sim) it runs on the host, on
+# that simulated machine: NUMA balancing is left alone and the sizes are
+# the simulated ones (10x the iterations: the host is 10-50x faster than
+# the guest, and the sampling mechanism wakes by time).
 set -u
 build=${1:?usage: guest_runs_inner.sh BUILD OUTDIR WORKLOADS PLACEMENTS MODES}
 out=${2:?}
@@ -35,7 +41,10 @@ progress=$out/progress.log
 say() { echo "guest_runs: $*" >> "$progress"; }
 
 # NUMA balancing off: the kernel must not move pages behind the engine
-if ! echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null; then
+sim=${PAGEHOME_TOPOLOGY:-}
+if [ -n "$sim" ]; then
+    :
+elif ! echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null; then
     [ "$(cat /proc/sys/kernel/numa_balancing 2>/dev/null)" = 0 ] ||
         { echo "guest_runs: cannot turn NUMA balancing off"; exit 125; }
 fi
@@ -60,6 +69,22 @@ unset PAGEHOME_OBSERVE PAGEHOME_STATS_FILE PAGEHOME_ENGINE PAGEHOME_PLACEMENT
 # many times (200 ms apart) for repeated moves to show (at 120000 lookups
 # the run was over after a few wake-ups).
 wl_def() {
+    if [ -n "$sim" ]; then
+        case $1 in
+            laplace)   echo "workloads/laplace|block 1040 400|0" ;;
+            laplace_f) echo "workloads/laplace_f|naive 512 1500|0" ;;
+            fft)       echo "workloads/fft|first-touch 18|0" ;;
+            swim)      echo "workloads/swim|288 300|0" ;;
+            xsbench)   echo "workloads/xsbench|4 5000000|0" ;;
+            bt)        echo "workloads/nas/bt|W 120|1" ;;
+            sp)        echo "workloads/nas/sp|W 200|1" ;;
+            cg)        echo "workloads/nas/cg|W 100|0" ;;
+            mg)        echo "workloads/nas/mg|W 100|0" ;;
+            ft)        echo "workloads/nas/ft|S 40|0" ;;
+            *) return 1 ;;
+        esac
+        return 0
+    fi
     case $1 in
         laplace)   echo "workloads/laplace|block 1040 40|0" ;;
         laplace_f) echo "workloads/laplace_f|naive 512 150|0" ;;
@@ -79,11 +104,15 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 {
-    echo "guest: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes:"
-    for n in /sys/devices/system/node/node[0-9]*; do
-        echo "  $(basename "$n"): cpus $(cat "$n/cpulist"), distances $(cat "$n/distance")," \
-             "$(awk '/MemTotal/ { printf "%d MiB", $4 / 1024 }' "$n/meminfo")"
-    done
+    if [ -n "$sim" ]; then
+        echo "simulated machine $sim on the host ($(uname -r), $(nproc) CPUs)"
+    else
+        echo "guest: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes:"
+        for n in /sys/devices/system/node/node[0-9]*; do
+            echo "  $(basename "$n"): cpus $(cat "$n/cpulist"), distances $(cat "$n/distance")," \
+                 "$(awk '/MemTotal/ { printf "%d MiB", $4 / 1024 }' "$n/meminfo")"
+        done
+    fi
     echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
          "thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
     echo "OMP_NUM_THREADS=$OMP_NUM_THREADS OMP_PROC_BIND=$OMP_PROC_BIND" \
@@ -130,6 +159,10 @@ for w in $(echo "$workloads" | tr ',' ' '); do
                 off)
                     # shellcheck disable=SC2086
                     PAGEHOME_OBSERVE=1 "$ph" run --placement "$p" --report "$rep" -- \
+                        "$exe" $args > "$base.$tag.out" 2> "$base.$tag.err" ;;
+                auto)
+                    # shellcheck disable=SC2086
+                    "$ph" run --placement "$p" --report "$rep" -- \
                         "$exe" $args > "$base.$tag.out" 2> "$base.$tag.err" ;;
                 *)
                     # shellcheck disable=SC2086

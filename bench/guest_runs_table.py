@@ -22,9 +22,17 @@ Per run, from the `pagehome run --report` JSON:
                to the plain run's, its verification line "verification:
                ok", exit status 0 in both.  Anything else: MISMATCH.
 
-Targets (a run of the on modes: iterative, sampling, hybrid):
-  - from node:0, >= 90% owner-local at the end: laplace, swim, bt, sp;
-  - xsbench: <= 1% of its pages migrated more than once.
+Targets (runs with pagehome on: auto, iterative, sampling, hybrid):
+  - from node:0, every iterative workload (laplace, laplace_f, swim, bt,
+    sp, cg, mg, ft) >= 90% owner-local at the end with pagehome's own
+    choice of mechanism (mode auto, what `pagehome run` does unasked);
+    the forced mechanisms' figures are printed beside it, for information;
+  - xsbench (a table every thread reads at random): <= 1% of its pages
+    migrated, in every run with pagehome on;
+  - every workload, every run with pagehome on: <= 5% of its pages
+    migrated more than once.
+(Modes auto and the forced ones of an older output directory without auto:
+the forced ones are judged.)
 
 Exit status: 0 every run matched its plain run, 1 otherwise (MISMATCH or a
 failed run), 2 bad input.  Targets not met do not change it.
@@ -34,10 +42,11 @@ import os
 import re
 import sys
 
-ON_MODES = ("iterative", "sampling", "hybrid")
+ON_MODES = ("auto", "iterative", "sampling", "hybrid")
 LOCAL_TARGET = 0.90
-LOCAL_WORKLOADS = ("laplace", "swim", "bt", "sp")
-TWICE_TARGET = 0.01
+LOCAL_WORKLOADS = ("laplace", "laplace_f", "swim", "bt", "sp", "cg", "mg", "ft")
+SHARED_MOVED_TARGET = 0.01
+TWICE_TARGET = 0.05
 TIMING = re.compile(r" [A-Za-z_]*_s=\S+")
 
 
@@ -221,33 +230,49 @@ def main(argv):
     print()
     print("targets:")
     tally = {"met": 0, "not met": 0, "n/a": 0}
+
+    def judge(met, line, counted=True):
+        if counted:
+            tally["met" if met else "not met"] += 1
+            print("  %s, %s" % (line, "met" if met else "not met"))
+        else:
+            print("  %s (for information)" % line)
+
     for w in LOCAL_WORKLOADS:
         runs = [(m, s) for (ww, p, m, s) in results if ww == w and p == "node:0" and m in ON_MODES]
         if not runs:
-            print("  %-8s from node:0, owner-local >= 90%% (pagehome on): not evaluated (no run)" % w)
+            print("  %-9s from node:0, owner-local >= 90%%: not evaluated (no run)" % w)
             tally["n/a"] += 1
             continue
+        has_auto = any(m == "auto" for m, _ in runs)
         for m, s in runs:
-            met = s["local"] is not None and s["local"] >= LOCAL_TARGET
-            tally["met" if met else "not met"] += 1
-            print("  %-8s from node:0, owner-local >= 90%% (%s): %s, %s%s" %
-                  (w, m, pct(s["local"]), "met" if met else "not met",
-                   "" if s["bound"] else " (threads not bound)"))
+            line = "%-9s from node:0, owner-local >= 90%% (%s): %s%s" % (
+                w, m, pct(s["local"]), "" if s["bound"] else " (threads not bound)")
+            judge(s["local"] is not None and s["local"] >= LOCAL_TARGET, line,
+                  m == "auto" or not has_auto)
     xs = [(p, m, s) for (ww, p, m, s) in results if ww == "xsbench" and m in ON_MODES]
     if not xs:
-        print("  xsbench  <= 1% of pages migrated more than once: not evaluated (no run)")
+        print("  xsbench   <= 1% of its pages migrated: not evaluated (no run)")
         tally["n/a"] += 1
     for p, m, s in xs:
         if not s["sampled"] and not s["migrated"]:
-            print("  xsbench  <= 1%% of pages migrated more than once (%s, %s): not evaluated "
+            print("  xsbench   <= 1%% of its pages migrated (%s, %s): not evaluated "
                   "(the engine sampled nothing; iteration found: %s)" % (p, m, s["iteration"] or "none"))
             tally["n/a"] += 1
             continue
-        met = s["twice_share"] is not None and s["twice_share"] <= TWICE_TARGET
-        tally["met" if met else "not met"] += 1
-        print("  xsbench  <= 1%% of pages migrated more than once (%s, %s): %s (%d of %d pages), %s%s" %
-              (p, m, pct(s["twice_share"], 2), s["twice"], s["pages"], "met" if met else "not met",
+        share = (s["migrated"] or 0) / s["pages"] if s["pages"] else None
+        judge(share is not None and share <= SHARED_MOVED_TARGET,
+              "xsbench   <= 1%% of its pages migrated (%s, %s): %s (%d moves, %d pages)%s" %
+              (p, m, pct(share, 2), s["migrated"] or 0, s["pages"],
                "" if s["bound"] else " (threads not bound)"))
+    over = [(w, p, m, s) for (w, p, m, s) in results
+            if m in ON_MODES and s["twice_share"] is not None and s["twice_share"] > TWICE_TARGET]
+    on_runs = sum(1 for r in results if r[2] in ON_MODES)
+    for w, p, m, s in over:
+        judge(False, "%-9s <= 5%% of its pages migrated twice (%s, %s): %s (%d of %d pages)" %
+              (w, p, m, pct(s["twice_share"], 2), s["twice"], s["pages"]))
+    if on_runs and not over:
+        judge(True, "every run: <= 5%% of its pages migrated twice (%d runs with pagehome on)" % on_runs)
 
     print("targets: %d met, %d not met, %d not evaluated" % (tally["met"], tally["not met"], tally["n/a"]))
 

@@ -62,11 +62,15 @@ static size_t take_strip(ph_engine *e, const ph_hot *h, int8_t *strip)
     return nb;
 }
 
-/* Owner-local share and pages moved twice, into r. */
+/* Owner-local share and pages moved twice, into r.  A page the OS cannot
+ * place right now -- a watched page parked away from its address by the
+ * userfaultfd mechanism reads as not faulted -- counts at the home the
+ * bookkeeping knows (as take_strip does). */
 static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
 {
     enum { BATCH = 1024 };
     void *pages[BATCH];
+    size_t at[BATCH];
     int dom[BATCH], home[BATCH];
     int n = e->nnodes;
     r->sampled_pages = r->sampled_local = r->moved_twice = 0;
@@ -91,13 +95,18 @@ static void take_locality(ph_engine *e, ph_hot *h, ph_area_rec *r)
                 r->start_local += h->pages[i].first_home == d;
             }
             pages[k] = (void *)(h->base + i * 4096);
+            at[k] = i;
             dom[k++] = d;
         }
         if (k == BATCH || (i == h->npages && k)) {
             if (ph_engine_query(e, k, pages, home) == 0) {
                 r->sampled_pages += k;
-                for (size_t j = 0; j < k; j++)
+                for (size_t j = 0; j < k; j++) {
+                    const ph_page *pg = &h->pages[at[j]];
+                    if (home[j] < 0 && (pg->flags & PH_PG_HOME_KNOWN))
+                        home[j] = pg->home;
                     r->sampled_local += home[j] == dom[j];
+                }
             }
             k = 0;
         }

@@ -472,13 +472,23 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                  * page moves only to the node that dominates its whole
                  * history (two samples, or one its neighbourhood agrees
                  * with); and a page that ping-ponged before (two owners
-                 * alternate) moves again only as clearly claimed */
+                 * alternate) moves again only as clearly claimed.  So
+                 * does a page that moved before when this interval's
+                 * evidence is thin (fewer than 4n samples: the first
+                 * touch after the arm, which an owner of another phase
+                 * sometimes takes): one such sample sent it once, and
+                 * another must not send it again (ADI solvers: bt's z
+                 * sweep; rich counts still move it at once) */
                 if (target >= 0 && skewed) {
                     inv.unsettled++;
                     target = -1;
                 }
-                if (target >= 0 &&
-                    (kind == PH_INV_SAMPLING || pg->freezes)) {
+                uint64_t cur_sum = 0;
+                for (int k = 0; k < n; k++)
+                    cur_sum += cur[k];
+                int thin = cur_sum < 4 * (uint64_t)n * unit;
+                if (target >= 0 && (kind == PH_INV_SAMPLING || pg->freezes ||
+                                    (pg->migrations && thin))) {
                     /* a page moved before must be claimed more clearly */
                     double share = pg->migrations || pg->freezes
                                        ? SAMPLING_MOVED_SHARE

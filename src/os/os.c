@@ -394,6 +394,13 @@ void ph_os_note_touch(ph_os *os, void *addr, size_t len, int node)
         os->ops->note_touch(os, addr, len, node);
 }
 
+void ph_os_note_moved(ph_os *os, void *dst, const void *src, size_t len)
+{
+    if (os && os->ops->note_moved && dst && src && len &&
+        !(((uintptr_t)dst | (uintptr_t)src | len) & 4095u))
+        os->ops->note_moved(os, dst, src, len);
+}
+
 int ph_os_tracks_touch(const ph_os *os)
 {
     return os && os->ops->note_touch != NULL;

@@ -90,6 +90,17 @@
  *    the node of whoever asks about it first); a note it cannot keep
  *    (its record of notes full) is lost, and the page falls back to the
  *    asking thread's node.
+ *  - note_moved() (optional: NULL where a page keeps its node wherever
+ *    its mapping goes, as on Linux) is async-signal-safe too.  It tells
+ *    the machine that the pages of [src, src+len) move, or have just
+ *    moved, to [dst, dst+len) as they are (userfaultfd's UFFDIO_MOVE: the
+ *    sampler parks watched pages in a stash and brings them back), so a
+ *    page keeps its home across the trip.  The simulator applies notes in
+ *    order at its next settling call, before it looks at residency: the
+ *    mover notes a page after it left a place nobody queries (its way
+ *    out to the stash) and before it arrives where the program's pages
+ *    are queried (its way back), so no query sees an arrived page without
+ *    its home.
  *  - Every operation is thread-safe.
  */
 #ifndef PH_OS_OS_H
@@ -173,6 +184,7 @@ typedef struct ph_os_ops {
     int (*current_cpu)(ph_os *os);
     int (*current_node)(ph_os *os);
     void (*note_touch)(ph_os *os, void *addr, size_t len, int node);
+    void (*note_moved)(ph_os *os, void *dst, const void *src, size_t len);
     /* Virtual binding of the calling thread (sim); ENOTSUP on Linux.
      * node < 0 returns the thread to the default rule. */
     int (*set_thread_node)(ph_os *os, int node);
@@ -213,6 +225,7 @@ int ph_os_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out);
 int ph_os_current_cpu(ph_os *os);
 int ph_os_current_node(ph_os *os);
 void ph_os_note_touch(ph_os *os, void *addr, size_t len, int node);
+void ph_os_note_moved(ph_os *os, void *dst, const void *src, size_t len);
 /* 1 when the machine wants note_touch() (it cannot see who faults a
  * page: the simulator), 0 when it does not. */
 int ph_os_tracks_touch(const ph_os *os);
@@ -249,6 +262,8 @@ typedef struct ph_sim_counters {
     /* note_touch: pages that got their first toucher's node from a note,
      * notes lost to a full record */
     uint64_t touch_pages, touch_lost;
+    /* note_moved: pages whose home went along with them */
+    uint64_t carried_pages;
 } ph_sim_counters;
 /* -1/EINVAL when os is not the simulator. */
 int ph_sim_counters_get(ph_os *os, ph_sim_counters *out);

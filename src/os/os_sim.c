@@ -33,7 +33,11 @@
  * child process after fork() looks the same, and is not counted either.
  * ph_sim_touch() and populate_on() name the node exactly.  A 4 KiB page
  * that has a home but is no longer resident (MADV_DONTNEED, munmap and a
- * new mapping at the same place) loses its home.
+ * new mapping at the same place) loses its home -- unless it was moved
+ * as it is (note_moved: the userfaultfd sampler parks a watched page in
+ * its stash and brings it back with UFFDIO_MOVE, the physical page and
+ * its node unchanged): the note, in the same ring as the first touches
+ * and applied in order with them, carries the home to the new place.
  *
  * Threads: a thread bound with set_thread_node() is on that node; any
  * other runs on the node of the binding rule (ph_sim_set_binding: block
@@ -95,13 +99,14 @@ typedef struct sim_range {
                                -1 (note_touch) */
 } sim_range;
 
-/* A note_touch() not yet applied. */
+/* A note_touch() or note_moved() not yet applied. */
 #define SIM_TOUCH_CELLS 16384u
 typedef struct sim_touch {
     atomic_uint_fast64_t seq;
     uintptr_t start;
     size_t len;
-    int node;               /* OS node number */
+    int node;               /* OS node number (note_touch) */
+    uintptr_t from;         /* note_moved: the source; 0 for note_touch */
 } sim_touch;
 
 typedef struct sim_state {
@@ -570,9 +575,8 @@ static int settle(sim_state *s, ph_os *os, sim_range *r, size_t i, int res)
 
 /* Async-signal-safe: append one note, or count it lost when the ring is
  * full. */
-static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
+static void put_note(sim_state *s, uintptr_t start, size_t len, int node, uintptr_t from)
 {
-    sim_state *s = os->impl;
     uint64_t pos = atomic_load_explicit(&s->touch_head, memory_order_relaxed);
     for (;;) {
         sim_touch *c = &s->touch[pos & (SIM_TOUCH_CELLS - 1)];
@@ -582,9 +586,10 @@ static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
             if (atomic_compare_exchange_weak_explicit(&s->touch_head, &pos, pos + 1,
                                                       memory_order_relaxed,
                                                       memory_order_relaxed)) {
-                c->start = (uintptr_t)addr;
+                c->start = start;
                 c->len = len;
                 c->node = node;
+                c->from = from;
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
                 return;
             }
@@ -597,9 +602,48 @@ static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
     }
 }
 
-/* Lock held: apply the notes made since the last call.  A page of a noted
- * range that has no home and no earlier note gets the node; memory not
- * mapped any more is skipped. */
+static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
+{
+    put_note(os->impl, (uintptr_t)addr, len, node, 0);
+}
+
+static void sim_note_moved(ph_os *os, void *dst, const void *src, size_t len)
+{
+    put_note(os->impl, (uintptr_t)dst, len, -1, (uintptr_t)src);
+}
+
+/* Lock held: the pages of [from, from + n pages) moved to [to, ...) as
+ * they are: each home (or first-touch note) goes along.  4 KiB ranges
+ * only (the sampler's userfaultfd mechanism moves nothing else). */
+static void carry_homes(sim_state *s, uintptr_t to, uintptr_t from, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        uintptr_t p = from + k * PH_PAGE_4K, q = to + k * PH_PAGE_4K;
+        sim_range *rs = find(s, p);
+        if (!rs || rs->page_bytes != PH_PAGE_4K || rs->hugetlb)
+            continue;
+        size_t pi = (p - rs->start) / PH_PAGE_4K;
+        int h = rs->home[pi], t = rs->touch[pi];
+        if (h < 0 && t < 0)
+            continue;
+        sim_range *rd = find_or_track(s, q, 1);
+        if (!rd || rd->page_bytes != PH_PAGE_4K || rd->hugetlb)
+            continue;
+        size_t qi = (q - rd->start) / PH_PAGE_4K;
+        release_homes(s, rs, pi, pi + 1);
+        release_homes(s, rd, qi, qi + 1);
+        if (h >= 0) {
+            set_unit_home(s, rd, qi, 1, h);
+            s->c.carried_pages++;
+        } else {
+            rd->touch[qi] = (int16_t)t;
+        }
+    }
+}
+
+/* Lock held: apply the notes made since the last call, in order.  A page
+ * of a noted range that has no home and no earlier note gets the node;
+ * memory not mapped any more is skipped.  A move note carries homes. */
 static void drain_touches(sim_state *s, ph_os *os)
 {
     for (;;) {
@@ -610,8 +654,13 @@ static void drain_touches(sim_state *s, ph_os *os)
         uintptr_t a = c->start & ~(uintptr_t)(PH_PAGE_4K - 1);
         size_t n = (c->len + (c->start - a) + PH_PAGE_4K - 1) / PH_PAGE_4K;
         int idx = ph_topo_node_index(os->topo, c->node);
+        uintptr_t from = c->from;
         s->touch_tail = pos + 1;
         atomic_store_explicit(&c->seq, pos + SIM_TOUCH_CELLS, memory_order_release);
+        if (from) {
+            carry_homes(s, a, from, n);
+            continue;
+        }
         if (idx < 0 || residency_range(a, n, NULL) != 0)
             continue;
         for (size_t k = 0; k < n; k++) {
@@ -1183,6 +1232,7 @@ static const ph_os_ops sim_ops = {
     .current_cpu = sim_current_cpu,
     .current_node = sim_current_node,
     .note_touch = sim_note_touch,
+    .note_moved = sim_note_moved,
     .set_thread_node = sim_set_thread_node,
     .probe = sim_probe,
     .close = sim_close,

@@ -26,6 +26,9 @@
  *           touched then fault normally, in the toucher's context, so
  *           first touch still places them.
  *   lift    the same move back and unregister, without a sample.
+ * Each move is told to the machine (ph_os_note_moved; the simulator,
+ * which cannot see the physical page, carries its home along): on the
+ * way out after the move, on the way back before it (os.h says why).
  * The run states and the protocol are the SIGSEGV handler's
  * (sigsegv.h): the service thread plays the handler.  A fault that meets
  * a run being armed or lifted is answered by a wake: the thread retries
@@ -176,6 +179,12 @@ static ph_uffd_sampler *of_slot(size_t slot)
     return ph_sig_insts[i].uffd;
 }
 
+static ph_os *os_of(size_t slot)
+{
+    size_t i = (size_t)atomic_load(&ph_sig_slots[slot].inst);
+    return ph_sig_insts[i].os;
+}
+
 static uintptr_t stash_of(size_t slot, uintptr_t a)
 {
     ph_sig_slot *s = &ph_sig_slots[slot];
@@ -184,15 +193,26 @@ static uintptr_t stash_of(size_t slot, uintptr_t a)
 
 /* Move [src, src+len) to dst page by page where the kernel refuses a
  * page (EBUSY: shared or pinned; EEXIST: dst populated): such pages stay
- * where they are.  Returns the pages that did not move. */
-static size_t move_span(ph_uffd_sampler *us, uintptr_t dst, uintptr_t src, size_t len,
-                        int dontwake)
+ * where they are.  The machine is told of every move (os, NULL: not),
+ * after it when `out` (to the stash), before it otherwise.  Returns the
+ * pages that did not move. */
+static size_t move_span(ph_uffd_sampler *us, ph_os *os, uintptr_t dst, uintptr_t src,
+                        size_t len, int dontwake, int out)
 {
     size_t off = 0, left = 0;
     int tries = 0;
     while (off < len) {
+        if (!out)
+            ph_os_note_moved(os, (void *)(dst + off), (const void *)(src + off), len - off);
         long m = ph_uffd_move(&us->u, (void *)(dst + off), (const void *)(src + off),
                               len - off, 1, dontwake);
+        if (m > 0 && out)
+            ph_os_note_moved(os, (void *)(dst + off), (const void *)(src + off), (size_t)m);
+        else if (!out && (size_t)(m > 0 ? m : 0) < len - off)
+            /* what did not arrive is still in the stash */
+            ph_os_note_moved(os, (void *)(src + off + (size_t)(m > 0 ? m : 0)),
+                             (const void *)(dst + off + (size_t)(m > 0 ? m : 0)),
+                             len - off - (size_t)(m > 0 ? m : 0));
         off += m > 0 ? (size_t)m : 0;
         if (off >= len)
             break;
@@ -218,7 +238,7 @@ int ph_uffd_sampler_protect(size_t slot, uintptr_t a, size_t len)
         return 0; /* not watchable by this mechanism */
     if (ph_uffd_register_missing(&us->u, (void *)a, len) != 0)
         return -1;
-    size_t busy = move_span(us, stash_of(slot, a), a, len, 1);
+    size_t busy = move_span(us, os_of(slot), stash_of(slot, a), a, len, 1, 1);
     if (busy)
         atomic_fetch_add(&us->busy_pages, busy);
     return 0;
@@ -230,13 +250,15 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
     if (!us || atomic_load(&in_child) || !atomic_load(&ph_sig_slots[slot].stash))
         return 0;
     uintptr_t st = stash_of(slot, a);
-    if (move_span(us, a, st, len, 0))
+    ph_os *os = os_of(slot);
+    if (move_span(us, os, a, st, len, 0, 0))
         for (uintptr_t q = 0; q < len; q += PG) {
             /* page by page: a destination populated meanwhile (the
              * program mapped over it) makes the stashed page stale; a
              * destination whose protection the program changed while
              * the page was out (EINVAL: UFFDIO_MOVE wants equal
              * protections) takes it back under read-write for a moment */
+            ph_os_note_moved(os, (void *)(a + q), (const void *)(st + q), PG);
             if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) == (long)PG)
                 continue;
             if (errno == EEXIST) {

@@ -464,6 +464,56 @@ static void test_pingpong_then_settles(void)
     rig_close(&r);
 }
 
+/* The iterative mechanism on thin evidence (each page's counts in an
+ * interval are one sample, sample_weight accesses): a page moved on one
+ * sample does not move again on another -- it waits until its whole
+ * history settles on the new node (3/4 of it).  Rich counts (the two
+ * tests above) move it back at once, or freeze it. */
+static void test_thin_second_move(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.stable_after = 0;
+    c.cold_after = 0;
+    c.sample_weight = 64;
+    rig r;
+    rig_open(&r, WL_PINGPONG, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    r.wl.pp_pages = 8;
+    r.wl.acc = 1; /* one sample (of weight 64) per page and interval */
+    iterate(&r); /* it 0: node 0 dominates, pages are home */
+    iterate(&r); /* it 1: node 1: the first move, on one sample */
+    int h[NPAGES];
+    homes(&r, h);
+    for (int p = 0; p < 8; p++)
+        CHECK_EQ(h[p], 1);
+    uint64_t moved = sim_moved(&r);
+    /* node 0 and node 1 alternate: each sample alone would send the pages
+     * back and forth; their history never gives either 3/4 */
+    for (int i = 0; i < 8; i++)
+        iterate(&r);
+    CHECK_EQ(sim_moved(&r), moved);
+    ph_hot_stats st;
+    CHECK_EQ(ph_engine_area_stats(r.e, r.h, &st), 0);
+    CHECK_EQ(st.frozen, 0);
+    homes(&r, h);
+    for (int p = 0; p < 8; p++)
+        CHECK_EQ(h[p], 1);
+    /* from now on node 0 alone: once it holds 3/4 of the history the
+     * pages move, once each */
+    r.wl.kind = WL_OWNER;
+    r.wl.pp_pages = 0;
+    int settled = 0;
+    for (int i = 0; i < 40 && !settled; i++) {
+        iterate(&r);
+        homes(&r, h);
+        settled = 1;
+        for (int p = 0; p < 8; p++)
+            settled &= h[p] == 0;
+    }
+    CHECK(settled);
+    CHECK_EQ(sim_moved(&r) - moved, 8);
+    rig_close(&r);
+}
+
 static void test_selftune(void)
 {
     ph_engine_cfg c = base_cfg();
@@ -1009,6 +1059,7 @@ int main(void)
     test_uniform_table_stays();
     test_pingpong();
     test_pingpong_then_settles();
+    test_thin_second_move();
     test_selftune();
     test_cold();
     test_predictive();

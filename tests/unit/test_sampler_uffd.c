@@ -11,7 +11,10 @@
  * the same through a sample (pagemap PFN, when readable: root), so its
  * NUMA node does; a fork() child sees every page while the parent was
  * armed; remove_range while two threads hammer the range; memory it
- * cannot move (MAP_SHARED) is accepted and never watched.
+ * cannot move (MAP_SHARED) is accepted and never watched; a watched page
+ * keeps its home on the simulated machine through its trip to the stash
+ * and back (ph_os_note_moved), also when someone asks about it while it
+ * is away.
  */
 #include "check.h"
 
@@ -272,6 +275,50 @@ static void test_shared_not_watched(void)
     munmap(buf, 4 * PG);
 }
 
+/* ---- homes through the stash ---------------------------------------------- */
+
+/* Pages homed on node i % 4, watched, asked about while away (the OS
+ * answers "not faulted", as Linux's move_pages does), then touched from
+ * node 0: each is back on its own node, not on the toucher's. */
+static void test_homes_kept(void)
+{
+    enum { N = 32 };
+    unsigned char *buf = map_pages(N);
+    void *pages[N];
+    int to[N], st[N];
+    for (int i = 0; i < N; i++) {
+        pages[i] = buf + (size_t)i * PG;
+        to[i] = i % 4;
+    }
+    CHECK_EQ(ph_os_move(sim, N, pages, to, st), 0);
+    ph_sim_counters c0, c1;
+    CHECK_EQ(ph_sim_counters_get(sim, &c0), 0);
+    ph_source *s = open_uffd(0);
+    CHECK_EQ(s->ops->add_range(s, buf, N * PG), 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK_EQ(ph_os_query(sim, N, pages, st), 0);
+    int away = 0;
+    for (int i = 0; i < N; i++)
+        away += st[i] == -ENOENT;
+    CHECK_EQ(away, N);
+    ph_os_set_thread_node(sim, 0);
+    ph_sampler_note_node(0);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += buf[(size_t)i * PG + 7] != (unsigned char)i;
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(ph_os_query(sim, N, pages, st), 0);
+    int kept = 0;
+    for (int i = 0; i < N; i++)
+        kept += st[i] == i % 4;
+    CHECK_EQ(kept, N);
+    CHECK_EQ(ph_sim_counters_get(sim, &c1), 0);
+    CHECK(c1.carried_pages - c0.carried_pages >= 2u * N);
+    s->ops->close(s);
+    ph_os_set_thread_node(sim, -1);
+    munmap(buf, N * PG);
+}
+
 int main(void)
 {
     ph_options_init();
@@ -292,6 +339,7 @@ int main(void)
     test_fork();
     test_remove_hammered();
     test_shared_not_watched();
+    test_homes_kept();
     ph_os_close(sim);
     ph_topo_free(topo);
     return check_summary("test_sampler_uffd");
