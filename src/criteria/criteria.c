@@ -543,12 +543,11 @@ void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
     h->last_dom = d;
 }
 
-/* Every node has its share of the accesses counted in t[0..n): with
- * max_share (one page), none less than 1/(2n) of them and none more than
- * 2/n; without (a neighbourhood), none less than 1/(4n) (0 when nothing
+/* Every node has its share of one page's accesses counted in t[0..n):
+ * none less than 1/(2n) of them and none more than 2/n (0 when nothing
  * was counted).  A page two nodes share half and half is not uniformly
  * shared on four. */
-static int from_every_node(const uint64_t *t, int n, int max_share)
+static int from_every_node(const uint64_t *t, int n)
 {
     uint64_t sum = 0, max = 0, min = UINT64_MAX;
     for (int i = 0; i < n; i++) {
@@ -558,9 +557,25 @@ static int from_every_node(const uint64_t *t, int n, int max_share)
         if (t[i] < min)
             min = t[i];
     }
-    if (max_share && (double)max * (double)n > 2.0 * (double)sum)
+    if ((double)max * (double)n > 2.0 * (double)sum)
         return 0;
-    return sum > 0 && (max_share ? 2.0 : 4.0) * (double)n * (double)min >= (double)sum;
+    return sum > 0 && 2.0 * (double)n * (double)min >= (double)sum;
+}
+
+double ph_crit_chance(const uint64_t *now, int n)
+{
+    if (!now || n < 1)
+        return 0;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++)
+        sum += (double)now[i];
+    if (sum <= 0)
+        return 1.0 / n;
+    for (int i = 0; i < n; i++) {
+        double p = (double)now[i] / sum;
+        sq += p * p;
+    }
+    return sq;
 }
 
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
@@ -571,11 +586,25 @@ int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
     /* at most half the pages with two samples or more are pure */
     if (!(2 * (uint64_t)h->pure <= (uint64_t)h->multi))
         return 0;
-    /* agreement of neighbours at most halfway between chance (1/n) and
+    /* agreement of neighbours at most halfway between chance and
      * certainty */
-    if (!(2.0 * (double)n * (double)h->agree <= (double)(n + 1) * (double)h->pairs))
+    double chance = h->chance > 0 ? h->chance : (double)h->pairs / (double)n;
+    if (!(2.0 * (double)h->agree <= (double)h->pairs + chance))
         return 0;
-    return from_every_node(h->total, n, 0);
+    /* every node at least a quarter of its share of the area */
+    double sum = 0, shares = 0;
+    for (int i = 0; i < n; i++) {
+        sum += (double)h->total[i];
+        shares += h->share[i];
+    }
+    if (sum <= 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        double want = shares > 0 ? h->share[i] / shares : 1.0 / n;
+        if (4.0 * (double)h->total[i] < want * sum)
+            return 0;
+    }
+    return 1;
 }
 
 int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
@@ -589,7 +618,7 @@ int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit)
     }
     if (sum < 4 * (uint64_t)n * (uint64_t)(unit ? unit : 1))
         return 0;
-    return from_every_node(t, n, 1);
+    return from_every_node(t, n);
 }
 
 int ph_crit_shared_steady(const uint32_t *past, const uint32_t *now, int n,

@@ -161,16 +161,22 @@ int ph_crit_one_node(const int *homes, size_t n);
  * node is pure, also when the owners of neighbouring pages differ page
  * by page (cyclic ownership), while a page read at random by n nodes is
  * pure with probability n^(1-s) after s samples.  (2) The dominant nodes
- * of consecutive sampled pages seldom agree, in at most (1 + 1/n) / 2 of
- * the pairs -- an array owned by blocks has runs of pages with one
- * dominant node (also after its owners changed: every page of a run
- * changed alike), a table read at random agrees in 1/n of the pairs.
+ * of consecutive sampled pages seldom agree: in at most halfway between
+ * chance and certainty -- an array owned by blocks has runs of pages
+ * with one dominant node (also after its owners changed: every page of a
+ * run changed alike), a table read at random agrees by chance: in 1/n of
+ * the pairs when every node ran alike, in sum(p_k^2) of them when node k
+ * took a share p_k of the interval's samples (ph_crit_chance: an
+ * interval in which one node ran alone, a serial initialisation, agrees
+ * by chance in every pair and so tells nothing either way).
  * The dominant nodes compared are those of the latest interval's counts
  * (`now`): over the whole run one node can dominate a table it
  * initialised, and ties go to the lowest node.
  * (3) Every node has a share of the neighbourhood's accesses: none less
- * than 1/(4n) (one node may have much more than its share: the one that
- * initialised the table, say).  Its pages stay where they are:
+ * than a quarter of its share of the whole area's (`share`; 1/n each
+ * when not given) -- one node may have much more than its share (the one
+ * that initialised the table, say), and a node whose threads ran little
+ * (more threads than CPUs) reads every part of a shared table little.  Its pages stay where they are:
  * wherever they are, (n-1)/n of their accesses are remote, and moving
  * them only chases the last sample.  A page with at least 4n samples of
  * its own in one interval spread that evenly over the nodes is
@@ -205,6 +211,10 @@ typedef struct ph_crit_hood {
     uint32_t dom[PH_CRIT_HOOD_NODES];    /* pages whose dominant node is i */
     uint32_t pairs;                      /* consecutive such pages */
     uint32_t agree;                      /* of those, same dominant node */
+    double chance;                       /* of those, expected to agree by
+                                            chance (0: 1/n of the pairs) */
+    /* each node's share of the whole area's accesses (all 0: 1/n) */
+    double share[PH_CRIT_HOOD_NODES];
     int last_dom;                        /* the last page's, -1 none */
 } ph_crit_hood;
 
@@ -216,6 +226,10 @@ void ph_crit_hood_clear(ph_crit_hood *h);
  * is not sampled and adds nothing. */
 void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
                       const uint32_t *now, int n, uint32_t unit);
+/* The share of pairs of pages whose dominant nodes agree by chance in an
+ * interval whose samples came from the nodes as now[0..n) says:
+ * sum (now_k / total)^2; 1/n when now is all 0. */
+double ph_crit_chance(const uint64_t *now, int n);
 /* 1 when the neighbourhood is uniformly shared (see above). */
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages);
 /* 1 when one page's own counts show uniform sharing (see above). */

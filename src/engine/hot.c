@@ -31,13 +31,14 @@ ph_hot *ph_hot_new(uintptr_t base, size_t npages, const char *name, int id,
     h->chunks = calloc(h->nchunks, sizeof *h->chunks);
     h->adj_pairs = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->adj_pairs);
     h->adj_agree = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->adj_agree);
+    h->adj_chance = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->adj_chance);
     uintptr_t first = (base + 0x1fffff) & ~(uintptr_t)0x1fffff;
     h->unit_first = (first - base) / 4096;
     h->nunits = h->unit_first < npages ? (npages - h->unit_first) / PH_HOT_CHUNK_PAGES : 0;
     h->unit_state = calloc(h->nunits ? h->nunits : 1, 1);
     h->unit_streak = calloc(h->nunits ? h->nunits : 1, 1);
     if (!h->pages || !h->chunks || !h->unit_state || !h->unit_streak ||
-        !h->adj_pairs || !h->adj_agree) {
+        !h->adj_pairs || !h->adj_agree || !h->adj_chance) {
         ph_hot_free(h);
         return ph_fail_null(ENOMEM, "hot area \"%s\": out of memory for the "
                             "bookkeeping of %zu pages", name ? name : "",
@@ -61,6 +62,7 @@ void ph_hot_free(ph_hot *h)
     free(h->chunks);
     free(h->adj_pairs);
     free(h->adj_agree);
+    free(h->adj_chance);
     free(h->pages);
     free(h->unit_state);
     free(h->unit_streak);
@@ -127,7 +129,7 @@ void ph_hot_roll(ph_hot *h)
 size_t ph_hot_bytes(const ph_hot *h)
 {
     size_t b = sizeof *h + h->npages * sizeof *h->pages +
-               h->nchunks * (sizeof *h->chunks + 2 * sizeof(uint16_t)) +
+               h->nchunks * (sizeof *h->chunks + 3 * sizeof(uint16_t)) +
                2 * h->nunits;
     for (size_t c = 0; c < h->nchunks; c++)
         if (h->chunks[c])

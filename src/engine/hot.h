@@ -70,9 +70,11 @@ typedef struct ph_hot {
     uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
     size_t nchunks;
     /* per chunk, over every interval: consecutive pages sampled in the
-     * same interval, and those whose dominant nodes agreed (the
-     * neighbourhood evidence of invoke.c; both halved when full) */
-    uint16_t *adj_pairs, *adj_agree;
+     * same interval, those whose dominant nodes agreed, and how many of
+     * them would have agreed by chance given the interval's mix of nodes
+     * (the neighbourhood evidence of invoke.c; all halved together when
+     * the pairs are full) */
+    uint16_t *adj_pairs, *adj_agree, *adj_chance;
     /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
     double prev_remote_ns;      /* metric of the last sweep, -1 none */

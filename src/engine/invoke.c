@@ -337,6 +337,7 @@ static void hood_of(ph_engine *e, ph_hot *h, size_t first, size_t last,
     if (c < h->nchunks && last - first == PH_HOT_CHUNK_PAGES) {
         hd->pairs = h->adj_pairs[c];
         hd->agree = h->adj_agree[c];
+        hd->chance = h->adj_chance[c];
     }
 }
 
@@ -367,18 +368,20 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     /* the sampling mechanism: an interval one node dominated (the others
      * did not run much) moves nothing (ph_crit_interval_skewed) */
     int skewed = 0;
-    if (kind == PH_INV_SAMPLING) {
-        uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
-        for (size_t j = 0; j < w->n; j++) {
-            uint32_t *cnt = ph_hot_counts(h, w->idx[j], 0);
-            const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
-            for (int k = 0; k < n; k++) {
-                now_t[k] += cur[k];
-                run_t[k] += (uint64_t)cum[k] + cur[k];
-            }
+    uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
+    for (size_t j = 0; j < w->n; j++) {
+        uint32_t *cnt = ph_hot_counts(h, w->idx[j], 0);
+        const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
+        for (int k = 0; k < n; k++) {
+            now_t[k] += cur[k];
+            run_t[k] += (uint64_t)cum[k] + cur[k];
         }
-        skewed = ph_crit_interval_skewed(now_t, run_t, n);
     }
+    if (kind == PH_INV_SAMPLING)
+        skewed = ph_crit_interval_skewed(now_t, run_t, n);
+    /* the chance that two pages' dominant nodes agree in this interval
+     * were they drawn at random from its mix of nodes (ph_crit_chance) */
+    double chance = ph_crit_chance(now_t, n), chance_carry = 0;
     /* the neighbourhood of the chunk hood_chunk, made when a page of it
      * first has a target (most pages at home need none) */
     ph_crit_hood hood;
@@ -403,9 +406,15 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                 if (h->adj_pairs[adj_chunk] == UINT16_MAX) {
                     h->adj_pairs[adj_chunk] /= 2;
                     h->adj_agree[adj_chunk] /= 2;
+                    h->adj_chance[adj_chunk] /= 2;
                 }
                 h->adj_pairs[adj_chunk]++;
                 h->adj_agree[adj_chunk] += dnow == adj_last;
+                /* whole expected pairs; the fraction carries on */
+                chance_carry += chance;
+                uint16_t whole = (uint16_t)chance_carry;
+                chance_carry -= whole;
+                h->adj_chance[adj_chunk] += whole;
             }
             adj_last = dnow;
         }
@@ -453,6 +462,8 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                     hood_chunk = i / PH_HOT_CHUNK_PAGES;
                     hood_of(e, h, hood_chunk * PH_HOT_CHUNK_PAGES,
                             (hood_chunk + 1) * PH_HOT_CHUNK_PAGES, &hood);
+                    for (int k = 0; k < n; k++)
+                        hood.share[k] = (double)run_t[k];
                     hood_shared = ph_crit_uniform_shared(&hood, n,
                                                          HOOD_MIN_MULTI);
                 }

@@ -1014,9 +1014,10 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
         return NULL;
     }
     s->foreign_base = atomic_load(&ph_sig_foreign);
-    /* first touches are learnt from mprotect traps (userfaultfd's
-     * service thread does not run on the toucher's node) */
-    s->tracks_touch = o.first_touch && ph_os_tracks_touch(os) && !uffd;
+    /* first touches are learnt from the traps: the toucher's own node
+     * (mprotect), or the node its thread noted (userfaultfd's service
+     * thread, which resolves the fault on the toucher's behalf) */
+    s->tracks_touch = o.first_touch && ph_os_tracks_touch(os);
     s->src.ops = uffd ? &uffd_ops : &sampler_ops;
     if (!uffd) {
         pthread_mutex_lock(&gate_lock);

@@ -52,6 +52,7 @@
 #include "sample/sigsegv.h"
 
 #include "base/clock.h"
+#include "topo/topo.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -141,6 +142,9 @@ static void record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run
         if (in->tracks_touch && id >= 0)
             ph_os_note_touch(in->os, (void *)run, run_len, id);
         node = (id >= 0 && id < PH_SIG_NODE_IDS) ? in->node_index[id] : -1;
+    } else if (in->tracks_touch && node >= 0 && node < in->os->topo->nnodes) {
+        /* the userfaultfd service thread, for the faulting thread */
+        ph_os_note_touch(in->os, (void *)run, run_len, in->os->topo->nodes[node].id);
     }
     ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
     if (!r) {

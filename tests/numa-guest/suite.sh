@@ -72,6 +72,16 @@ if [ -x "$build/tests/preload/prog_static" ]; then
         PAGEHOME_PAGESIZE=2M PAGEHOME_SAMPLE_BUDGET=0 sh "$(dirname "$0")/../preload/check_run.sh" \
         "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_static" 90 512 12
 fi
+# --placement reaches static (.bss) arrays too: every page of prog_static's
+# grids on node 3 (a serial initialisation by the master on node 0 would
+# put them there under first touch)
+for prog in prog_static prog_static_clang; do
+    if [ -x "$build/tests/preload/$prog" ]; then
+        run "placed-$prog-node3" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+            sh "$(dirname "$0")/../preload/check_placed.sh" \
+            "$build/tools/pagehome/pagehome" "$build/tests/preload/$prog" 3 512 4
+    fi
+done
 # the hybrid mechanism finds prog_phase's phase by itself (real moves)
 if [ -x "$build/tests/preload/prog_phase" ]; then
     run run-prog_phase-hybrid env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores PAGEHOME_ENGINE_SYNC=1 \

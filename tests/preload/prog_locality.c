@@ -16,7 +16,9 @@
  *                           thread 0, after hi to the last thread
  *   prog_report(name, nthreads)
  *                           print "NAME: T threads, P pages, N% on their
- *                           owner's node" to stderr
+ *                           owner's node" and "NAME: pages per node: C0
+ *                           C1 ... (of P)" (nodes 0 .. the highest seen)
+ *                           to stderr
  *   prog_parse_int(s, lo, hi, &out)
  *                           a numeric argument (prog_locality.h)
  *
@@ -41,6 +43,8 @@
 static int cpu_node[PROG_MAX_CPUS];
 static int thread_node[PROG_MAX_THREADS];
 static size_t pages_seen, pages_local;
+#define PROG_MAX_NODES 64
+static size_t pages_on[PROG_MAX_NODES];
 
 /* cpu -> node from sysfs, once, before any thread asks (single-threaded). */
 __attribute__((constructor)) static void prog_locality_init(void)
@@ -103,6 +107,8 @@ void prog_tally(const void *base, size_t unit_bytes, int nunits, int lo, int hi,
             int u = (int)(((uintptr_t)pages[p] - b) / unit_bytes);
             int t = owner_of(u, lo, hi, nthreads);
             pages_local += st[p] == thread_node[t];
+            if (st[p] >= 0 && st[p] < PROG_MAX_NODES)
+                pages_on[st[p]]++;
         }
         pages_seen += npages;
     }
@@ -115,6 +121,14 @@ void prog_report(const char *name, int nthreads)
     fprintf(stderr, "%s: %d threads, %zu pages, %.1f%% on their owner's node\n", name,
             nthreads, pages_seen,
             pages_seen ? 100.0 * (double)pages_local / (double)pages_seen : 0.0);
+    int top = 0;
+    for (int n = 0; n < PROG_MAX_NODES; n++)
+        if (pages_on[n])
+            top = n;
+    fprintf(stderr, "%s: pages per node:", name);
+    for (int n = 0; n <= top; n++)
+        fprintf(stderr, " %zu", pages_on[n]);
+    fprintf(stderr, " (of %zu)\n", pages_seen);
 }
 
 int prog_parse_int(const char *s, int lo, int hi, int *out)

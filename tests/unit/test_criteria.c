@@ -855,6 +855,28 @@ static void test_uniform_shared(void)
     }
     CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 1);
     CHECK(hi.now_sampled == 256 && hi.sampled == 256);
+    /* agreement against chance.  The same table, its pairs counted over
+     * intervals: a serial initialisation (one node: every pair agrees, as
+     * chance would have it) and two intervals in which nodes 0 and 1 ran
+     * most (45/45/5/5%: chance 0.41) with neighbours agreeing in 55% of
+     * the pairs (a lookup reads neighbouring pages): shared.  Against the
+     * old fixed 1/n it read as owned (5/8 of the pairs at most). */
+    uint64_t mix[4] = {45, 45, 5, 5}, one[4] = {7, 0, 0, 0}, none[4] = {0};
+    double c2 = ph_crit_chance(mix, 4);
+    CHECK(c2 > 0.40 && c2 < 0.42);
+    CHECK(ph_crit_chance(one, 4) == 1.0);
+    CHECK(ph_crit_chance(none, 4) == 0.25);
+    CHECK(ph_crit_chance(NULL, 4) == 0);
+    hi.pairs = 255 + 2 * 255;
+    hi.agree = 255 + (uint32_t)(0.55 * 2 * 255);
+    hi.chance = 255 + c2 * 2 * 255;
+    CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 1);
+    hi.chance = 0;
+    CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 0);
+    /* an array owned by blocks agrees almost always, whatever the mix */
+    hi.agree = hi.pairs - 8;
+    hi.chance = 255 + c2 * 2 * 255;
+    CHECK_EQ(ph_crit_uniform_shared(&hi, 4, 16), 0);
     /* unsampled pages add nothing; bad arguments */
     uint32_t z[4] = {0};
     ph_crit_hood_add(&h, z, NULL, 4, 1);
