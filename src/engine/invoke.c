@@ -18,9 +18,24 @@
  *   if the predictive criterion found nothing anywhere, return to the
  *   competitive criterion.
  *
- * Homes: the engine asks the OS (query) for the home of every sampled
- * page at each invocation rather than trusting its own bookkeeping: other
- * code (the kernel's balancing, the program, ph_place) may have moved it.
+ * Homes: the engine keeps the home of every page it scanned, and asks the
+ * OS (query) again for all of them every PH_HOME_REFRESH scans of an area:
+ * other code (the kernel's balancing, the program, ph_place) may have
+ * moved them.
+ *
+ * The cost per hot page (bench/README.md, bench_engine): an area is one
+ * pass over its blocks (a 2 MiB unit wholly inside it, or else a chunk of
+ * 512 pages of its bookkeeping), each block's counts read while they are
+ * in the cache: the scan lists its sampled pages and their homes, huge.c
+ * decides its unit, the 4 KiB algorithm runs on the rest, and the chunks
+ * the block completes roll their counts (those holding candidates after
+ * the moves, which still read them).  A page whose accesses all came from
+ * its home, in this interval and in the evidence, takes a fast path: no
+ * criterion can send it anywhere, so none runs.  Chunks without a sample
+ * in the interval are not scanned (hot.h keeps a count per chunk), nor
+ * rolled once their evidence is gone.  The decisions are those of the
+ * plain sequence -- scan all, 2 MiB units, 4 KiB pages, moves, roll --
+ * which tests/unit/test_engine_scan.c checks.
  */
 #include "engine/engine_int.h"
 
@@ -331,13 +346,21 @@ static int scan_block(ph_engine *e, ph_hot *h, work *w, pass *ps, size_t b0,
             ps->scan_chunk = c;
             ps->scan_left = b ? ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] : 0;
         }
+        /* every page left in the chunk sampled (a hot chunk): no need to
+         * look at their counts here */
+        size_t chunk_end = (c + 1) * PH_HOT_CHUNK_PAGES;
+        if (chunk_end > h->npages)
+            chunk_end = h->npages;
+        int all = ps->scan_left == chunk_end - p0;
         for (size_t i = p0; i < p1 && ps->scan_left; i++) {
-            const uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * pw;
-            uint32_t any = 0;
-            for (int k = 0; k < n; k++)
-                any |= cur[k];
-            if (!any)
-                continue;
+            if (!all) {
+                const uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * pw;
+                uint32_t any = 0;
+                for (int k = 0; k < n; k++)
+                    any |= cur[k];
+                if (!any)
+                    continue;
+            }
             ps->scan_left--;
             size_t j = w->sn++;
             w->sidx[j] = i;
