@@ -17,7 +17,9 @@
  *                                    ph_crit_evidence_roll; in a steady
  *                                    pattern the previous interval's
  *                                    counts), cumulative -- uint32 each,
- *                                    so 12 * nnodes bytes a page
+ *                                    so 12 * nnodes bytes a page, and 8
+ *                                    bytes a chunk (pages sampled in the
+ *                                    interval, evidence left)
  * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
  * the sampler looked.  On a 4-node machine a fully sampled page costs
  * 8 + 48 = 56 bytes (1.4% of the page).
