@@ -69,14 +69,16 @@
  * SECTION 3: where the time goes.  The engine's per-page steps replayed
  * on a standalone ph_hot with the same layout (manual timers, in thread CPU
  * time: the machine it was written on is shared and noisy): ph_hot_add
- * (the drain's ingest), the scan of collect(), the competitive criterion
- * with the remote-latency sums, ph_hot_roll.  An approximation of
- * src/engine/invoke.c, not a measurement of it (it has no work arrays to
- * grow; bench/README.md has a perf cpu-clock profile of the real thing,
- * taken with --case).  The last line is not the engine's code: one pass
- * per chunk that sums each page's counts, runs the criterion only for a
- * page with a remote access, and rolls the counts while they are in the
- * cache -- what a fused invoke_area() could cost.
+ * (the drain's ingest), the scan that listed the sampled pages, the
+ * competitive criterion with the remote-latency sums, ph_hot_roll, as
+ * separate passes (invoke.c before it became one pass per block).  An
+ * approximation of src/engine/invoke.c, not a measurement of it (it has
+ * no work arrays to grow; bench/README.md has a perf cpu-clock profile of
+ * the real thing, taken with --case).  The last line is one pass per
+ * chunk that sums each page's counts, runs the criterion only for a page
+ * with a remote access, and rolls the counts while they are in the cache:
+ * the shape invoke_area() has now, without its list of sampled pages,
+ * homes, 2 MiB units and statistics.
  *
  * Usage: bench_engine [--pages N] [--rounds R] [--nodes N] [--private]
  *                     [--case cold|hot|move|huge]
@@ -895,7 +897,7 @@ static void section_profile(size_t pages, int rounds, int nodes)
     double a = bench_median(add_ns, rounds), s = bench_median(scan_ns, rounds),
            c = bench_median(crit_ns, rounds), ro = bench_median(roll_ns, rounds);
     printf("%-58s %10.1f\n", "ph_hot_add: one sample into the counts (drain, ingest)", a);
-    printf("%-58s %10.1f\n", "collect(): scan of the counts, sampled pages listed", s);
+    printf("%-58s %10.1f\n", "scan of the counts, sampled pages listed", s);
     printf("%-58s %10.1f\n", "invoke_area(): remote sums + ph_crit_competitive", c);
     printf("%-58s %10.1f\n", "ph_hot_roll: cur -> prev, cum += cur, cur = 0", ro);
     printf("%-58s %10.1f\n", "sum", a + s + c + ro);

@@ -52,15 +52,6 @@ void ph_crit_rate(const uint32_t *cur, const uint32_t *avg, int n,
                       : (double)cur[i];
 }
 
-void ph_crit_evidence_roll(uint32_t *avg, const uint32_t *cur, int n)
-{
-    int past = 0;
-    for (int i = 0; i < n; i++)
-        past |= avg[i] != 0;
-    for (int i = 0; i < n; i++)
-        avg[i] = past ? (uint32_t)(((uint64_t)avg[i] + cur[i]) / 2u) : cur[i];
-}
-
 /* c(x): nodes whose rate exceeds x's. */
 static int contention(const double *rate, int n, int x)
 {

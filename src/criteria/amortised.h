@@ -97,7 +97,16 @@ void ph_crit_rate(const uint32_t *cur, const uint32_t *avg, int n,
 /* The engine's evidence update at the end of an interval (in place of
  * the previous interval's counts): avg = cur when avg is all zero, else
  * floor((avg + cur) / 2), per node. */
-void ph_crit_evidence_roll(uint32_t *avg, const uint32_t *cur, int n);
+static inline void ph_crit_evidence_roll(uint32_t *avg, const uint32_t *cur,
+                                         int n)
+{
+    /* inline: the engine rolls every page with counts at every interval */
+    uint32_t past = 0;
+    for (int i = 0; i < n; i++)
+        past |= avg[i];
+    for (int i = 0; i < n; i++)
+        avg[i] = past ? (uint32_t)(((uint64_t)avg[i] + cur[i]) / 2u) : cur[i];
+}
 
 /* Decisive evidence: the node t != home that made at least min_share of
  * the page's accesses and at least min_samples * unit of them (unit: the

@@ -444,6 +444,67 @@ int ph_crit_dominant(const uint32_t *acc, int n)
     return best;
 }
 
+/*
+ * Huge pages.  The unit's dominant node is that of the summed counts; the
+ * subpages whose own dominant node is another one carry the "foreign"
+ * accesses.  In one pass: the sums per node, and the accesses of the
+ * subpages grouped by their dominant node (foreign = all the groups but
+ * the unit's dominant node's).
+ */
+void ph_crit_huge_clear(ph_crit_huge_sum *s, int n)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+}
+
+void ph_crit_huge_add(ph_crit_huge_sum *s, const uint32_t *sub, size_t nsub,
+                      size_t stride)
+{
+    const int n = s->n;
+    if (!sub || n < 1 || n > PH_CRIT_HUGE_NODES)
+        return;
+    for (size_t j = 0; j < nsub; j++) {
+        const uint32_t *c = sub + j * stride;
+        int d = -1;
+        uint64_t t = 0;
+        for (int k = 0; k < n; k++) {
+            s->agg[k] += c[k];
+            t += c[k];
+            if (c[k] && (d < 0 || c[k] > c[d]))
+                d = k;
+        }
+        s->total += t;
+        if (d >= 0) {
+            s->prefs++;
+            s->by_dom[d] += t;
+        }
+    }
+}
+
+int ph_crit_huge_decide(const ph_latency_model *m, const ph_crit_huge_sum *s,
+                        int home, double factor, int optimistic,
+                        double split_share, int *target, double *ratio)
+{
+    *target = -1;
+    if (ratio)
+        *ratio = 0.0;
+    if (!m || !s || m->nnodes < 1 || s->n != m->nnodes)
+        return PH_HUGE_KEEP;
+    const int n = s->n;
+    int dom = ph_crit_dominant(s->agg, n);
+    if (dom < 0)
+        return PH_HUGE_KEEP;
+    uint64_t foreign = 0;
+    for (int k = 0; k < n; k++)
+        if (k != dom)
+            foreign += s->by_dom[k];
+    if (s->prefs >= 2 && split_share > 0.0 &&
+        (double)foreign >= split_share * (double)s->total)
+        return PH_HUGE_SPLIT;
+    *target = ph_crit_competitive(m, s->agg, home, factor, optimistic, ratio);
+    return *target >= 0 ? PH_HUGE_MOVE : PH_HUGE_KEEP;
+}
+
 int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
                  int home, double factor, int optimistic, double split_share,
                  uint32_t *agg, int *target, double *ratio)
@@ -454,33 +515,15 @@ int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
     if (!m || !sub || !agg || m->nnodes < 1)
         return PH_HUGE_KEEP;
     const int n = m->nnodes;
-    for (int k = 0; k < n; k++)
-        agg[k] = 0;
-    for (size_t j = 0; j < nsub; j++)
-        for (int k = 0; k < n; k++)
-            agg[k] += sub[j * (size_t)n + (size_t)k];
-    int dom = ph_crit_dominant(agg, n);
-    if (dom < 0)
+    if (n > PH_CRIT_HUGE_NODES)
         return PH_HUGE_KEEP;
-    uint64_t total = 0, foreign = 0;
-    size_t prefs = 0; /* sampled subpages with a dominant node */
-    for (size_t j = 0; j < nsub; j++) {
-        const uint32_t *c = sub + j * (size_t)n;
-        int d = ph_crit_dominant(c, n);
-        uint64_t t = 0;
-        for (int k = 0; k < n; k++)
-            t += c[k];
-        total += t;
-        if (d >= 0)
-            prefs++;
-        if (d >= 0 && d != dom)
-            foreign += t;
-    }
-    if (prefs >= 2 && split_share > 0.0 &&
-        (double)foreign >= split_share * (double)total)
-        return PH_HUGE_SPLIT;
-    *target = ph_crit_competitive(m, agg, home, factor, optimistic, ratio);
-    return *target >= 0 ? PH_HUGE_MOVE : PH_HUGE_KEEP;
+    ph_crit_huge_sum s;
+    ph_crit_huge_clear(&s, n);
+    ph_crit_huge_add(&s, sub, nsub, (size_t)n);
+    for (int k = 0; k < n; k++)
+        agg[k] = s.agg[k];
+    return ph_crit_huge_decide(m, &s, home, factor, optimistic, split_share,
+                               target, ratio);
 }
 
 int ph_crit_one_node(const int *homes, size_t n)

@@ -125,6 +125,26 @@ enum { PH_HUGE_KEEP = 0, PH_HUGE_MOVE = 1, PH_HUGE_SPLIT = 2 };
 int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
                  int home, double factor, int optimistic, double split_share,
                  uint32_t *agg, int *target, double *ratio);
+/* The same in two steps, for counts that lie apart (stride words from one
+ * subpage's counts to the next's, as in the engine's bookkeeping) or in
+ * several pieces: clear, add every piece, decide.  Subpages whose counts
+ * are all 0 change nothing, so a whole unit may be added, sampled
+ * subpages or not.  n <= PH_CRIT_HUGE_NODES. */
+#define PH_CRIT_HUGE_NODES 64
+typedef struct ph_crit_huge_sum {
+    int n;
+    uint32_t agg[PH_CRIT_HUGE_NODES];    /* per node, over the subpages */
+    uint64_t by_dom[PH_CRIT_HUGE_NODES]; /* accesses of the subpages whose
+                                            dominant node is i */
+    uint64_t total;                      /* accesses of all subpages */
+    size_t prefs;                        /* subpages with a dominant node */
+} ph_crit_huge_sum;
+void ph_crit_huge_clear(ph_crit_huge_sum *s, int n);
+void ph_crit_huge_add(ph_crit_huge_sum *s, const uint32_t *sub, size_t nsub,
+                      size_t stride);
+int ph_crit_huge_decide(const ph_latency_model *m, const ph_crit_huge_sum *s,
+                        int home, double factor, int optimistic,
+                        double split_share, int *target, double *ratio);
 /* The dominant node of acc[0..n) (most accesses, lowest index on ties),
  * -1 when all are 0. */
 int ph_crit_dominant(const uint32_t *acc, int n);

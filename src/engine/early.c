@@ -63,7 +63,8 @@ static uint64_t look_area(ph_engine *e, ph_hot *h, double remaining,
     uint64_t moved = 0;
     /* the decisive pages, in address order */
     for (size_t c = 0; c < h->nchunks; c++) {
-        if (!h->chunks[c])
+        /* a chunk with no sample in this interval has no decisive page */
+        if (!h->chunks[c] || !ph_hot_chunk_meta(h, h->chunks[c])[PH_HOT_FRESH])
             continue;
         size_t last = (c + 1) * PH_HOT_CHUNK_PAGES;
         if (last > h->npages)

@@ -168,11 +168,24 @@ long ph_engine_look_locked(ph_engine *e);
 /* early.c: 1 when the manager should look now and then (lock held). */
 int ph_engine_early_on(const ph_engine *e);
 
-/* huge.c: the 2 MiB units among the n sampled pages (idx/addr/home, in
- * page order) of area h: moved whole, split or collapsed; returns how many
- * entries are left, compacted to the front, for the 4 KiB algorithm. */
-size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
-                           void **addr, int *home, ph_invocation *inv);
+/* huge.c: moves of whole 2 MiB units queued by ph_engine_huge_unit. */
+typedef struct ph_huge_moves {
+    size_t n, cap;
+    void **addr;     /* the units' first pages */
+    int *to, *st, *from;
+    size_t *unit;
+} ph_huge_moves;
+/* huge.c: unit u of area h, whose sampled pages are the n entries
+ * idx/home (page order; homes are node indexes or negative errno): decided
+ * as a whole (a move is queued on mv), split or collapsed.  Returns 1 when
+ * the entries leave the 4 KiB algorithm, 0 when it gets them. */
+int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
+                        const size_t *idx, const int *home,
+                        ph_huge_moves *mv, ph_invocation *inv);
+/* huge.c: the moves queued on mv, in one batch; mv is emptied. */
+void ph_engine_huge_moves(ph_engine *e, ph_hot *h, ph_huge_moves *mv,
+                          ph_invocation *inv);
+void ph_huge_moves_free(ph_huge_moves *mv);
 
 /* engine.c: drain the source into the areas (or into the phase buffer
  * while recording).  Returns the time spent, ns. */

@@ -74,56 +74,58 @@ static size_t chunk_words(const ph_hot *h)
     return (size_t)PH_HOT_CHUNK_PAGES * 3u * (size_t)h->nnodes;
 }
 
+uint32_t *ph_hot_chunk_new(ph_hot *h, size_t c)
+{
+    if (!h->chunks[c])
+        h->chunks[c] = calloc(chunk_words(h) + PH_HOT_META_WORDS,
+                              sizeof(uint32_t));
+    return h->chunks[c];
+}
+
 uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
 {
     if (i >= h->npages)
         return NULL;
     size_t c = i / PH_HOT_CHUNK_PAGES;
-    if (!h->chunks[c]) {
-        if (!create)
-            return NULL;
-        h->chunks[c] = calloc(chunk_words(h), sizeof(uint32_t));
-        if (!h->chunks[c])
-            return NULL;
-    }
-    size_t off = (i % PH_HOT_CHUNK_PAGES) * 3u * (size_t)h->nnodes;
+    if (!h->chunks[c] && (!create || !ph_hot_chunk_new(h, c)))
+        return NULL;
+    size_t off = (i % PH_HOT_CHUNK_PAGES) * ph_hot_page_words(h);
     return h->chunks[c] + off;
 }
 
-int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
+void ph_hot_roll_chunk(ph_hot *h, size_t c)
 {
-    (void)now;
-    if (node < 0 || node >= h->nnodes)
-        return -1;
-    uint32_t *c = ph_hot_counts(h, i, 1);
-    if (!c)
-        return -1;
-    uint32_t *cur = ph_cnt_cur(c, h->nnodes);
-    cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
-                                               : cur[node] + count;
-    return 0;
+    uint32_t *b = h->chunks[c];
+    if (!b)
+        return;
+    uint32_t *meta = ph_hot_chunk_meta(h, b);
+    if (!meta[PH_HOT_FRESH] && !meta[PH_HOT_EVIDENCE])
+        return; /* all zero but the cumulative counts: nothing changes */
+    const int n = h->nnodes;
+    const size_t pw = ph_hot_page_words(h);
+    uint32_t left = 0; /* evidence left after the roll */
+    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
+        uint32_t *w = b + p * pw;
+        /* evidence: the decayed mean of the past intervals */
+        ph_crit_evidence_roll(w + n, w, n);
+        for (int k = 0; k < n; k++) {
+            uint32_t cur = w[k];
+            w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cur
+                               ? UINT32_MAX
+                               : w[2 * n + k] + cur;
+            w[k] = 0;
+            left |= w[n + k];
+        }
+    }
+    meta[PH_HOT_FRESH] = 0;
+    meta[PH_HOT_EVIDENCE] = left != 0;
 }
 
 void ph_hot_roll(ph_hot *h)
 {
-    int n = h->nnodes;
-    for (size_t c = 0; c < h->nchunks; c++) {
-        uint32_t *b = h->chunks[c];
-        if (!b)
-            continue;
-        for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
-            uint32_t *w = b + p * 3u * (size_t)n;
-            /* evidence: the decayed mean of the past intervals */
-            ph_crit_evidence_roll(w + n, w, n);
-            for (int k = 0; k < n; k++) {
-                uint32_t cur = w[k];
-                w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cur
-                                   ? UINT32_MAX
-                                   : w[2 * n + k] + cur;
-                w[k] = 0;
-            }
-        }
-    }
+    for (size_t c = 0; c < h->nchunks; c++)
+        ph_hot_roll_chunk(h, c);
+    memset(h->now_acc, 0, sizeof h->now_acc);
 }
 
 size_t ph_hot_bytes(const ph_hot *h)
@@ -133,6 +135,6 @@ size_t ph_hot_bytes(const ph_hot *h)
                2 * h->nunits;
     for (size_t c = 0; c < h->nchunks; c++)
         if (h->chunks[c])
-            b += chunk_words(h) * sizeof(uint32_t);
+            b += (chunk_words(h) + PH_HOT_META_WORDS) * sizeof(uint32_t);
     return b;
 }

@@ -17,7 +17,9 @@
  *                                    ph_crit_evidence_roll; in a steady
  *                                    pattern the previous interval's
  *                                    counts), cumulative -- uint32 each,
- *                                    so 12 * nnodes bytes a page
+ *                                    so 12 * nnodes bytes a page, and 8
+ *                                    bytes a chunk (pages sampled in the
+ *                                    interval, evidence left)
  * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
  * the sampler looked.  On a 4-node machine a fully sampled page costs
  * 8 + 48 = 56 bytes (1.4% of the page).
@@ -67,7 +69,13 @@ typedef struct ph_hot {
     int id;                 /* registration order, stable */
     int nnodes;
     ph_page *pages;         /* npages */
-    uint32_t **chunks;      /* nchunks; NULL until a sample lands there */
+    /* nchunks; NULL until a sample lands there.  A chunk's counts are
+     * followed by two words (PH_HOT_FRESH, PH_HOT_EVIDENCE): its pages
+     * with a sample in this interval (ph_hot_add counts a page when its
+     * first access of the interval arrives; the roll zeroes it), and
+     * whether any page's evidence may be non-zero.  A chunk with neither
+     * is skipped by the scan and the roll (rolling it changes nothing). */
+    uint32_t **chunks;
     size_t nchunks;
     /* per chunk, over every interval: consecutive pages sampled in the
      * same interval, those whose dominant nodes agreed, and how many of
@@ -75,6 +83,10 @@ typedef struct ph_hot {
      * (the neighbourhood evidence of invoke.c; all halved together when
      * the pairs are full) */
     uint16_t *adj_pairs, *adj_agree, *adj_chance;
+    /* accesses of the whole area by node: in this interval (zeroed when
+     * the interval's counts are rolled: ph_hot_roll, or the engine after
+     * its chunk by chunk rolls) and over the run; kept by ph_hot_add */
+    uint64_t now_acc[PH_HOT_MAX_NODES], run_acc[PH_HOT_MAX_NODES];
     /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
     double prev_remote_ns;      /* metric of the last sweep, -1 none */
@@ -124,14 +136,60 @@ static inline uint32_t *ph_cnt_cur(uint32_t *c, int n) { (void)n; return c; }
 static inline uint32_t *ph_cnt_prev(uint32_t *c, int n) { return c + n; }
 static inline uint32_t *ph_cnt_cum(uint32_t *c, int n) { return c + 2 * n; }
 
+/* uint32 words of counts per page */
+static inline size_t ph_hot_page_words(const ph_hot *h)
+{
+    return 3u * (size_t)h->nnodes;
+}
+
+/* The words after a chunk's counts (see chunks above). */
+enum { PH_HOT_FRESH = 0, PH_HOT_EVIDENCE = 1, PH_HOT_META_WORDS = 2 };
+static inline uint32_t *ph_hot_chunk_meta(const ph_hot *h, uint32_t *b)
+{
+    return b + PH_HOT_CHUNK_PAGES * ph_hot_page_words(h);
+}
+
+/* The counts of chunk c, allocated (zeroed); NULL/ENOMEM. */
+uint32_t *ph_hot_chunk_new(ph_hot *h, size_t c);
+
 /* Add a sample: count accesses from node index `node` to page i (now,
- * the engine's iteration, is not kept any more). */
-int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
-               uint16_t now);
+ * the engine's iteration, is not kept any more).  0, or -1 when node or
+ * i is out of range or the chunk's counts cannot be made.  Inline: the
+ * ingest calls it for every sample. */
+static inline int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
+                             uint16_t now)
+{
+    (void)now;
+    if (node < 0 || node >= h->nnodes || i >= h->npages)
+        return -1;
+    size_t c = i / PH_HOT_CHUNK_PAGES;
+    uint32_t *b = h->chunks[c];
+    if (!b && !(b = ph_hot_chunk_new(h, c)))
+        return -1;
+    uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * ph_hot_page_words(h);
+    if (!count)
+        return 0;
+    if (!cur[node]) {
+        /* the page's first access of the interval: it was all zero */
+        int any = 0;
+        for (int k = 0; k < h->nnodes && !any; k++)
+            any = cur[k] != 0;
+        if (!any)
+            ph_hot_chunk_meta(h, b)[PH_HOT_FRESH]++;
+    }
+    cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
+                                               : cur[node] + count;
+    h->now_acc[node] += count;
+    h->run_acc[node] += count;
+    return 0;
+}
 
 /* End of an interval for every page with counts: prev = the evidence
  * rolled with cur (ph_crit_evidence_roll), cum += cur, cur = 0. */
 void ph_hot_roll(ph_hot *h);
+/* The same for the pages of chunk c alone (nothing when it has no counts,
+ * or neither a sample this interval nor evidence). */
+void ph_hot_roll_chunk(ph_hot *h, size_t c);
 
 /* Bytes of bookkeeping the area holds now. */
 size_t ph_hot_bytes(const ph_hot *h);

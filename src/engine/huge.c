@@ -26,8 +26,10 @@
  *          huge_collapse_after invocations in a row, the OS collapses it
  *          back into a 2 MiB page (fewer TLB misses, nothing to lose).
  *
- * Counts are not copied: the decision reads the subpages' current counts
- * in place.  Statistics: huge_migrated, huge_split, huge_collapsed.
+ * Counts are not copied: the decision sums the subpages' current counts
+ * where they lie (ph_crit_huge_sum).  invoke.c calls ph_engine_huge_unit
+ * for each unit as its scan reaches it, and ph_engine_huge_moves once
+ * the area's scan is done (the moves go to the mover in one batch).  Statistics: huge_migrated, huge_split, huge_collapsed.
  * Runs with the engine lock held.
  */
 #include "engine/engine_int.h"
@@ -39,15 +41,6 @@
 
 #define UNIT_PAGES PH_HOT_CHUNK_PAGES
 #define STATE_RECHECK 8 /* area scans between looks at SMALL units */
-
-/* Unit of page index i, or SIZE_MAX when i is in no whole unit. */
-static size_t unit_of(const ph_hot *h, size_t i)
-{
-    if (i < h->unit_first)
-        return SIZE_MAX;
-    size_t u = (i - h->unit_first) / UNIT_PAGES;
-    return u < h->nunits ? u : SIZE_MAX;
-}
 
 static uintptr_t unit_addr(const ph_hot *h, size_t u)
 {
@@ -104,139 +97,174 @@ static int all_on(ph_engine *e, ph_hot *h, size_t u, int node)
     return ph_crit_one_node(homes, UNIT_PAGES) == node;
 }
 
-size_t ph_engine_huge_pass(ph_engine *e, ph_hot *h, size_t n, size_t *idx,
-                           void **addr, int *home, ph_invocation *inv)
+/* Room for one more queued move; -1 when there is none. */
+static int moves_grow(ph_huge_moves *mv)
 {
-    if (h->nunits == 0 || n == 0)
-        return n;
+    if (mv->n < mv->cap)
+        return 0;
+    size_t cap = mv->cap ? 2 * mv->cap : 64;
+#define GROW(f)                                                              \
+    do {                                                                     \
+        void *p_ = realloc(mv->f, cap * sizeof *mv->f);                      \
+        if (!p_)                                                             \
+            return -1;                                                       \
+        mv->f = p_;                                                          \
+    } while (0)
+    GROW(addr);
+    GROW(to);
+    GROW(st);
+    GROW(from);
+    GROW(unit);
+#undef GROW
+    mv->cap = cap;
+    return 0;
+}
+
+void ph_huge_moves_free(ph_huge_moves *mv)
+{
+    free(mv->addr), free(mv->to), free(mv->st), free(mv->from), free(mv->unit);
+    memset(mv, 0, sizeof *mv);
+}
+
+/* The current counts of unit u's 512 subpages, summed where they lie (a
+ * unit not aligned to the area's chunks spans two; a chunk without counts
+ * adds nothing, nor does a subpage without a sample). */
+static void unit_sum(const ph_engine *e, const ph_hot *h, size_t u,
+                     ph_crit_huge_sum *s)
+{
+    const size_t pw = ph_hot_page_words(h);
+    size_t p = h->unit_first + u * UNIT_PAGES, end = p + UNIT_PAGES;
+    ph_crit_huge_clear(s, e->nnodes);
+    while (p < end) {
+        size_t c = p / PH_HOT_CHUNK_PAGES;
+        size_t stop = (c + 1) * PH_HOT_CHUNK_PAGES;
+        if (stop > end)
+            stop = end;
+        const uint32_t *b = h->chunks[c];
+        if (b)
+            ph_crit_huge_add(s, b + (p % PH_HOT_CHUNK_PAGES) * pw, stop - p, pw);
+        p = stop;
+    }
+}
+
+int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
+                        const size_t *idx, const int *home,
+                        ph_huge_moves *mv, ph_invocation *inv)
+{
+    if (u >= h->nunits || n == 0)
+        return 0;
     const int nn = e->nnodes;
     uint16_t now = (uint16_t)e->iteration;
     int recheck = h->st.invocations % STATE_RECHECK == 0;
-    uint32_t *sub = malloc((size_t)UNIT_PAGES * (size_t)nn * sizeof *sub);
-    void **mv_addr = malloc(n * sizeof *mv_addr);
-    int *mv_to = malloc(n * sizeof *mv_to), *mv_st = malloc(n * sizeof *mv_st);
-    size_t *mv_unit = malloc(n * sizeof *mv_unit);
-    int *mv_from = malloc(n * sizeof *mv_from);
-    if (!sub || !mv_addr || !mv_to || !mv_st || !mv_unit || !mv_from) {
-        free(sub), free(mv_addr), free(mv_to), free(mv_st), free(mv_unit), free(mv_from);
-        return n; /* out of memory: the 4 KiB algorithm sees everything */
-    }
-    size_t nmv = 0, keep = 0;
-    uint32_t agg[PH_MAX_NODES];
-    for (size_t j0 = 0; j0 < n;) {
-        size_t u = unit_of(h, idx[j0]), j1 = j0 + 1;
-        while (j1 < n && u != SIZE_MAX && unit_of(h, idx[j1]) == u)
-            j1++;
-        int take = 0; /* 1: the unit's entries leave the 4 KiB algorithm */
-        if (u != SIZE_MAX) {
-            uint8_t *stt = &h->unit_state[u];
-            if (*stt == PH_UNIT_UNKNOWN || (*stt == PH_UNIT_SMALL && recheck))
-                look(e, h, u);
-            int uhome = -1;
-            for (size_t j = j0; j < j1 && uhome < 0; j++)
-                uhome = home[j];
-            if (*stt == PH_UNIT_HUGE && uhome >= 0) {
-                size_t m = j1 - j0;
-                for (size_t j = j0; j < j1; j++)
-                    memcpy(sub + (j - j0) * (size_t)nn,
-                           ph_cnt_cur(ph_hot_counts(h, idx[j], 0), nn),
-                           (size_t)nn * sizeof *sub);
-                int target = -1;
-                double ratio = 0;
-                int d = ph_crit_huge(&e->lat, sub, m, uhome, h->factor,
-                                     e->cfg.optimistic, e->cfg.huge_split_share,
-                                     agg, &target, &ratio);
-                ph_page *head = &h->pages[h->unit_first + u * UNIT_PAGES];
-                if (d == PH_HUGE_SPLIT && !e->cfg.observe &&
-                    ph_os_huge_split(e->os, (void *)unit_addr(h, u),
-                                           UNIT_PAGES * 4096, 1) == 0) {
-                    *stt = PH_UNIT_SPLIT;
-                    h->unit_streak[u] = 0;
-                    inv->huge_split++;
-                    ph_info("engine: \"%s\": 2 MiB page at %p is shared by "
-                            "several nodes: split into 4 KiB pages", h->name,
-                            (void *)unit_addr(h, u));
-                } else {
-                    take = 1;
-                    inv->scanned += m;
-                    for (int k = 0; k < nn; k++)
-                        inv->accesses += agg[k];
-                    inv->remote_before += remote(agg, nn, uhome);
-                    if ((head->flags & PH_PG_FROZEN) &&
-                        ph_crit_melts(head->frozen_since, now, e->cfg.melt_iters)) {
-                        head->flags &= (uint8_t)~PH_PG_FROZEN;
-                        head->prev_home = -1; /* starts afresh (invoke.c) */
-                        inv->melted++;
-                    }
-                    if (d == PH_HUGE_MOVE && !(head->flags & PH_PG_FROZEN)) {
-                        inv->candidates++;
-                        if (ph_crit_pingpong(uhome, head->prev_home, target)) {
-                            head->flags |= PH_PG_FROZEN;
-                            head->frozen_since = now;
-                            inv->frozen++;
-                            d = PH_HUGE_KEEP;
-                        }
-                    } else {
-                        d = PH_HUGE_KEEP;
-                    }
-                    if (d == PH_HUGE_MOVE && !e->cfg.observe) {
-                        mv_addr[nmv] = (void *)unit_addr(h, u);
-                        mv_to[nmv] = target;
-                        mv_unit[nmv] = u;
-                        mv_from[nmv] = uhome;
-                        nmv++;
-                        /* remote_after is counted once the move is done */
-                        inv->remote_after += remote(agg, nn, target);
-                    } else {
-                        inv->remote_after += remote(agg, nn, uhome);
-                    }
+    if (!e->cfg.observe && moves_grow(mv) != 0)
+        return 0; /* out of memory: the 4 KiB algorithm sees the unit */
+    int take = 0; /* 1: the unit's entries leave the 4 KiB algorithm */
+    uint8_t *stt = &h->unit_state[u];
+    if (*stt == PH_UNIT_UNKNOWN || (*stt == PH_UNIT_SMALL && recheck))
+        look(e, h, u);
+    int uhome = -1;
+    for (size_t j = 0; j < n && uhome < 0; j++)
+        uhome = home[j];
+    if (*stt == PH_UNIT_HUGE && uhome >= 0) {
+        ph_crit_huge_sum sum;
+        unit_sum(e, h, u, &sum);
+        const uint32_t *agg = sum.agg;
+        int target = -1;
+        double ratio = 0;
+        int d = ph_crit_huge_decide(&e->lat, &sum, uhome, h->factor,
+                                    e->cfg.optimistic, e->cfg.huge_split_share,
+                                    &target, &ratio);
+        ph_page *head = &h->pages[h->unit_first + u * UNIT_PAGES];
+        if (d == PH_HUGE_SPLIT && !e->cfg.observe &&
+            ph_os_huge_split(e->os, (void *)unit_addr(h, u),
+                             UNIT_PAGES * 4096, 1) == 0) {
+            *stt = PH_UNIT_SPLIT;
+            h->unit_streak[u] = 0;
+            inv->huge_split++;
+            ph_info("engine: \"%s\": 2 MiB page at %p is shared by "
+                    "several nodes: split into 4 KiB pages", h->name,
+                    (void *)unit_addr(h, u));
+        } else {
+            take = 1;
+            inv->scanned += n;
+            for (int k = 0; k < nn; k++)
+                inv->accesses += agg[k];
+            inv->remote_before += remote(agg, nn, uhome);
+            if ((head->flags & PH_PG_FROZEN) &&
+                ph_crit_melts(head->frozen_since, now, e->cfg.melt_iters)) {
+                head->flags &= (uint8_t)~PH_PG_FROZEN;
+                head->prev_home = -1; /* starts afresh (invoke.c) */
+                inv->melted++;
+            }
+            if (d == PH_HUGE_MOVE && !(head->flags & PH_PG_FROZEN)) {
+                inv->candidates++;
+                if (ph_crit_pingpong(uhome, head->prev_home, target)) {
+                    head->flags |= PH_PG_FROZEN;
+                    head->frozen_since = now;
+                    inv->frozen++;
+                    d = PH_HUGE_KEEP;
                 }
-            } else if (*stt == PH_UNIT_SPLIT && e->cfg.huge_collapse_after &&
-                       !e->cfg.observe) {
-                int pref = -2;
-                for (size_t j = j0; j < j1 && pref != -1; j++) {
-                    int d = ph_crit_dominant(ph_cnt_cur(ph_hot_counts(h, idx[j], 0), nn), nn);
-                    pref = pref == -2 || pref == d ? d : -1;
-                }
-                if (pref >= 0 && all_on(e, h, u, pref)) {
-                    if (++h->unit_streak[u] >= e->cfg.huge_collapse_after) {
-                        if (ph_os_huge_split(e->os, (void *)unit_addr(h, u),
-                                                   UNIT_PAGES * 4096, 0) == 0) {
-                            look(e, h, u);
-                            if (h->unit_state[u] == PH_UNIT_HUGE) {
-                                inv->huge_collapsed++;
-                                unit_home(h, u, pref, -1);
-                            } else {
-                                h->unit_state[u] = PH_UNIT_SPLIT;
-                            }
-                        }
-                        h->unit_streak[u] = 0;
-                    }
-                } else {
-                    h->unit_streak[u] = 0;
-                }
+            } else {
+                d = PH_HUGE_KEEP;
+            }
+            if (d == PH_HUGE_MOVE && !e->cfg.observe) {
+                mv->addr[mv->n] = (void *)unit_addr(h, u);
+                mv->to[mv->n] = target;
+                mv->unit[mv->n] = u;
+                mv->from[mv->n] = uhome;
+                mv->n++;
+                /* remote_after is counted once the move is done */
+                inv->remote_after += remote(agg, nn, target);
+            } else {
+                inv->remote_after += remote(agg, nn, uhome);
             }
         }
-        for (size_t j = j0; j < j1 && !take; j++) {
-            idx[keep] = idx[j];
-            addr[keep] = addr[j];
-            home[keep] = home[j];
-            keep++;
+    } else if (*stt == PH_UNIT_SPLIT && e->cfg.huge_collapse_after &&
+               !e->cfg.observe) {
+        const size_t pw = ph_hot_page_words(h);
+        int pref = -2;
+        for (size_t j = 0; j < n && pref != -1; j++) {
+            const uint32_t *cur = h->chunks[idx[j] / PH_HOT_CHUNK_PAGES] +
+                                  (idx[j] % PH_HOT_CHUNK_PAGES) * pw;
+            int d = ph_crit_dominant(cur, nn);
+            pref = pref == -2 || pref == d ? d : -1;
         }
-        j0 = j1;
-    }
-    if (nmv) {
-        uint64_t moved = ph_engine_move(e, nmv, mv_addr, mv_to, mv_st, inv);
-        for (size_t k = 0; k < nmv; k++) {
-            if (mv_st[k] == mv_to[k])
-                unit_home(h, mv_unit[k], mv_to[k], mv_from[k]);
-            else if (mv_st[k] >= 0)
-                unit_home(h, mv_unit[k], mv_st[k], -1);
+        if (pref >= 0 && all_on(e, h, u, pref)) {
+            if (++h->unit_streak[u] >= e->cfg.huge_collapse_after) {
+                if (ph_os_huge_split(e->os, (void *)unit_addr(h, u),
+                                     UNIT_PAGES * 4096, 0) == 0) {
+                    look(e, h, u);
+                    if (h->unit_state[u] == PH_UNIT_HUGE) {
+                        inv->huge_collapsed++;
+                        unit_home(h, u, pref, -1);
+                    } else {
+                        h->unit_state[u] = PH_UNIT_SPLIT;
+                    }
+                }
+                h->unit_streak[u] = 0;
+            }
+        } else {
+            h->unit_streak[u] = 0;
         }
-        inv->huge_migrated += moved;
-        inv->migrated += moved;
-        inv->bytes_moved += moved * (uint64_t)UNIT_PAGES * 4096;
     }
-    free(sub), free(mv_addr), free(mv_to), free(mv_st), free(mv_unit), free(mv_from);
-    return keep;
+    return take;
+}
+
+void ph_engine_huge_moves(ph_engine *e, ph_hot *h, ph_huge_moves *mv,
+                          ph_invocation *inv)
+{
+    size_t nmv = mv->n;
+    mv->n = 0;
+    if (!nmv)
+        return;
+    uint64_t moved = ph_engine_move(e, nmv, mv->addr, mv->to, mv->st, inv);
+    for (size_t k = 0; k < nmv; k++) {
+        if (mv->st[k] == mv->to[k])
+            unit_home(h, mv->unit[k], mv->to[k], mv->from[k]);
+        else if (mv->st[k] >= 0)
+            unit_home(h, mv->unit[k], mv->st[k], -1);
+    }
+    inv->huge_migrated += moved;
+    inv->migrated += moved;
+    inv->bytes_moved += moved * (uint64_t)UNIT_PAGES * 4096;
 }

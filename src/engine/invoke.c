@@ -18,9 +18,24 @@
  *   if the predictive criterion found nothing anywhere, return to the
  *   competitive criterion.
  *
- * Homes: the engine asks the OS (query) for the home of every sampled
- * page at each invocation rather than trusting its own bookkeeping: other
- * code (the kernel's balancing, the program, ph_place) may have moved it.
+ * Homes: the engine keeps the home of every page it scanned, and asks the
+ * OS (query) again for all of them every PH_HOME_REFRESH scans of an area:
+ * other code (the kernel's balancing, the program, ph_place) may have
+ * moved them.
+ *
+ * The cost per hot page (bench/README.md, bench_engine): an area is one
+ * pass over its blocks (a 2 MiB unit wholly inside it, or else a chunk of
+ * 512 pages of its bookkeeping), each block's counts read while they are
+ * in the cache: the scan lists its sampled pages and their homes, huge.c
+ * decides its unit, the 4 KiB algorithm runs on the rest, and the chunks
+ * the block completes roll their counts (those holding candidates after
+ * the moves, which still read them).  A page whose accesses all came from
+ * its home, in this interval and in the evidence, takes a fast path: no
+ * criterion can send it anywhere, so none runs.  Chunks without a sample
+ * in the interval are not scanned (hot.h keeps a count per chunk), nor
+ * rolled once their evidence is gone.  The decisions are those of the
+ * plain sequence -- scan all, 2 MiB units, 4 KiB pages, moves, roll --
+ * which tests/unit/test_engine_scan.c checks.
  */
 #include "engine/engine_int.h"
 
@@ -55,10 +70,11 @@
 #define HOOD_MIN_SAMPLED 16
 #define HOOD_AGREE_SHARE 0.75
 
-/* Work arrays of one area's invocation. */
-/* Kept by the engine between invocations (e->work): regrowing them at
- * every invocation cost about a quarter of a hot area's scan. */
+/* Work arrays of one area's invocation.  Kept by the engine between
+ * invocations (e->work): regrowing them at every invocation cost about a
+ * quarter of a hot area's scan. */
 typedef struct ph_work {
+    /* the candidates, in page order */
     size_t n, cap;
     size_t *idx;      /* page index in the area */
     void **addr;
@@ -67,6 +83,15 @@ typedef struct ph_work {
     double *ratio;
     int *status;
     size_t *order, *scratch;
+    /* the sampled pages of one block (the whole area for the sampling
+     * mechanism, which looks at all of them before deciding any) */
+    size_t sn, scap;
+    size_t *sidx;
+    int *shome;
+    /* chunks holding candidates, in order: rolled after the moves */
+    size_t nlater, cap_later;
+    size_t *later;
+    ph_huge_moves hmv;
 } work;
 
 static void work_free(work *w)
@@ -79,8 +104,20 @@ static void work_free(work *w)
     free(w->status);
     free(w->order);
     free(w->scratch);
+    free(w->sidx);
+    free(w->shome);
+    free(w->later);
+    ph_huge_moves_free(&w->hmv);
     memset(w, 0, sizeof *w);
 }
+
+#define GROW(w, f, cap)                                                      \
+    do {                                                                     \
+        void *p_ = realloc((w)->f, (cap) * sizeof *(w)->f);                  \
+        if (!p_)                                                             \
+            return -1;                                                       \
+        (w)->f = p_;                                                         \
+    } while (0)
 
 static int work_grow(work *w, size_t need)
 {
@@ -89,25 +126,45 @@ static int work_grow(work *w, size_t need)
     size_t cap = w->cap ? w->cap : 256;
     while (cap < need)
         cap *= 2;
-#define GROW(f)                                                              \
-    do {                                                                     \
-        void *p_ = realloc(w->f, cap * sizeof *w->f);                        \
-        if (!p_)                                                             \
-            return -1;                                                       \
-        w->f = p_;                                                           \
-    } while (0)
-    GROW(idx);
-    GROW(addr);
-    GROW(home);
-    GROW(target);
-    GROW(ratio);
-    GROW(status);
-    GROW(order);
-    GROW(scratch);
-#undef GROW
+    GROW(w, idx, cap);
+    GROW(w, addr, cap);
+    GROW(w, home, cap);
+    GROW(w, target, cap);
+    GROW(w, ratio, cap);
+    GROW(w, status, cap);
+    GROW(w, order, cap);
+    GROW(w, scratch, cap);
     w->cap = cap;
     return 0;
 }
+
+static int list_grow(work *w, size_t need)
+{
+    if (need <= w->scap)
+        return 0;
+    size_t cap = w->scap ? w->scap : PH_HOT_CHUNK_PAGES;
+    while (cap < need)
+        cap *= 2;
+    GROW(w, sidx, cap);
+    GROW(w, shome, cap);
+    w->scap = cap;
+    return 0;
+}
+
+/* Chunk c holds a candidate (called in page order). */
+static int later_add(work *w, size_t c)
+{
+    if (w->nlater && w->later[w->nlater - 1] == c)
+        return 0;
+    if (w->nlater == w->cap_later) {
+        size_t cap = w->cap_later ? 2 * w->cap_later : 64;
+        GROW(w, later, cap);
+        w->cap_later = cap;
+    }
+    w->later[w->nlater++] = c;
+    return 0;
+}
+#undef GROW
 
 int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home)
 {
@@ -209,71 +266,160 @@ static void add_remote_latency(const ph_engine *e, const uint32_t *acc,
     }
 }
 
-/* Collect the pages of h sampled in this interval (or the last one, for
- * the predictive criterion) and their homes. */
-static int collect(ph_engine *e, ph_hot *h, work *w)
+/* The state of one area's pass (invoke_area). */
+typedef struct pass {
+    ph_invocation inv;
+    int kind;
+    int refresh;             /* homes asked of the OS for every page */
+    int skewed;              /* sampling: the interval moves nothing */
+    uint16_t now;
+    uint32_t unit;           /* accesses a sample stands for */
+    double per_node[PH_MAX_NODES];
+    size_t m;                /* candidates in w */
+    /* the scan: the chunk it is in, and its sampled pages not yet seen */
+    size_t scan_chunk;
+    uint32_t scan_left;
+    /* the rolls: the next chunk to roll, the next of w->later to pass */
+    size_t roll_next, later_pos;
+    /* the neighbourhood of the chunk hood_chunk, made when a page of it
+     * first has a target (most pages at home need none) */
+    ph_crit_hood hood;
+    size_t hood_chunk;
+    int hood_shared;
+    /* the chunks' agreement of neighbours, this interval's pairs added,
+     * with the pairs that agree by chance given the interval's mix of
+     * nodes (ph_crit_chance of the area's accesses in it; whole pairs
+     * added, the fraction carried) */
+    size_t adj_chunk;
+    int adj_last;
+    double chance, chance_carry;
+} pass;
+
+/* The counts of page i of h (its chunk has them). */
+static inline uint32_t *counts_at(const ph_hot *h, size_t i, size_t pw)
 {
-    int n = e->nnodes;
-    w->n = 0;
-    for (size_t c = 0; c < h->nchunks; c++) {
-        if (!h->chunks[c])
-            continue;
-        size_t first = c * PH_HOT_CHUNK_PAGES;
-        size_t last = first + PH_HOT_CHUNK_PAGES;
-        if (last > h->npages)
-            last = h->npages;
-        for (size_t i = first; i < last; i++) {
-            uint32_t *cnt = ph_hot_counts(h, i, 0);
-            const uint32_t *cur = ph_cnt_cur(cnt, n);
-            int any = 0;
-            for (int k = 0; k < n && !any; k++)
-                any = cur[k] != 0;
-            if (!any)
-                continue;
-            if (work_grow(w, w->n + 1) != 0)
-                return -1;
-            w->idx[w->n] = i;
-            w->addr[w->n] = (void *)(h->base + i * 4096);
-            w->n++;
-        }
+    return h->chunks[i / PH_HOT_CHUNK_PAGES] + (i % PH_HOT_CHUNK_PAGES) * pw;
+}
+
+/* The blocks a pass goes through: the 2 MiB units wholly inside the area
+ * (huge.c decides a unit on all its sampled pages at once) and, outside
+ * them, the chunks; none is longer than PH_HOT_CHUNK_PAGES.  The end of
+ * the block from b0; *u its unit, SIZE_MAX none. */
+static size_t block_end(const ph_hot *h, size_t b0, size_t *u)
+{
+    size_t ufirst = h->unit_first, uend = ufirst + h->nunits * PH_HOT_CHUNK_PAGES;
+    if (h->nunits && b0 >= ufirst && b0 < uend) {
+        *u = (b0 - ufirst) / PH_HOT_CHUNK_PAGES;
+        return b0 + PH_HOT_CHUNK_PAGES;
     }
+    *u = SIZE_MAX;
+    size_t b1 = (b0 / PH_HOT_CHUNK_PAGES + 1) * PH_HOT_CHUNK_PAGES;
+    if (h->nunits && b0 < ufirst && b1 > ufirst)
+        b1 = ufirst;
+    return b1 < h->npages ? b1 : h->npages;
+}
+
+/* Append the pages of [b0, b1) sampled in this interval to w's list, with
+ * their homes; a unit (u) goes to huge.c first, and leaves the list when
+ * it takes it.  Chunks without a sample this interval are not looked at,
+ * and a chunk's scan stops at its last sampled page. */
+static int scan_block(ph_engine *e, ph_hot *h, work *w, pass *ps, size_t b0,
+                      size_t b1, size_t u)
+{
+    const int n = e->nnodes;
+    const size_t pw = ph_hot_page_words(h);
+    size_t start = w->sn;
     /* Homes: the bookkeeping's where known (the engine's own moves keep
      * it right), the OS's for the rest, and the OS's for all of them
      * every PH_HOME_REFRESH scans of the area, so that moves made by
      * others (the program, the kernel) are noticed.  Querying every page
-     * at every invocation would cost a move_pages entry per sampled page. */
-    int refresh = h->st.invocations % PH_HOME_REFRESH == 0;
+     * at every invocation would cost a move_pages entry per sampled page.
+     * Where the engine first found each page, before it moved any, is
+     * kept too. */
+    void *qa[PH_HOT_CHUNK_PAGES];
+    size_t qj[PH_HOT_CHUNK_PAGES];
+    int qs[PH_HOT_CHUNK_PAGES];
     size_t nq = 0;
-    for (size_t j = 0; j < w->n; j++) {
-        const ph_page *pg = &h->pages[w->idx[j]];
-        if (!refresh && (pg->flags & PH_PG_HOME_KNOWN)) {
-            w->home[j] = pg->home;
-        } else {
-            w->order[nq] = j;
-            w->scratch[nq] = (size_t)w->addr[j];
-            nq++;
+    for (size_t p0 = b0; p0 < b1;) {
+        size_t c = p0 / PH_HOT_CHUNK_PAGES;
+        size_t p1 = (c + 1) * PH_HOT_CHUNK_PAGES;
+        if (p1 > b1)
+            p1 = b1;
+        uint32_t *b = h->chunks[c];
+        if (c != ps->scan_chunk) {
+            ps->scan_chunk = c;
+            ps->scan_left = b ? ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] : 0;
         }
+        /* every page left in the chunk sampled (a hot chunk): no need to
+         * look at their counts here */
+        size_t chunk_end = (c + 1) * PH_HOT_CHUNK_PAGES;
+        if (chunk_end > h->npages)
+            chunk_end = h->npages;
+        int all = ps->scan_left == chunk_end - p0;
+        for (size_t i = p0; i < p1 && ps->scan_left; i++) {
+            if (!all) {
+                const uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * pw;
+                uint32_t any = 0;
+                for (int k = 0; k < n; k++)
+                    any |= cur[k];
+                if (!any)
+                    continue;
+            }
+            ps->scan_left--;
+            size_t j = w->sn++;
+            w->sidx[j] = i;
+            ph_page *pg = &h->pages[i];
+            if (!ps->refresh && (pg->flags & PH_PG_HOME_KNOWN)) {
+                w->shome[j] = pg->home;
+                if (pg->first_home < 0 && pg->home >= 0 &&
+                    !(pg->flags & PH_PG_MOVED))
+                    pg->first_home = pg->home;
+            } else {
+                qj[nq] = j;
+                qa[nq] = (void *)(h->base + i * 4096);
+                nq++;
+            }
+        }
+        p0 = p1;
     }
-    if (nq && ph_engine_query(e, nq, (void **)w->scratch, w->status) != 0)
+    if (w->sn == start)
+        return 0;
+    if (nq && ph_engine_query(e, nq, qa, qs) != 0)
         return -1;
     for (size_t q = 0; q < nq; q++) {
-        size_t j = w->order[q];
-        ph_page *pg = &h->pages[w->idx[j]];
-        w->home[j] = w->status[q];
-        if (w->status[q] >= 0) {
-            pg->home = (int8_t)w->status[q];
+        size_t j = qj[q];
+        ph_page *pg = &h->pages[w->sidx[j]];
+        w->shome[j] = qs[q];
+        if (qs[q] >= 0) {
+            pg->home = (int8_t)qs[q];
             pg->flags |= PH_PG_HOME_KNOWN;
+            if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
+                pg->first_home = (int8_t)qs[q];
         } else {
             pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
         }
     }
-    /* where the engine first found each page, before it moved any */
-    for (size_t j = 0; j < w->n; j++) {
-        ph_page *pg = &h->pages[w->idx[j]];
-        if (pg->first_home < 0 && w->home[j] >= 0 && !(pg->flags & PH_PG_MOVED))
-            pg->first_home = (int8_t)w->home[j];
-    }
+    /* 2 MiB pages first: moved whole, split, or collapsed (huge.c); the
+     * 4 KiB algorithm gets the rest */
+    if (u != SIZE_MAX &&
+        ph_engine_huge_unit(e, h, u, w->sn - start, w->sidx + start,
+                            w->shome + start, &w->hmv, &ps->inv))
+        w->sn = start;
     return 0;
+}
+
+/* Roll the chunks before chunk `upto` not rolled yet, but those holding
+ * candidates (w->later: rolled after the moves, which read their counts). */
+static void roll_done(ph_hot *h, work *w, pass *ps, size_t upto)
+{
+    while (ps->roll_next < upto) {
+        size_t c = ps->roll_next++;
+        while (ps->later_pos < w->nlater && w->later[ps->later_pos] < c)
+            ps->later_pos++;
+        if (ps->later_pos < w->nlater && w->later[ps->later_pos] == c)
+            continue;
+        ph_hot_roll_chunk(h, c);
+    }
 }
 
 /* Keep the cap most critical of the candidates in w (compacting w's
@@ -341,108 +487,93 @@ static void hood_of(ph_engine *e, ph_hot *h, size_t first, size_t last,
     }
 }
 
-/* The algorithm on one area.  Returns migrations; *found gets the number
- * of candidates. */
-static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
-                            size_t *left, uint64_t sampler_ns,
-                            size_t *found, uint64_t hot_total)
+/* A frozen page melts when it was frozen long enough. */
+static void melt(const ph_engine *e, ph_page *pg, pass *ps)
 {
-    int n = e->nnodes;
-    uint16_t now = (uint16_t)e->iteration;
-    uint64_t t0 = ph_now_ns();
-    ph_invocation inv = {.seq = e->seq, .iteration = e->iteration,
-                         .kind = kind, .predictive = e->predictive,
-                         .area_id = h->id, .phase = -1,
-                         .sampler_ns = sampler_ns};
-    *found = 0;
-    if (collect(e, h, w) != 0) {
-        ph_warn("engine: out of memory scanning hot area \"%s\"", h->name);
-        return 0;
+    if ((pg->flags & PH_PG_FROZEN) &&
+        ph_crit_melts(pg->frozen_since, ps->now,
+                      ph_crit_melt_after(e->cfg.melt_iters, pg->freezes))) {
+        pg->flags &= (uint8_t)~PH_PG_FROZEN;
+        /* a melted page starts afresh: judged against its previous
+         * home it would freeze again on the very move it needs when
+         * its users really changed */
+        pg->prev_home = -1;
+        ps->inv.melted++;
     }
-    /* 2 MiB pages first: moved whole, split, or collapsed (huge.c); the
-     * 4 KiB algorithm gets the rest */
-    w->n = ph_engine_huge_pass(e, h, w->n, w->idx, w->addr, w->home, &inv);
-    double per_node[PH_MAX_NODES] = {0};
-    size_t m = 0; /* candidates, compacted to the front of w */
-    uint32_t unit = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
-    /* the sampling mechanism: an interval one node dominated (the others
-     * did not run much) moves nothing (ph_crit_interval_skewed) */
-    int skewed = 0;
-    uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
-    for (size_t j = 0; j < w->n; j++) {
-        uint32_t *cnt = ph_hot_counts(h, w->idx[j], 0);
-        const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
-        for (int k = 0; k < n; k++) {
-            now_t[k] += cur[k];
-            run_t[k] += (uint64_t)cum[k] + cur[k];
-        }
-    }
-    if (kind == PH_INV_SAMPLING)
-        skewed = ph_crit_interval_skewed(now_t, run_t, n);
-    /* the chance that two pages' dominant nodes agree in this interval
-     * were they drawn at random from its mix of nodes (ph_crit_chance) */
-    double chance = ph_crit_chance(now_t, n), chance_carry = 0;
-    /* the neighbourhood of the chunk hood_chunk, made when a page of it
-     * first has a target (most pages at home need none) */
-    ph_crit_hood hood;
-    size_t hood_chunk = SIZE_MAX;
-    int hood_shared = 0;
-    /* the chunks' agreement of neighbours, this interval's pairs added */
-    size_t adj_chunk = SIZE_MAX;
-    int adj_last = -1;
-    for (size_t j = 0; j < w->n; j++) {
-        size_t i = w->idx[j];
+}
+
+/* The 4 KiB algorithm on the n sampled pages idx/home (page order) of h:
+ * its candidates are appended to w (ps->m).  A page whose accesses, in
+ * this interval and in the evidence, all came from its home takes the
+ * fast path: no criterion can pick a target for it (competitive and
+ * predictive need a remote access now, amortised a remote rate), and it
+ * adds nothing to the remote latencies.  -1 when out of memory. */
+static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
+                       const size_t *idx, const int *homes, size_t nl)
+{
+    const int n = e->nnodes;
+    const size_t pw = ph_hot_page_words(h);
+    const int kind = ps->kind;
+    const uint16_t now = ps->now;
+    const uint32_t unit = ps->unit;
+    ph_invocation *inv = &ps->inv;
+    for (size_t j = 0; j < nl; j++) {
+        size_t i = idx[j];
         ph_page *pg = &h->pages[i];
-        uint32_t *cnt = ph_hot_counts(h, i, 0);
+        uint32_t *cnt = counts_at(h, i, pw);
         const uint32_t *cur = ph_cnt_cur(cnt, n);
-        int home = w->home[j];
-        int dnow = ph_crit_dominant(cur, n);
-        if (i / PH_HOT_CHUNK_PAGES != adj_chunk) {
-            adj_chunk = i / PH_HOT_CHUNK_PAGES;
-            adj_last = -1;
+        int home = homes[j];
+        uint64_t sum = 0;
+        for (int k = 0; k < n; k++)
+            sum += cur[k];
+        uint64_t rem = home >= 0 ? sum - cur[home] : sum;
+        int dnow = home >= 0 && rem == 0 ? (cur[home] ? home : -1)
+                                         : ph_crit_dominant(cur, n);
+        if (i / PH_HOT_CHUNK_PAGES != ps->adj_chunk) {
+            ps->adj_chunk = i / PH_HOT_CHUNK_PAGES;
+            ps->adj_last = -1;
         }
         if (dnow >= 0) {
-            if (adj_last >= 0) {
-                if (h->adj_pairs[adj_chunk] == UINT16_MAX) {
-                    h->adj_pairs[adj_chunk] /= 2;
-                    h->adj_agree[adj_chunk] /= 2;
-                    h->adj_chance[adj_chunk] /= 2;
+            size_t ac = ps->adj_chunk;
+            if (ps->adj_last >= 0) {
+                if (h->adj_pairs[ac] == UINT16_MAX) {
+                    h->adj_pairs[ac] /= 2;
+                    h->adj_agree[ac] /= 2;
+                    h->adj_chance[ac] /= 2;
                 }
-                h->adj_pairs[adj_chunk]++;
-                h->adj_agree[adj_chunk] += dnow == adj_last;
-                /* whole expected pairs; the fraction carries on */
-                chance_carry += chance;
-                uint16_t whole = (uint16_t)chance_carry;
-                chance_carry -= whole;
-                h->adj_chance[adj_chunk] += whole;
+                h->adj_pairs[ac]++;
+                h->adj_agree[ac] += dnow == ps->adj_last;
+                ps->chance_carry += ps->chance;
+                uint16_t whole = (uint16_t)ps->chance_carry;
+                ps->chance_carry -= whole;
+                h->adj_chance[ac] += whole;
             }
-            adj_last = dnow;
+            ps->adj_last = dnow;
         }
-        inv.scanned++;
-        for (int k = 0; k < n; k++)
-            inv.accesses += cur[k];
+        inv->scanned++;
+        inv->accesses += sum;
         if (home < 0) {
-            inv.remote_before += remote_of(cur, n, -1);
-            inv.remote_after += remote_of(cur, n, -1);
+            inv->remote_before += rem;
+            inv->remote_after += rem;
             continue;
         }
         if (pg->home != home) {
             pg->home = (int8_t)home;
             pg->flags |= PH_PG_HOME_KNOWN;
         }
-        uint64_t rem = remote_of(cur, n, home);
-        inv.remote_before += rem;
-        add_remote_latency(e, cur, home, per_node);
-        if ((pg->flags & PH_PG_FROZEN) &&
-            ph_crit_melts(pg->frozen_since, now,
-                          ph_crit_melt_after(e->cfg.melt_iters, pg->freezes))) {
-            pg->flags &= (uint8_t)~PH_PG_FROZEN;
-            /* a melted page starts afresh: judged against its previous
-             * home it would freeze again on the very move it needs when
-             * its users really changed */
-            pg->prev_home = -1;
-            inv.melted++;
+        if (rem == 0) {
+            const uint32_t *prev = ph_cnt_prev(cnt, n);
+            uint32_t prem = 0;
+            for (int k = 0; k < n; k++)
+                prem |= k == home ? 0 : prev[k];
+            if (!prem) { /* the fast path: every access local */
+                melt(e, pg, ps);
+                continue;
+            }
         }
+        inv->remote_before += rem;
+        add_remote_latency(e, cur, home, ps->per_node);
+        melt(e, pg, ps);
         int target = -1;
         double ratio = 0;
         if (!(pg->flags & PH_PG_FROZEN)) {
@@ -458,25 +589,26 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                 for (int k = 0; k < n; k++)
                     tot[k] = cum[k] > UINT32_MAX - cur[k] ? UINT32_MAX
                                                           : cum[k] + cur[k];
-                if (target >= 0 && i / PH_HOT_CHUNK_PAGES != hood_chunk) {
-                    hood_chunk = i / PH_HOT_CHUNK_PAGES;
-                    hood_of(e, h, hood_chunk * PH_HOT_CHUNK_PAGES,
-                            (hood_chunk + 1) * PH_HOT_CHUNK_PAGES, &hood);
+                if (target >= 0 && i / PH_HOT_CHUNK_PAGES != ps->hood_chunk) {
+                    ps->hood_chunk = i / PH_HOT_CHUNK_PAGES;
+                    hood_of(e, h, ps->hood_chunk * PH_HOT_CHUNK_PAGES,
+                            (ps->hood_chunk + 1) * PH_HOT_CHUNK_PAGES,
+                            &ps->hood);
                     for (int k = 0; k < n; k++)
-                        hood.share[k] = (double)run_t[k];
-                    hood_shared = ph_crit_uniform_shared(&hood, n,
-                                                         HOOD_MIN_MULTI);
+                        ps->hood.share[k] = (double)h->run_acc[k];
+                    ps->hood_shared = ph_crit_uniform_shared(&ps->hood, n,
+                                                             HOOD_MIN_MULTI);
                 }
                 /* a page of a table every node reads at random stays
                  * where it is: moving it chases the last sample -- unless
                  * the iterations' rich counts name the same largest
                  * reader every time (ph_crit_shared_steady) */
                 if (target >= 0 &&
-                    (hood_shared || ph_crit_page_uniform(cur, n, unit)) &&
+                    (ps->hood_shared || ph_crit_page_uniform(cur, n, unit)) &&
                     !(kind == PH_INV_ITERATIVE &&
                       ph_crit_shared_steady(ph_cnt_prev(cnt, n), cur, n,
                                             target, unit))) {
-                    inv.shared++;
+                    inv->shared++;
                     target = -1;
                 }
                 /* the sampling mechanism wakes at arbitrary moments: a
@@ -486,20 +618,17 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                  * alternate) moves again only as clearly claimed.  So
                  * does a page that moved before when this interval's
                  * evidence is thin (fewer than 4n samples: the first
-                 * touch after the arm, which an owner of another phase
+                 * touch after the arm, which the owner of another phase
                  * sometimes takes): one such sample sent it once, and
-                 * another must not send it again (ADI solvers: bt's z
-                 * sweep; rich counts still move it at once) */
-                if (target >= 0 && skewed) {
-                    inv.unsettled++;
+                 * another must not send it again (rich counts still
+                 * move it at once) */
+                if (target >= 0 && ps->skewed) {
+                    inv->unsettled++;
                     target = -1;
                 }
-                uint64_t cur_sum = 0;
-                for (int k = 0; k < n; k++)
-                    cur_sum += cur[k];
-                int thin = cur_sum < 4 * (uint64_t)n * unit;
-                if (target >= 0 && (kind == PH_INV_SAMPLING || pg->freezes ||
-                                    (pg->migrations && thin))) {
+                if (target >= 0 &&
+                    (kind == PH_INV_SAMPLING || pg->freezes ||
+                     (pg->migrations && sum < 4 * (uint64_t)n * unit))) {
                     /* a page moved before must be claimed more clearly */
                     double share = pg->migrations || pg->freezes
                                        ? SAMPLING_MOVED_SHARE
@@ -517,7 +646,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                                                  HOOD_AGREE_SHARE);
                     }
                     if (!ok) {
-                        inv.unsettled++;
+                        inv->unsettled++;
                         target = -1;
                     }
                 }
@@ -527,24 +656,122 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                     pg->frozen_since = now;
                     if (pg->freezes < 255)
                         pg->freezes++;
-                    inv.frozen++;
-                    inv.candidates++;
+                    inv->frozen++;
+                    inv->candidates++;
                     target = -1;
                 }
             }
         }
         if (target < 0) {
-            inv.remote_after += rem;
+            inv->remote_after += rem;
             continue;
         }
-        inv.candidates++;
+        inv->candidates++;
+        if (work_grow(w, ps->m + 1) != 0 ||
+            later_add(w, i / PH_HOT_CHUNK_PAGES) != 0)
+            return -1;
+        size_t m = ps->m++;
         w->idx[m] = i;
-        w->addr[m] = w->addr[j];
+        w->addr[m] = (void *)(h->base + i * 4096);
         w->home[m] = home;
         w->target[m] = target;
         w->ratio[m] = isinf(ratio) ? 1e300 : ratio;
-        m++;
     }
+    return 0;
+}
+
+/* invoke_area out of memory: the area is only rolled. */
+static uint64_t area_failed(ph_hot *h, work *w, pass *ps, int fused)
+{
+    ph_warn("engine: out of memory scanning hot area \"%s\"", h->name);
+    if (fused) {
+        roll_done(h, w, ps, h->nchunks);
+        for (size_t k = 0; k < w->nlater; k++)
+            ph_hot_roll_chunk(h, w->later[k]);
+        memset(h->now_acc, 0, sizeof h->now_acc);
+    } else {
+        ph_hot_roll(h);
+    }
+    w->hmv.n = 0;
+    return 0;
+}
+
+/* The algorithm on one area, and the roll of its counts.  Returns
+ * migrations; *found gets the number of candidates.
+ *
+ * One pass over the area's blocks (block_end) does, for each, the scan of
+ * its sampled pages, huge.c's unit, the 4 KiB algorithm, and the roll of
+ * the chunks it completes, while their counts are in the cache; the
+ * chunks that hold candidates are rolled after the moves.  The sampling
+ * mechanism looks at all the area's sampled pages first (whether one node
+ * dominated the interval: ph_crit_interval_skewed) and a page's
+ * neighbourhood may lie in the chunk before: it scans the whole area,
+ * decides, moves, then rolls, in three passes. */
+static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
+                            size_t *left, uint64_t sampler_ns,
+                            size_t *found, uint64_t hot_total)
+{
+    int n = e->nnodes;
+    uint64_t t0 = ph_now_ns();
+    pass *ps = &(pass){
+        .inv = {.seq = e->seq, .iteration = e->iteration, .kind = kind,
+                .predictive = e->predictive, .area_id = h->id, .phase = -1,
+                .sampler_ns = sampler_ns},
+        .kind = kind,
+        .refresh = h->st.invocations % PH_HOME_REFRESH == 0,
+        .now = (uint16_t)e->iteration,
+        .unit = e->cfg.sample_weight ? e->cfg.sample_weight : 1,
+        .scan_chunk = SIZE_MAX,
+        .hood_chunk = SIZE_MAX,
+        .adj_chunk = SIZE_MAX,
+        .adj_last = -1,
+        .chance = ph_crit_chance(h->now_acc, n)};
+    const int fused = kind != PH_INV_SAMPLING;
+    *found = 0;
+    w->n = 0;
+    w->sn = 0;
+    w->nlater = 0;
+    w->hmv.n = 0;
+    if (list_grow(w, PH_HOT_CHUNK_PAGES) != 0)
+        return area_failed(h, w, ps, fused);
+    for (size_t b0 = 0, b1, u; b0 < h->npages; b0 = b1) {
+        b1 = block_end(h, b0, &u);
+        if (fused)
+            w->sn = 0;
+        else if (list_grow(w, w->sn + (b1 - b0)) != 0)
+            return area_failed(h, w, ps, fused);
+        if (scan_block(e, h, w, ps, b0, b1, u) != 0)
+            return area_failed(h, w, ps, fused);
+        if (fused) {
+            if (decide_list(e, h, w, ps, w->sidx, w->shome, w->sn) != 0)
+                return area_failed(h, w, ps, fused);
+            roll_done(h, w, ps, b1 / PH_HOT_CHUNK_PAGES);
+        }
+    }
+    ph_engine_huge_moves(e, h, &w->hmv, &ps->inv);
+    if (fused) {
+        roll_done(h, w, ps, h->nchunks);
+    } else {
+        /* the sampling mechanism: an interval one node dominated (the
+         * others did not run much) moves nothing */
+        uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
+        const size_t pw = ph_hot_page_words(h);
+        for (size_t j = 0; j < w->sn; j++) {
+            uint32_t *cnt = counts_at(h, w->sidx[j], pw);
+            const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
+            for (int k = 0; k < n; k++) {
+                now_t[k] += cur[k];
+                run_t[k] += (uint64_t)cum[k] + cur[k];
+            }
+        }
+        ps->skewed = ph_crit_interval_skewed(now_t, run_t, n);
+        if (decide_list(e, h, w, ps, w->sidx, w->shome, w->sn) != 0)
+            return area_failed(h, w, ps, fused);
+    }
+    ph_invocation inv = ps->inv;
+    size_t m = ps->m;
+    const double *per_node = ps->per_node;
+    const size_t pw = ph_hot_page_words(h);
     *found = (size_t)inv.candidates;
     size_t kept = e->cfg.observe ? 0 : keep_critical(w, m, *left == SIZE_MAX ? 0 : *left);
     if (*left != SIZE_MAX)
@@ -554,7 +781,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     for (size_t j = 0; j < kept; j++) {
         size_t i = w->idx[j];
         ph_page *pg = &h->pages[i];
-        const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, i, 0), n);
+        const uint32_t *cur = counts_at(h, i, pw);
         int now_home = w->status[j] >= 0 ? w->status[j] : w->home[j];
         if (w->status[j] >= 0 && w->status[j] == w->target[j] &&
             w->target[j] != w->home[j]) {
@@ -568,8 +795,16 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     }
     /* pages capped away keep their remote accesses */
     for (size_t j = kept; j < m; j++) {
-        const uint32_t *cur = ph_cnt_cur(ph_hot_counts(h, w->idx[j], 0), n);
+        const uint32_t *cur = counts_at(h, w->idx[j], pw);
         inv.remote_after += remote_of(cur, n, w->home[j]);
+    }
+    /* the rest of the roll */
+    if (fused) {
+        for (size_t k = 0; k < w->nlater; k++)
+            ph_hot_roll_chunk(h, w->later[k]);
+        memset(h->now_acc, 0, sizeof h->now_acc);
+    } else {
+        ph_hot_roll(h);
     }
     inv.migrated += moved;
     inv.bytes_moved += moved * 4096;
@@ -659,10 +894,10 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
             continue;
         }
         size_t found = 0;
+        /* rolls the area's counts too */
         moved += invoke_area(e, h, w, kind, &left, sampler_ns, &found,
                              hot_total);
         found_all += found;
-        ph_hot_roll(h);
     }
     if (e->predictive && found_all == 0) {
         e->predictive = 0;

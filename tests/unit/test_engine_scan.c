@@ -1,0 +1,446 @@
+/*
+ * test_engine_scan.c -- the engine's pass over an area (invoke.c: scan,
+ * 2 MiB units, 4 KiB criterion with its fast path, roll, chunk by chunk)
+ * against a straightforward reference, on seeded random counts.
+ *
+ * Each case maps 8 units of 2 MiB on the simulated machine; a random half
+ * of those wholly inside the area stay 2 MiB pages on a random node, the
+ * others are split and their 4 KiB pages sent to random nodes.  The area registered starts `off` pages into
+ * the mapping (0: units and chunks aligned; 100: every unit straddles two
+ * chunks) and ends 37 pages before its end (a partial last chunk).
+ * Counts, put in with ph_hot_add:
+ *   round 0 (the evidence): random pages of random chunks, then a roll;
+ *   round 1 (the interval): per chunk one of: nothing sampled; a few pages
+ *     and both pages at its edges; every page from its home alone (the
+ *     fast path); every page from random nodes.
+ * Then one invocation (iterative, fresh engine: nothing frozen, nothing
+ * moved before).  The reference, from a copy of the counts and the homes
+ * taken before it: the sampled pages in order; for a unit that is one
+ * 2 MiB page, ph_crit_huge on its sampled subpages' rows copied side by
+ * side; for every other page the criterion (amortised or competitive),
+ * the neighbourhood's shared test (the chunk's pairs of neighbours
+ * counted along), and the statistics.  Checked: every page's home after,
+ * the invocation's log entry, the counts rolled (evidence, cumulative,
+ * cur = 0) including chunks with nothing sampled, the chunks' neighbour
+ * pairs, and the chunks' sampled counters back to 0.
+ */
+#include "check.h"
+
+#include "../sim/engine_rig.h"
+
+#include "base/rng.h"
+#include "criteria/amortised.h"
+#include "criteria/criteria.h"
+#include "engine/engine_int.h"
+#include "engine/hot.h"
+#include "move/mover.h"
+#include "os/os.h"
+#include "topo/topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNIT 512u
+#define MAP_UNITS 8u
+#define MAP_PAGES (MAP_UNITS * UNIT)
+#define TAIL 37u
+#define PG 4096u
+#define NN 4
+#define HOOD_MIN_MULTI 8 /* invoke.c */
+
+static ph_topology *topo;
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+
+static uint64_t rnd(uint64_t *s, uint64_t n)
+{
+    return ph_splitmix64_next(s) % n;
+}
+
+static uint64_t remote(const uint32_t *acc, int home)
+{
+    uint64_t r = 0;
+    for (int k = 0; k < NN; k++)
+        if (k != home)
+            r += acc[k];
+    return r;
+}
+
+/* Random accesses for page i: 1..3 nodes, 1..40 each (sometimes many). */
+static void add_random(ph_hot *h, size_t i, uint64_t *s)
+{
+    int k = 1 + (int)rnd(s, 3);
+    for (int j = 0; j < k; j++) {
+        uint32_t c = 1 + (uint32_t)rnd(s, 40);
+        if (rnd(s, 8) == 0)
+            c *= 50;
+        CHECK_EQ(ph_hot_add(h, i, (int)rnd(s, NN), c, 0), 0);
+    }
+}
+
+/* The synthetic source's model: no access (the test puts the counts in). */
+static int silent(void *arg, size_t range, size_t page, uint32_t *acc, int nnodes)
+{
+    (void)arg, (void)range, (void)page;
+    for (int k = 0; k < nnodes; k++)
+        acc[k] = 0;
+    return 0;
+}
+
+static void one_case(uint64_t seed, size_t off, int competitive)
+{
+    uint64_t s = seed;
+    const size_t np = MAP_PAGES - off - TAIL;
+    ph_os *os = ph_os_sim_open(topo);
+    ph_mover *mv = ph_mover_new(os, &mover_cfg);
+    char *mem = ph_os_map(os, MAP_PAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
+    CHECK(os && mv && mem);
+    if (!os || !mv || !mem)
+        return;
+    /* homes: whole 2 MiB pages, or split units with random 4 KiB homes */
+    for (size_t u = 0; u < MAP_UNITS; u++) {
+        char *a = mem + u * UNIT * PG;
+        int node = (int)rnd(&s, NN);
+        CHECK_EQ(ph_os_populate_on(os, a, UNIT * PG, topo->nodes[node].id), 0);
+        /* units only partly in the area are split: the 4 KiB
+         * algorithm would move their 2 MiB page for each subpage */
+        int partial = (u == 0 && off) || u == MAP_UNITS - 1;
+        if (rnd(&s, 2) == 0 && !partial)
+            continue;
+        CHECK_EQ(ph_os_huge_split(os, a, UNIT * PG, 1), 0);
+        void *pages[UNIT];
+        int nodes[UNIT], st[UNIT];
+        for (size_t k = 0; k < UNIT; k++) {
+            pages[k] = a + k * PG;
+            nodes[k] = topo->nodes[rnd(&s, NN)].id;
+        }
+        CHECK(ph_os_move(os, UNIT, pages, nodes, st) >= 0);
+    }
+    ph_engine_cfg c = rig_engine_cfg();
+    c.stable_after = 0;
+    c.cold_after = 0;
+    c.criterion = competitive ? PH_CRITERION_COMPETITIVE : PH_CRITERION_AMORTISED;
+    ph_engine *e = rig_engine_open(topo, os, mv, &c, silent, NULL, 0, 0, seed);
+    CHECK(e != NULL);
+    if (!e)
+        return;
+    char *base = mem + off * PG;
+    ph_hot *h = ph_engine_register(e, base, np * PG, "scan");
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    const int n = h->nnodes;
+    CHECK_EQ(n, NN);
+    const size_t pw = ph_hot_page_words(h);
+    void **addr = malloc(np * sizeof *addr);
+    int *home = malloc(np * sizeof *home), *want = malloc(np * sizeof *want);
+    for (size_t i = 0; i < np; i++)
+        addr[i] = base + i * PG;
+    CHECK_EQ(ph_engine_query(e, np, addr, home), 0);
+
+    /* round 0: evidence */
+    for (size_t ch = 0; ch < h->nchunks; ch++) {
+        if (rnd(&s, 4) == 0)
+            continue; /* never sampled: no counts */
+        size_t first = ch * UNIT, last = first + UNIT < np ? first + UNIT : np;
+        for (size_t i = first; i < last; i++)
+            if (rnd(&s, 3) == 0) {
+                if (rnd(&s, 2))
+                    CHECK_EQ(ph_hot_add(h, i, home[i], 1 + (uint32_t)rnd(&s, 30), 0), 0);
+                else
+                    add_random(h, i, &s);
+            }
+    }
+    ph_hot_roll(h);
+    /* round 1: the interval */
+    for (size_t ch = 0; ch < h->nchunks; ch++) {
+        size_t first = ch * UNIT, last = first + UNIT < np ? first + UNIT : np;
+        switch (rnd(&s, 4)) {
+        case 0: /* nothing sampled */
+            break;
+        case 1: /* a few, and both edges */
+            add_random(h, first, &s);
+            add_random(h, last - 1, &s);
+            for (int k = 0; k < 6; k++)
+                add_random(h, first + rnd(&s, last - first), &s);
+            break;
+        case 2: /* every page from its home alone */
+            for (size_t i = first; i < last; i++)
+                CHECK_EQ(ph_hot_add(h, i, home[i], 1 + (uint32_t)rnd(&s, 30), 0), 0);
+            break;
+        default: /* every page, random nodes */
+            for (size_t i = first; i < last; i++)
+                add_random(h, i, &s);
+        }
+    }
+    /* the copy the reference works on */
+    size_t cw = UNIT * pw;
+    uint32_t *cnt = calloc(h->nchunks * cw, sizeof *cnt);
+    int *had = calloc(h->nchunks, sizeof *had);
+    for (size_t ch = 0; ch < h->nchunks; ch++)
+        if (h->chunks[ch]) {
+            had[ch] = 1;
+            memcpy(cnt + ch * cw, h->chunks[ch], cw * sizeof *cnt);
+        }
+#define CUR(i) (cnt + (i) * pw)
+#define PREV(i) (cnt + (i) * pw + NN)
+#define CUM(i) (cnt + (i) * pw + 2 * NN)
+    uint8_t *sampled = calloc(np, 1);
+    for (size_t i = 0; i < np; i++)
+        if (had[i / UNIT])
+            for (int k = 0; k < n; k++)
+                sampled[i] |= CUR(i)[k] != 0;
+    double factor = h->factor;
+    size_t nunits = h->nunits, ufirst = h->unit_first;
+    uint8_t *huge = malloc(nunits ? nunits : 1);
+    for (size_t u = 0; u < nunits; u++) {
+        uint8_t st[UNIT];
+        CHECK_EQ(ph_os_huge_state(os, base + (ufirst + u * UNIT) * PG, UNIT, st), 0);
+        huge[u] = 1;
+        for (size_t k = 0; k < UNIT; k++)
+            huge[u] &= st[k] != 0;
+    }
+
+    uint64_t nlog = e->nlog;
+    uint64_t moved = ph_engine_invoke(e, PH_INV_ITERATIVE, 0, 0);
+    CHECK_EQ(e->nlog, nlog + 1);
+    const ph_invocation *got = &e->log[e->nlog - 1];
+
+    /* ---- the reference ---- */
+    ph_invocation x = {0};
+    ph_latency_model lm = e->lat, am = e->lat;
+    if (c.optimistic)
+        am.migrate_ns = NULL; /* decide.c */
+    uint32_t unit_w = c.sample_weight ? c.sample_weight : 1;
+    uint8_t *in4k = malloc(np);
+    for (size_t i = 0; i < np; i++) {
+        in4k[i] = sampled[i];
+        want[i] = home[i];
+    }
+    /* 2 MiB units */
+    for (size_t u = 0; u < nunits; u++) {
+        size_t p0 = ufirst + u * UNIT;
+        uint32_t rows[UNIT * NN];
+        size_t m = 0;
+        int uhome = -1;
+        for (size_t i = p0; i < p0 + UNIT; i++)
+            if (sampled[i]) {
+                memcpy(rows + m * NN, CUR(i), NN * sizeof *rows);
+                m++;
+                if (uhome < 0)
+                    uhome = home[i];
+            }
+        if (!m || !huge[u] || uhome < 0)
+            continue;
+        uint32_t agg[NN];
+        int target;
+        double ratio;
+        int d = ph_crit_huge(&lm, rows, m, uhome, factor, c.optimistic,
+                             c.huge_split_share, agg, &target, &ratio);
+        if (d == PH_HUGE_SPLIT) {
+            x.huge_split++;
+            continue; /* its subpages go on as 4 KiB pages */
+        }
+        for (size_t i = p0; i < p0 + UNIT; i++)
+            in4k[i] = 0;
+        x.scanned += m;
+        for (int k = 0; k < n; k++)
+            x.accesses += agg[k];
+        x.remote_before += remote(agg, uhome);
+        if (d == PH_HUGE_MOVE) {
+            x.candidates++;
+            x.huge_migrated++;
+            x.migrated++;
+            x.remote_after += remote(agg, target);
+            for (size_t i = p0; i < p0 + UNIT; i++)
+                want[i] = target;
+        } else {
+            x.remote_after += remote(agg, uhome);
+        }
+    }
+    /* 4 KiB pages */
+    uint16_t *pairs = calloc(h->nchunks, sizeof *pairs);
+    uint16_t *agree = calloc(h->nchunks, sizeof *agree);
+    uint16_t *chance = calloc(h->nchunks, sizeof *chance);
+    size_t adj_chunk = SIZE_MAX, hood_chunk = SIZE_MAX;
+    int adj_last = -1, hood_shared = 0;
+    /* the area's mix of nodes in the interval, and over the run */
+    uint64_t now_t[NN] = {0}, run_t[NN] = {0};
+    for (size_t i = 0; i < np; i++)
+        for (int k = 0; k < n; k++) {
+            now_t[k] += CUR(i)[k];
+            run_t[k] += (uint64_t)CUM(i)[k] + CUR(i)[k];
+        }
+    double by_chance = ph_crit_chance(now_t, n), carry = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (!in4k[i])
+            continue;
+        const uint32_t *cur = CUR(i);
+        size_t ch = i / UNIT;
+        int dnow = ph_crit_dominant(cur, n);
+        if (ch != adj_chunk) {
+            adj_chunk = ch;
+            adj_last = -1;
+        }
+        if (dnow >= 0) {
+            if (adj_last >= 0) {
+                pairs[ch]++;
+                agree[ch] += dnow == adj_last;
+                carry += by_chance;
+                uint16_t whole = (uint16_t)carry;
+                carry -= whole;
+                chance[ch] += whole;
+            }
+            adj_last = dnow;
+        }
+        x.scanned++;
+        for (int k = 0; k < n; k++)
+            x.accesses += cur[k];
+        uint64_t rem = remote(cur, home[i]);
+        x.remote_before += rem;
+        double ratio = 0;
+        int t = competitive
+                    ? ph_crit_competitive(&lm, cur, home[i], factor,
+                                          c.optimistic, &ratio)
+                    : ph_crit_amortised(&am, cur, PREV(i), home[i], factor,
+                                        e->remaining, &ratio);
+        if (t >= 0 && ch != hood_chunk) {
+            ph_crit_hood hd;
+            ph_crit_hood_clear(&hd);
+            for (size_t p = ch * UNIT; p < (ch + 1) * UNIT && p < np; p++) {
+                uint32_t tot[NN];
+                for (int k = 0; k < n; k++)
+                    tot[k] = CUM(p)[k] > UINT32_MAX - CUR(p)[k]
+                                 ? UINT32_MAX : CUM(p)[k] + CUR(p)[k];
+                ph_crit_hood_add(&hd, tot, CUR(p), n, unit_w);
+            }
+            if ((ch + 1) * UNIT <= np) {
+                hd.pairs = pairs[ch];
+                hd.agree = agree[ch];
+                hd.chance = chance[ch];
+            }
+            for (int k = 0; k < n; k++)
+                hd.share[k] = (double)run_t[k];
+            hood_chunk = ch;
+            hood_shared = ph_crit_uniform_shared(&hd, n, HOOD_MIN_MULTI);
+        }
+        if (t >= 0 && (hood_shared || ph_crit_page_uniform(cur, n, unit_w)) &&
+            !ph_crit_shared_steady(PREV(i), cur, n, t, unit_w)) {
+            x.shared++;
+            t = -1;
+        }
+        if (t < 0) {
+            x.remote_after += rem;
+            continue;
+        }
+        x.candidates++;
+        x.migrated++;
+        x.remote_after += remote(cur, t);
+        want[i] = t;
+    }
+    /* ---- compared ---- */
+    CHECK_EQ(got->scanned, x.scanned);
+    CHECK_EQ(got->candidates, x.candidates);
+    CHECK_EQ(got->migrated, x.migrated);
+    CHECK_EQ(got->huge_migrated, x.huge_migrated);
+    CHECK_EQ(got->huge_split, x.huge_split);
+    CHECK_EQ(got->accesses, x.accesses);
+    CHECK_EQ(got->remote_before, x.remote_before);
+    CHECK_EQ(got->remote_after, x.remote_after);
+    CHECK_EQ(got->shared, x.shared);
+    CHECK_EQ(got->frozen, 0);
+    CHECK_EQ(moved, x.migrated);
+    int *after = malloc(np * sizeof *after);
+    CHECK_EQ(ph_engine_query(e, np, addr, after), 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < np; i++)
+        bad += after[i] != want[i];
+    CHECK_EQ(bad, 0);
+    /* the roll, the neighbour pairs, the sampled counters */
+    size_t bad_roll = 0, bad_adj = 0, bad_meta = 0;
+    for (size_t ch = 0; ch < h->nchunks; ch++) {
+        bad_adj += h->adj_pairs[ch] != pairs[ch] || h->adj_agree[ch] != agree[ch] ||
+                   h->adj_chance[ch] != chance[ch];
+        if (!had[ch]) {
+            bad_roll += h->chunks[ch] != NULL;
+            continue;
+        }
+        bad_meta += ph_hot_chunk_meta(h, h->chunks[ch])[PH_HOT_FRESH] != 0;
+        for (size_t p = ch * UNIT; p < (ch + 1) * UNIT; p++) {
+            uint32_t ev[NN], cum[NN];
+            memcpy(ev, PREV(p), sizeof ev);
+            ph_crit_evidence_roll(ev, CUR(p), n);
+            for (int k = 0; k < n; k++)
+                cum[k] = CUM(p)[k] > UINT32_MAX - CUR(p)[k] ? UINT32_MAX
+                                                            : CUM(p)[k] + CUR(p)[k];
+            const uint32_t *w = h->chunks[ch] + (p % UNIT) * pw;
+            for (int k = 0; k < n; k++)
+                bad_roll += w[k] != 0 || w[NN + k] != ev[k] || w[2 * NN + k] != cum[k];
+        }
+    }
+    CHECK_EQ(bad_roll, 0);
+    CHECK_EQ(bad_adj, 0);
+    CHECK_EQ(bad_meta, 0);
+    if (bad || bad_roll || bad_adj || got->scanned != x.scanned)
+        fprintf(stderr, "  (seed %llu, offset %zu, %s)\n",
+                (unsigned long long)seed, off,
+                competitive ? "competitive" : "amortised");
+#undef CUR
+#undef PREV
+#undef CUM
+    free(after), free(pairs), free(agree), free(chance), free(in4k), free(huge);
+    free(sampled), free(had), free(cnt), free(addr), free(home), free(want);
+    ph_engine_free(e);
+    ph_os_unmap(os, mem, MAP_PAGES * PG);
+    ph_mover_free(mv);
+    ph_os_close(os);
+}
+
+/* The sampled-pages counter of ph_hot_add: pages, not samples; zero
+ * counts do not make a page sampled; the roll resets it, and a chunk
+ * with neither samples nor evidence is left as it is. */
+static void test_fresh_counter(void)
+{
+    ph_hot *h = ph_hot_new(0x10000000, 3 * UNIT, "fresh", 0, NN);
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    CHECK_EQ(ph_hot_add(h, 5, 1, 3, 0), 0);
+    CHECK_EQ(ph_hot_add(h, 5, 2, 3, 0), 0);
+    CHECK_EQ(ph_hot_add(h, 6, 0, 0, 0), 0);
+    CHECK_EQ(ph_hot_add(h, UNIT - 1, 3, 1, 0), 0);
+    CHECK_EQ(ph_hot_add(h, 3 * UNIT, 0, 1, 0), -1);
+    CHECK_EQ(ph_hot_add(h, 7, NN, 1, 0), -1);
+    CHECK_EQ(ph_hot_chunk_meta(h, h->chunks[0])[PH_HOT_FRESH], 2);
+    CHECK(h->chunks[1] == NULL);
+    ph_hot_roll(h);
+    uint32_t *m = ph_hot_chunk_meta(h, h->chunks[0]);
+    CHECK_EQ(m[PH_HOT_FRESH], 0);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], 1);
+    /* the evidence halves at every roll without samples, then is 0 */
+    for (int r = 0; r < 4; r++)
+        ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], 0);
+    uint32_t *c5 = ph_hot_counts(h, 5, 0);
+    for (int k = 0; k < NN; k++)
+        CHECK_EQ(c5[NN + k], 0);
+    CHECK_EQ(c5[2 * NN + 1], 3);
+    ph_hot_free(h);
+}
+
+int main(void)
+{
+    topo = ph_topo_load("nodes=4,cpus_per_node=1,sockets=2,local=10,"
+                        "remote=12,remote_socket=32");
+    if (!topo) {
+        fprintf(stderr, "topology: %s\n", ph_error_message());
+        return 1;
+    }
+    test_fresh_counter();
+    for (uint64_t seed = 1; seed <= 24; seed++)
+        one_case(seed * 0x9e3779b97f4a7c15ull, seed % 2 ? 100 : 0,
+                 seed % 3 == 0);
+    ph_topo_free(topo);
+    return check_summary("test_engine_scan");
+}
