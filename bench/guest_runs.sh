@@ -84,48 +84,26 @@ build=$(cd "$1" && pwd -P)
 [ -e "$build/src/libpagehome_preload.so" ] ||
     { echo "guest_runs: no libpagehome_preload.so in $build (build it first)" >&2; exit 2; }
 
-if [ -n "$sim" ]; then
-    # The simulated machine: the same inner script on this host, every
-    # `pagehome run` on the machine SPEC describes (PAGEHOME_TOPOLOGY).
-    made_out=
-    if [ -z "$outdir" ]; then
-        outdir=$(mktemp -d "${TMPDIR:-/tmp}/guest_runs.XXXXXX") || exit 125
-        made_out=$outdir
-    fi
-    mkdir -p "$outdir" || exit 2
-    outdir=$(cd "$outdir" && pwd -P)
-    trap '[ -z "$made_out" ] || rm -rf "$made_out"' EXIT
-    trap 'exit 125' INT TERM HUP
-    echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build, simulated machine $sim"
-    echo "guest_runs: workloads $workloads; placements $placements; modes $modes"
-    start=$(date +%s)
-    cd "$root" || exit 2
-    PAGEHOME_TOPOLOGY=$sim timeout "$timeout" \
-        sh "$here/guest_runs_inner.sh" "$build" "$outdir" "$workloads" "$placements" "$modes"
+if [ -z "$sim" ]; then
+    case $build in
+        /tmp|/tmp/*|/run|/run/*|/mnt|/mnt/*)
+            echo "skipped: build directory $build is not visible in the guest" \
+                 "(the guest has its own /tmp, /run and /mnt)"
+            exit 77 ;;
+    esac
+
+    # A guest at all?  (77 with the reason when qemu, the kernel or busybox are
+    # missing and cannot be installed)
+    check_err=$("$root/tests/numa-guest/run" --check 2>&1 >/dev/null)
     rc=$?
-    echo "guest_runs: wall time $(( $(date +%s) - start )) s, exit $rc"
-    [ "$rc" -eq 124 ] && { echo "guest_runs: FAILED: --timeout $timeout s reached"; exit 125; }
-    exit "$rc"
-fi
-
-case $build in
-    /tmp|/tmp/*|/run|/run/*|/mnt|/mnt/*)
-        echo "skipped: build directory $build is not visible in the guest" \
-             "(the guest has its own /tmp, /run and /mnt)"
-        exit 77 ;;
-esac
-
-# A guest at all?  (77 with the reason when qemu, the kernel or busybox are
-# missing and cannot be installed)
-check_err=$("$root/tests/numa-guest/run" --check 2>&1 >/dev/null)
-rc=$?
-if [ "$rc" -eq 77 ]; then
-    echo "skipped: $(printf '%s\n' "$check_err" | sed -n 's/^numa-guest: SKIP: //p' | head -1)"
-    exit 77
-elif [ "$rc" -ne 0 ]; then
-    printf '%s\n' "$check_err" >&2
-    echo "guest_runs: FAILED: the NUMA guest check failed (exit $rc)"
-    exit 125
+    if [ "$rc" -eq 77 ]; then
+        echo "skipped: $(printf '%s\n' "$check_err" | sed -n 's/^numa-guest: SKIP: //p' | head -1)"
+        exit 77
+    elif [ "$rc" -ne 0 ]; then
+        printf '%s\n' "$check_err" >&2
+        echo "guest_runs: FAILED: the NUMA guest check failed (exit $rc)"
+        exit 125
+    fi
 fi
 
 made_out=
@@ -147,9 +125,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 125' INT TERM HUP
 
-echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build"
+echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build${sim:+, simulated machine $sim}"
 echo "guest_runs: workloads $workloads; placements $placements; modes $modes"
 start=$(date +%s)
+if [ -n "$sim" ]; then
+    # the simulated machine: the same inner script on this host, every
+    # `pagehome run` on the machine SPEC describes (PAGEHOME_TOPOLOGY)
+    cd "$root" || exit 2
+    PAGEHOME_TOPOLOGY=$sim timeout "$timeout" \
+        sh "$here/guest_runs_inner.sh" "$build" "$outdir" "$workloads" "$placements" "$modes"
+    rc=$?
+    sleep 1 # let tail print the last progress lines
+    echo "guest_runs: wall time $(( $(date +%s) - start )) s, exit $rc"
+    [ "$rc" -eq 124 ] && { echo "guest_runs: FAILED: --timeout $timeout s reached"; exit 125; }
+    exit "$rc"
+fi
 # the guest runs from the caller's cwd, which must be visible there
 cd "$root" || exit 2
 errf=$outdir/guest.stderr

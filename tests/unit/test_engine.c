@@ -379,15 +379,40 @@ static void test_home_refresh(void)
 
 /* ---- ping-pong, self-tuning, cold areas ----------------------------- */
 
+/* WL_PINGPONG on its first 8 pages, never stable, never cold. */
+static void pingpong_open(rig *r, ph_engine_cfg *c)
+{
+    c->stable_after = 0;
+    c->cold_after = 0;
+    rig_open(r, WL_PINGPONG, NPAGES, INIT_OWNER, c, 0, 0.0, NULL);
+    r->wl.pp_pages = 8;
+}
+
+/* From now on only their block's node (node 0) uses the 8 pages: 1 once
+ * they are all there, within 40 iterations. */
+static int settles_on_owner(rig *r)
+{
+    r->wl.kind = WL_OWNER;
+    r->wl.pp_pages = 0;
+    int h[NPAGES];
+    for (int i = 0; i < 40; i++) {
+        iterate(r);
+        homes(r, h);
+        int all = 1;
+        for (int p = 0; p < 8; p++)
+            all &= h[p] == 0;
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
 static void test_pingpong(void)
 {
     ph_engine_cfg c = base_cfg();
     c.melt_iters = 4;
-    c.stable_after = 0;
-    c.cold_after = 0;
     rig r;
-    rig_open(&r, WL_PINGPONG, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
-    r.wl.pp_pages = 8;
+    pingpong_open(&r, &c);
     iterate(&r); /* it 0: node 0 dominates, pages are home */
     iterate(&r); /* it 1: node 1 dominates: they move to 1 */
     int h[NPAGES];
@@ -431,11 +456,8 @@ static void test_pingpong_then_settles(void)
 {
     ph_engine_cfg c = base_cfg();
     c.melt_iters = 2;
-    c.stable_after = 0;
-    c.cold_after = 0;
     rig r;
-    rig_open(&r, WL_PINGPONG, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
-    r.wl.pp_pages = 8;
+    pingpong_open(&r, &c);
     iterate(&r); /* at home on 0 */
     iterate(&r); /* to 1 */
     iterate(&r); /* back to 0 would ping-pong: frozen on 1 */
@@ -446,18 +468,7 @@ static void test_pingpong_then_settles(void)
     /* from now on only their block's node uses them (WL_OWNER: node 0 for
      * the first pages), whose share of their history is below 3/4 at
      * first and grows every iteration */
-    r.wl.kind = WL_OWNER;
-    r.wl.pp_pages = 0;
-    int h[NPAGES];
-    int settled = 0;
-    for (int i = 0; i < 40 && !settled; i++) {
-        iterate(&r);
-        homes(&r, h);
-        settled = 1;
-        for (int p = 0; p < 8; p++)
-            settled &= h[p] == 0;
-    }
-    CHECK(settled);
+    CHECK(settles_on_owner(&r));
     CHECK_EQ(sim_moved(&r) - moved, 8); /* once each, no more */
     CHECK_EQ(ph_engine_area_stats(r.e, r.h, &st), 0);
     CHECK_EQ(st.frozen, 8);
@@ -472,12 +483,9 @@ static void test_pingpong_then_settles(void)
 static void test_thin_second_move(void)
 {
     ph_engine_cfg c = base_cfg();
-    c.stable_after = 0;
-    c.cold_after = 0;
     c.sample_weight = 64;
     rig r;
-    rig_open(&r, WL_PINGPONG, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
-    r.wl.pp_pages = 8;
+    pingpong_open(&r, &c);
     r.wl.acc = 1; /* one sample (of weight 64) per page and interval */
     iterate(&r); /* it 0: node 0 dominates, pages are home */
     iterate(&r); /* it 1: node 1: the first move, on one sample */
@@ -499,17 +507,7 @@ static void test_thin_second_move(void)
         CHECK_EQ(h[p], 1);
     /* from now on node 0 alone: once it holds 3/4 of the history the
      * pages move, once each */
-    r.wl.kind = WL_OWNER;
-    r.wl.pp_pages = 0;
-    int settled = 0;
-    for (int i = 0; i < 40 && !settled; i++) {
-        iterate(&r);
-        homes(&r, h);
-        settled = 1;
-        for (int p = 0; p < 8; p++)
-            settled &= h[p] == 0;
-    }
-    CHECK(settled);
+    CHECK(settles_on_owner(&r));
     CHECK_EQ(sim_moved(&r) - moved, 8);
     rig_close(&r);
 }
