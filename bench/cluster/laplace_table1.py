@@ -27,6 +27,8 @@ import os
 import statistics
 import sys
 
+from kvlog import fields
+
 VARIANTS = ["seq", "naive", "barrier", "manual", "manual_barrier",
             "affinity", "affinity_barrier"]
 # paper 002 Table 1: seconds at 1, 2, 4 machines; speedups at 2, 4
@@ -47,11 +49,7 @@ def parse(path):
     rows = []
     with open(path) as f:
         for line in f:
-            d = {}
-            for tok in line.split():
-                if "=" in tok:
-                    k, v = tok.split("=", 1)
-                    d.setdefault(k, v)
+            d, _ = fields(line)
             if "seconds" in d:
                 d["kind"] = "mpi" if d.get("prog") == "laplace_mpi" else "dsm"
                 rows.append(d)

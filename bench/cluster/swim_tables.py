@@ -14,6 +14,8 @@ import json
 import statistics
 import sys
 
+from kvlog import fields
+
 # Paper 004, wall time in seconds of swim (train data set, 300 iterations)
 # at 1, 2, 4 and 8 threads on JIAJIA: Table 1 (no placement), Table 3 (page
 # placement by home migration), Table 4 (placement and privatisation).
@@ -30,11 +32,7 @@ def parse(path):
     jobs = []
     with open(path) as f:
         for line in f:
-            d = {}
-            for tok in line.split():
-                if "=" in tok:
-                    k, v = tok.split("=", 1)
-                    d.setdefault(k, v)
+            d, _ = fields(line)
             if "time_s" in d:
                 d["ranks"] = int(d["ranks"])
                 d["time_s"] = float(d["time_s"])

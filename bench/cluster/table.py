@@ -19,6 +19,8 @@ Prints
 import statistics
 import sys
 
+from kvlog import fields
+
 BASELINE = {"read_miss": "get", "write_release": "put", "barrier": "barrier",
             "barrier_dirty": "barrier", "lock_handover": "fop"}
 WHERE_ORDER = {"shm": 0, "net:none": 1, "net:1gbit": 2, "net:100mbit": 3}
@@ -28,13 +30,10 @@ def parse(path):
     rows = []
     with open(path) as f:
         for line in f:
-            d = {}
-            for tok in line.split():
-                if "=" in tok:
-                    k, v = tok.split("=", 1)
-                    d.setdefault(k, v)
-                elif tok in ("laplace", "cluster-bench"):
-                    d["kind"] = tok
+            d, words = fields(line)
+            for kind in ("laplace", "cluster-bench"):
+                if kind in words:
+                    d["kind"] = kind
             if "kind" in d:
                 rows.append(d)
     return rows
