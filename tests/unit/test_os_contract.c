@@ -395,7 +395,8 @@ static long bad_call(size_t k, ph_os *os, char *mem, int n0)
     case 27: return ph_os_advise_huge(os, wrap, 2 * PG, 1);
     case 28: return ph_os_huge_state(os, mem, 2, NULL);
     case 29: return ph_os_huge_state(os, wrap, 2, hs);
-    case 30: return ph_os_huge_split(os, mem + PG, PH_PAGE_2M, 1);
+    /* A fixed address: mem + PG is 2 MiB-aligned for 1 mapping in 512. */
+    case 30: return ph_os_huge_split(os, (void *)(uintptr_t)(PH_PAGE_2M + PG), PH_PAGE_2M, 1);
     case 31: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, PG, 1);
     case 32: return ph_os_huge_split(os, (void *)(uintptr_t)PH_PAGE_2M, 0, 0);
     case 33: return ph_os_huge_pool(os, n0, PG, &pool);
