@@ -35,9 +35,13 @@
  * A read miss fetches the page (and up to cluster_fetch_pages following
  * invalid pages with the same home) in one MPI_Get into the window view.
  * A write to a cached page makes a twin first; a write to a home page is
- * only noted (no twin).  Release: dirty pages are write-protected, diffed
- * against their twins and the changed bytes go home in one MPI_Put per
- * page (hindexed datatype), one flush per home.  Write notices: at a
+ * only noted (no twin).  A fetch installs a page this rank wrote in its
+ * last copy writable with its twin (write prediction: the write after a
+ * read costs no fault).  Release: dirty pages are diffed against their
+ * twins and the changed bytes go home in one MPI_Put per page (hindexed
+ * datatype), one flush per home; a lock release or ph_cluster_release
+ * leaves them writable (a snapshot the new twin), a barrier write-
+ * protects them and drops the twins.  Write notices: at a
  * barrier every rank's written pages (MPI_Allgatherv); at a lock release
  * into the notice log (notice.h).  A cached copy another rank wrote is
  * invalidated.  One passive-target epoch (MPI_Win_lock_all) for the whole
@@ -99,6 +103,10 @@ typedef struct ph_dsm_pinfo {
 } ph_dsm_pinfo;             /* 8 bytes */
 #define PIF_TOUCHED  0x01     /* this rank accessed it (a fault) */
 #define PIF_READONLY 0x02     /* declared by ph_cluster_readonly */
+#define PIF_WROTE    0x04     /* this rank wrote its last copy (cached page):
+                               * the next fetch installs it writable */
+#define PIF_PREDICTED 0x08    /* installed writable with a twin by a fetch
+                               * (PIF_WROTE), no write seen yet */
 
 /* A growable list of page numbers. */
 typedef struct ph_dsm_vec {
@@ -156,6 +164,9 @@ typedef struct ph_dsm_fault_ops {
     int (*drop)(ph_dsm *c, size_t page, size_t n);
     /* the fault is resolved (or dropped): let the thread retry */
     int (*complete)(ph_dsm *c, ph_dsm_fault *ev);
+    /* wake the threads whose faults were resolved while c->wake_defer
+     * was set (NULL: the mechanism wakes at once) */
+    void (*flush_wakes)(ph_dsm *c);
     /* an allocation [page, page+n) appears (on = 1) or goes (0) */
     int (*enable)(ph_dsm *c, size_t page, size_t n, int on);
 } ph_dsm_fault_ops;
@@ -233,6 +244,8 @@ typedef struct ph_dsm_stats {
     uint64_t fault_spurious;
     uint64_t pages_fetched, fetch_calls;
     uint64_t twins;
+    uint64_t twins_predicted;     /* pages a fetch installed writable */
+    uint64_t predicted_unwritten; /* ... found unwritten at a barrier */
     uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
     uint64_t rma_calls, flushes, collectives;
     uint64_t bytes_sent;          /* payload this rank sent: diffs and pages
@@ -286,6 +299,7 @@ struct ph_dsm {
     long home_untrack_after, home_recheck;
     ph_dsm_migrate_cfg mig;
     double whole_share;
+    int write_predict;        /* cluster_write_predict */
     uint64_t log_size;
     char stats_file[512];
 
@@ -342,6 +356,13 @@ struct ph_dsm {
     const ph_dsm_fault_ops *fops;
     int uffd;
     int uffd_user_only;
+    /* set by the service thread while it resolves faults in its own loop:
+     * the resolutions do not wake the faulting threads, which are woken
+     * (flush_wakes) after the role is let go -- a thread woken while the
+     * role is held would often find it taken when it posts its next
+     * request (a release after a write) and have to hand it over */
+    int wake_defer;
+    ph_dsm_vec wake_pages;    /* pairs: first page, pages */
 
     /* service thread */
     pthread_t svc, dog;
@@ -442,6 +463,11 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev);
  * homes; whole pages for single writers when `single` marks them (PGF_TMP
  * clear = single writer is unknown: runs) */
 void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode);
+/* a barrier, before its notices: the pages a fetch installed writable by
+ * write prediction and nobody wrote since a release found it are checked
+ * (write-protected, compared with their twins): written ones are noted as
+ * written, the others become read-only copies without a twin */
+void ph_dsm_confirm_predicted(ph_dsm *c);
 /* the home pages written in the interval (`interval` = barriers so far):
  * write-protect them again, or leave those written at every interval
  * untracked (see coherence.c) */

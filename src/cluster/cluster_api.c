@@ -78,6 +78,7 @@ static void read_tunables(ph_dsm *c)
     c->home_untrack_after = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_UNTRACK_AFTER);
     c->home_recheck = (long)ph_opt_int(PH_OPT_CLUSTER_HOME_RECHECK);
     c->mig.on = ph_opt_bool(PH_OPT_CLUSTER_MIGRATE);
+    c->write_predict = ph_opt_bool(PH_OPT_CLUSTER_WRITE_PREDICT);
     c->mig.min_intervals =
         (uint32_t)ph_opt_int(PH_OPT_CLUSTER_MIGRATE_MIN_INTERVALS);
     snprintf(c->stats_file, sizeof c->stats_file, "%s",

@@ -12,9 +12,15 @@
  *   cached page   INVALID -> RO by a fetch (one MPI_Get for the page and
  *                 the following invalid pages with the same home, up to
  *                 cluster_fetch_pages) -> RW by a write fault, which first
- *                 copies the page to a twin.  A release write-protects the
- *                 page (further writes fault again), sends the diff
- *                 against the twin and drops the twin: RO.  An
+ *                 copies the page to a twin; or INVALID -> RW by the
+ *                 fetch itself when this rank wrote the page's last copy
+ *                 (write prediction, below).  A lock release or
+ *                 ph_cluster_release sends the diff against the twin and
+ *                 leaves the page RW, a snapshot of it the new twin (no
+ *                 protection change, no fault at the next write; the
+ *                 next diff finds what was written).  A barrier write-
+ *                 protects the page, sends the diff and drops the twin:
+ *                 RO -- no page stays writable across a barrier.  An
  *                 invalidation unmaps the page from the arena (userfault-
  *                 fd; sigsegv punches it out of the memfd), after
  *                 flushing its diff if it is dirty: INVALID, and the next
@@ -395,7 +401,7 @@ static void cached_add(ph_dsm *c, size_t page)
     }
 }
 
-static void mark_dirty(ph_dsm *c, size_t page)
+static void dirty_add(ph_dsm *c, size_t page)
 {
     make_twin(c, page);
     set_state(c, page, PGS_RW);
@@ -403,6 +409,48 @@ static void mark_dirty(ph_dsm *c, size_t page)
         push(c, &c->dirty, page);
         c->state[page] |= PGF_DIRTY;
     }
+}
+
+static void mark_dirty(ph_dsm *c, size_t page)
+{
+    dirty_add(c, page);
+    c->pinfo[page].flags |= PIF_WROTE;
+    note_written(c, page);
+}
+
+/* Write prediction.  A cached page this rank wrote in its last copy here
+ * (PIF_WROTE) is installed writable by the fetch that brings it back,
+ * with its twin copied from the fetched bytes: the write that follows the
+ * read of such a page (x[i] += ..., a stencil's own band) then costs no
+ * second fault -- on a virtual machine a userfaultfd round trip is
+ * several microseconds, more than the release's put.  A page installed
+ * so (PIF_PREDICTED) is dirty but not yet known to be written: a release
+ * that finds its diff non-empty notes the write (and the page stays
+ * predicted for its next fetch); the barrier checks every such page
+ * before it sends its notices (ph_dsm_confirm_predicted): written ones are
+ * noted, the others are write-protected and lose their twin, and their
+ * next fetch installs them read-only again. */
+static int write_predicted(ph_dsm *c, size_t page)
+{
+    uint8_t f = c->pinfo[page].flags;
+    return c->write_predict && (f & PIF_WROTE) && !(f & PIF_READONLY);
+}
+
+static void mark_predicted(ph_dsm *c, size_t page)
+{
+    dirty_add(c, page);
+    c->pinfo[page].flags = (uint8_t)((c->pinfo[page].flags & ~PIF_WROTE) |
+                                     PIF_PREDICTED);
+    c->st.twins_predicted++;
+}
+
+/* A dirty page's diff was not empty: a write this rank did.  A predicted
+ * page is known written now; a page that stayed writable after a release
+ * may have been written without a fault. */
+static void confirm_written(ph_dsm *c, size_t page)
+{
+    c->pinfo[page].flags = (uint8_t)((c->pinfo[page].flags &
+                                      ~PIF_PREDICTED) | PIF_WROTE);
     note_written(c, page);
 }
 
@@ -418,16 +466,26 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
             set_state(c, p + i, PGS_RO);
             cached_add(c, p + i);
             c->pinfo[p + i].flags |= PIF_TOUCHED;    /* fetched ahead */
+            if (i == 0 && write)
+                mark_dirty(c, p);
+            else if (write_predicted(c, p + i))
+                mark_predicted(c, p + i);
         }
-        if (n > 1)
-            c->fops->map(c, p + 1, n - 1, 0);
+        /* the pages fetched ahead, in runs of the same protection, then
+         * the faulting page (its mapping wakes the thread) */
+        for (size_t i = 1; i < n;) {
+            int rw = (c->state[p + i] & PGS_MASK) == PGS_RW;
+            size_t j = i + 1;
+            while (j < n && ((c->state[p + j] & PGS_MASK) == PGS_RW) == rw)
+                j++;
+            c->fops->map(c, p + i, j - i, rw);
+            i = j;
+        }
+        c->fops->map(c, p, 1, (c->state[p] & PGS_MASK) == PGS_RW);
         if (write) {
-            mark_dirty(c, p);
-            c->fops->map(c, p, 1, 1);
             c->st.fault_write_remote++;
             c->st.cur.write_remote++;
         } else {
-            c->fops->map(c, p, 1, 0);
             c->st.fault_read_remote++;
             c->st.cur.read_remote++;
         }
@@ -481,6 +539,8 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
 }
 
 /* ---- flushing diffs ------------------------------------------------- */
+
+static void dirty_compact(ph_dsm *c);
 
 /* home ranks touched by a flush (a growable list + a per-rank flag, no
  * fixed-width bitmask) */
@@ -540,27 +600,28 @@ static void for_runs(ph_dsm *c, const uint64_t *pages, size_t n,
 
 #define MAX_RUNS (PH_DSM_PAGE / 2)
 
-/* Send the diff of one dirty, already write-protected page. */
-static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
-                      homeset *hs)
+/* Send the diff of one dirty page: `cur` is its contents (the window
+ * view of a write-protected page, or a snapshot of a writable one), which
+ * must stay as they are until the flush.  Returns 1 when bytes changed. */
+static int send_diff(ph_dsm *c, size_t page, const unsigned char *cur,
+                     int home, int whole_ok, homeset *hs)
 {
     static ph_dsm_run runs[MAX_RUNS];
     static int lens[MAX_RUNS];
     static MPI_Aint displs[MAX_RUNS];
-    unsigned char *cur = (unsigned char *)c->wview + page * PH_DSM_PAGE;
     unsigned char *twin = twin_of(c, page);
     size_t changed = 0;
     size_t n = ph_dsm_diff(cur, twin, PH_DSM_PAGE, runs, MAX_RUNS, &changed);
     if (n == 0)
-        return;
+        return 0;
     MPI_Aint disp = (MPI_Aint)(page * PH_DSM_PAGE);
     int rc;
     ph_dsm_op_begin(c, "a diff", home);
     if (ph_dsm_diff_send_whole(whole_ok, changed, n, MAX_RUNS, PH_DSM_PAGE,
                             c->whole_share) ||
         (n == 1 && runs[0].len == PH_DSM_PAGE)) {
-        rc = MPI_Put(cur, (int)PH_DSM_PAGE, MPI_BYTE, home, disp, (int)PH_DSM_PAGE,
-                     MPI_BYTE, c->win);
+        rc = MPI_Put(cur, (int)PH_DSM_PAGE, MPI_BYTE, home, disp,
+                     (int)PH_DSM_PAGE, MPI_BYTE, c->win);
         ph_dsm_mpi_check(c, rc, "MPI_Put (page)", home);
         c->st.whole_pages_sent++;
         c->st.diff_bytes += PH_DSM_PAGE;
@@ -597,6 +658,7 @@ static void send_diff(ph_dsm *c, size_t page, int home, int whole_ok,
     ph_dsm_op_end(c);
     c->st.rma_calls++;
     homeset_add(c, hs, home);
+    return 1;
 }
 
 static int protect_ro(ph_dsm *c, size_t page, size_t n, int unused)
@@ -605,51 +667,153 @@ static int protect_ro(ph_dsm *c, size_t page, size_t n, int unused)
     return c->fops->protect(c, page, n, 0);
 }
 
-/* Flush the given dirty pages (sorted, each PGF_DIRTY): write-protect,
- * send diffs, one flush per home, drop twins.  barrier_mode: a page
- * without PGF_TMP (nobody else wrote it) may go whole. */
-static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode)
+/* Flush the given dirty pages (sorted, each PGF_DIRTY): diffs home, one
+ * flush per home.  barrier_mode: a page without PGF_TMP (nobody else
+ * wrote it) may go whole.
+ *
+ * keep = 0 (barriers, invalidations): write-protect the pages first (a
+ * thread writing meanwhile waits in its fault), diff the page itself,
+ * drop the twins: RO.
+ * keep = 1 (a lock release, ph_cluster_release): the pages stay writable
+ * and dirty.  Each is copied to a snapshot, the snapshot is diffed
+ * against the twin and sent, and becomes the new twin: what the home has
+ * of this rank's writes from now on.  No protection change (each costs a
+ * TLB shoot-down, and the next write a fault); a byte written during or
+ * after the copy differs from the new twin and goes with the next
+ * release.  A page written again without a fault is found by its diff:
+ * a changed page is noted as written (the lock's notices); a page in the
+ * dirty list is always in the barrier's notices (it was noted by the
+ * write fault of this interval: a barrier flushes with keep = 0, so no
+ * page stays writable across one). */
+static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
+                        int keep)
 {
     if (n == 0)
         return;
     uint64_t t0 = ph_now_ns();
-    for_runs(c, pages, n, protect_ro, 0);
+    uint32_t *old = NULL;   /* keep: per page the twin replaced, or none */
+    if (keep) {
+        old = malloc(n * sizeof *old);
+        if (!old)
+            ph_dsm_fatal(c, "out of memory flushing diffs");
+    } else {
+        for_runs(c, pages, n, protect_ro, 0);
+    }
     homeset hs = {0};
     for (size_t i = 0; i < n; i++) {
         size_t p = (size_t)pages[i];
         int home = ph_dsm_home_known(c, p);
         int single = barrier_mode && !(c->state[p] & PGF_TMP);
-        send_diff(c, p, home, single, &hs);
+        const unsigned char *cur = (unsigned char *)c->wview + p * PH_DSM_PAGE;
+        if (!keep) {
+            /* a changed page is noted even if its write fault noted it:
+             * it may have stayed writable since a release, or have been
+             * installed writable (predicted), and been written since
+             * without a fault -- an invalidation at a lock acquire
+             * flushing it must leave the write for the next lock
+             * release's notices (a barrier's flush comes after its
+             * notices were sent and clears these lists at its end) */
+            if (send_diff(c, p, cur, home, single, &hs))
+                confirm_written(c, p);
+            c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
+            continue;
+        }
+        uint32_t snap = twin_get(c);
+        memcpy(c->twins[snap], cur, PH_DSM_PAGE);
+        if (send_diff(c, p, c->twins[snap], home, 0, &hs)) {
+            /* the snapshot is the put's source until the flush; the old
+             * twin goes after it */
+            old[i] = c->twin_slot[p] - 1;
+            c->twin_slot[p] = snap + 1;
+            confirm_written(c, p);
+        } else {
+            twin_put(c, snap);
+            old[i] = UINT32_MAX;
+        }
     }
     homeset_flush(c, &hs, "diffs");
     for (size_t i = 0; i < n; i++) {
+        if (keep) {
+            if (old[i] != UINT32_MAX)
+                twin_put(c, old[i]);
+            continue;
+        }
         size_t p = (size_t)pages[i];
         drop_twin(c, p);
         c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
                                 PGS_RO);
     }
+    free(old);
     c->st.release_ns += ph_now_ns() - t0;
+}
+
+void ph_dsm_confirm_predicted(ph_dsm *c)
+{
+    ph_dsm_vec sel = {0};
+    for (size_t i = 0; i < c->dirty.n; i++) {
+        uint64_t p = c->dirty.v[i];
+        if ((c->state[p] & PGF_DIRTY) && (c->pinfo[p].flags & PIF_PREDICTED))
+            push(c, &sel, p);
+    }
+    if (sel.n == 0)
+        return;
+    /* write-protect first (one call per run): a thread writing meanwhile
+     * waits in its fault and is seen then */
+    sort_pages(sel.v, sel.n);
+    for_runs(c, sel.v, sel.n, protect_ro, 0);
+    size_t dropped = 0;
+    for (size_t i = 0; i < sel.n; i++) {
+        size_t p = (size_t)sel.v[i];
+        if (memcmp(c->wview + p * PH_DSM_PAGE, twin_of(c, p), PH_DSM_PAGE)) {
+            confirm_written(c, p);
+            continue;
+        }
+        drop_twin(c, p);
+        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
+                                PGS_RO);
+        c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
+        dropped++;
+    }
+    if (dropped)
+        dirty_compact(c);
+    c->st.predicted_unwritten += dropped;
+    ph_dsm_vec_free(&sel);
 }
 
 void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode)
 {
     if (c->dirty.n == 0)
         return;
-    ph_dsm_vec sel = {0}, keep = {0};
+    int keep = !barrier_mode;
+    ph_dsm_vec sel = {0};
+    if (keep && p1 - p0 <= c->dirty.n) {
+        /* a short range (ph_cluster_release of a few pages): look at its
+         * pages, the list stays as it is (they stay dirty) */
+        for (size_t p = p0; p < p1 && p < c->npages; p++)
+            if (c->state[p] & PGF_DIRTY)
+                push(c, &sel, p);
+        flush_pages(c, sel.v, sel.n, 0, 1);
+        ph_dsm_vec_free(&sel);
+        return;
+    }
+    ph_dsm_vec keepv = {0};
     for (size_t i = 0; i < c->dirty.n; i++) {
         uint64_t p = c->dirty.v[i];
         if (!(c->state[p] & PGF_DIRTY))
             continue;                         /* stale entry */
-        if (p >= p0 && p < p1)
+        if (p >= p0 && p < p1) {
             push(c, &sel, p);
-        else
-            push(c, &keep, p);
+            if (keep)
+                push(c, &keepv, p);
+        } else {
+            push(c, &keepv, p);
+        }
     }
     sort_pages(sel.v, sel.n);
-    flush_pages(c, sel.v, sel.n, barrier_mode);
+    flush_pages(c, sel.v, sel.n, barrier_mode, keep);
     ph_dsm_vec_free(&sel);
     ph_dsm_vec_free(&c->dirty);
-    c->dirty = keep;
+    c->dirty = keepv;
 }
 
 /* Home pages written at every interval stop being tracked (JIAJIA's
@@ -897,7 +1061,7 @@ static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
     if (dirty.n) {
         /* write-protect, flush, then drop (the writer refaults) */
         sort_pages(dirty.v, dirty.n);
-        flush_pages(c, dirty.v, dirty.n, 0);
+        flush_pages(c, dirty.v, dirty.n, 0, 0);
         dirty_compact(c);
     }
     sort_pages(drop.v, drop.n);

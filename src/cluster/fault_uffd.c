@@ -15,7 +15,11 @@
  * fault through the window view and maps the page with UFFDIO_CONTINUE
  * (UFFDIO_CONTINUE_MODE_WP: write-protected, Linux >= 6.5; older kernels
  * get CONTINUE + UFFDIO_WRITEPROTECT), or lifts write protection with
- * UFFDIO_WRITEPROTECT; both wake the thread.  Because the kernel waits
+ * UFFDIO_WRITEPROTECT; both wake the thread -- or, while the service
+ * thread resolves faults in its own loop (c->wake_defer), not: it wakes
+ * the threads (UFFDIO_WAKE) once it has let the role go, so that a thread
+ * posting a request right after its fault (a release after a write) runs
+ * it itself instead of handing it over.  Because the kernel waits
  * instead of failing, system calls that read into or write from shared
  * memory (read(fd, shared, n)) just work -- except with a descriptor
  * opened with UFFD_USER_MODE_ONLY (an unprivileged process when
@@ -168,6 +172,7 @@ static void u_fini(ph_dsm *c)
         close(c->uffd);
         c->uffd = -1;
     }
+    ph_dsm_vec_free(&c->wake_pages);
 }
 
 static int u_fd(ph_dsm *c)
@@ -205,6 +210,38 @@ static int u_read(ph_dsm *c, ph_dsm_fault *ev, int max)
     return k;
 }
 
+/* A resolution's wake-up: deferred (c->wake_defer) or done by the ioctl.
+ * Returns the ioctl's DONTWAKE bit to set (the same bit for every
+ * ioctl: UFFDIO_COPY_MODE_DONTWAKE, UFFDIO_CONTINUE_MODE_DONTWAKE,
+ * UFFDIO_WRITEPROTECT_MODE_DONTWAKE are 1). */
+static unsigned long long defer_wake(ph_dsm *c, size_t page, size_t n)
+{
+    if (!c->wake_defer)
+        return 0;
+    if (ph_dsm_vec_push(&c->wake_pages, page) < 0 ||
+        ph_dsm_vec_push(&c->wake_pages, n) < 0)
+        ph_dsm_fatal(c, "out of memory for deferred wake-ups");
+    return 1;
+}
+
+static void wake_range(ph_dsm *c, size_t page, size_t n)
+{
+    struct uffdio_range r = {
+        .start = (unsigned long)(c->arena + page * PH_DSM_PAGE),
+        .len = n * PH_DSM_PAGE};
+    if (ioctl(c->uffd, UFFDIO_WAKE, &r) < 0)
+        ph_dsm_fatal(c, "UFFDIO_WAKE of arena page %zu failed: %s", page,
+                  strerror(errno));
+}
+
+static void u_flush_wakes(ph_dsm *c)
+{
+    for (size_t i = 0; i + 1 < c->wake_pages.n; i += 2)
+        wake_range(c, (size_t)c->wake_pages.v[i],
+                   (size_t)c->wake_pages.v[i + 1]);
+    c->wake_pages.n = 0;
+}
+
 static int wp_range(ph_dsm *c, size_t page, size_t n, int rw, int dontwake)
 {
     struct uffdio_writeprotect w = {
@@ -223,7 +260,9 @@ static int wp_range(ph_dsm *c, size_t page, size_t n, int rw, int dontwake)
 
 static int u_protect(ph_dsm *c, size_t page, size_t n, int rw)
 {
-    if (wp_range(c, page, n, rw, 0) < 0)
+    /* lifting protection wakes the threads waiting on the pages */
+    int dontwake = rw ? (int)defer_wake(c, page, n) : 0;
+    if (wp_range(c, page, n, rw, dontwake) < 0)
         ph_dsm_fatal(c, "UFFDIO_WRITEPROTECT of %zu page(s) at arena page %zu "
                   "failed: %s", n, page, strerror(errno));
     return 0;
@@ -235,11 +274,12 @@ static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
 {
     *done = 0;
     int use_wp = !rw && continue_wp_works;
+    __u64 nowake = defer_wake(c, page, n) ? UFFDIO_CONTINUE_MODE_DONTWAKE : 0;
     struct uffdio_continue u = {
         .range = {.start = (unsigned long)(c->arena + page * PH_DSM_PAGE),
                   .len = n * PH_DSM_PAGE},
-        .mode = use_wp ? UFFDIO_CONTINUE_MODE_WP
-                       : (!rw ? UFFDIO_CONTINUE_MODE_DONTWAKE : 0)};
+        .mode = use_wp ? UFFDIO_CONTINUE_MODE_WP | nowake
+                       : (!rw ? UFFDIO_CONTINUE_MODE_DONTWAKE : nowake)};
     for (int tries = 0; tries < 100; tries++) {
         u.mapped = 0;
         if (ioctl(c->uffd, UFFDIO_CONTINUE, &u) == 0) {
@@ -311,7 +351,8 @@ static size_t u_map_zero(ph_dsm *c, size_t page, size_t n, int rw)
         .dst = (unsigned long)(c->arena + page * PH_DSM_PAGE),
         .src = (unsigned long)zero_pages,
         .len = n * PH_DSM_PAGE,
-        .mode = rw ? 0 : UFFDIO_COPY_MODE_WP};
+        .mode = (rw ? 0 : UFFDIO_COPY_MODE_WP) |
+                (defer_wake(c, page, n) ? UFFDIO_COPY_MODE_DONTWAKE : 0)};
     for (int tries = 0; tries < 100; tries++) {
         u.copy = 0;
         if (ioctl(c->uffd, UFFDIO_COPY, &u) == 0)
@@ -343,12 +384,8 @@ static int u_complete(ph_dsm *c, ph_dsm_fault *ev)
 {
     if (ev->woken)
         return 0;
-    struct uffdio_range r = {
-        .start = (unsigned long)(c->arena + ev->page * PH_DSM_PAGE),
-        .len = PH_DSM_PAGE};
-    if (ioctl(c->uffd, UFFDIO_WAKE, &r) < 0)
-        ph_dsm_fatal(c, "UFFDIO_WAKE of arena page %zu failed: %s", ev->page,
-                  strerror(errno));
+    if (!defer_wake(c, ev->page, 1))
+        wake_range(c, ev->page, 1);
     ev->woken = 1;
     return 0;
 }
@@ -373,5 +410,6 @@ const ph_dsm_fault_ops ph_dsm_fault_uffd = {
     .protect = u_protect,
     .drop = u_drop,
     .complete = u_complete,
+    .flush_wakes = u_flush_wakes,
     .enable = u_enable,
 };

@@ -95,8 +95,10 @@ static void req_wait(ph_dsm *c, ph_dsm_req *r)
 {
     uint64_t end = 0;
     for (int spins = 0; atomic_load(&r->done) == 0; spins++) {
-        if (spins < 100)
+        if (spins < 100) {
+            cpu_relax();
             continue;
+        }
         uint64_t now = ph_now_ns();
         if (!end)
             end = now + (uint64_t)c->spin_us * 1000u;
@@ -406,12 +408,24 @@ static void *svc_main(void *arg)
     uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
     uint64_t spin_until = ph_now_ns() + spin_ns;
     for (;;) {
-        pthread_mutex_lock(&c->role);
+        /* While spinning, an application thread holding the role (a
+         * release, a barrier it runs itself) is not waited for on the
+         * mutex: its unlock would then have to wake this thread (a system
+         * call, and a thread switch, per release). */
+        if (pthread_mutex_trylock(&c->role) != 0) {
+            if (ph_now_ns() < spin_until) {
+                sched_yield();
+                continue;
+            }
+            pthread_mutex_lock(&c->role);
+        }
         if (atomic_load(&c->stop)) {
             pthread_mutex_unlock(&c->role);
             break;
         }
+        c->wake_defer = c->fops->flush_wakes != NULL;
         int worked = ph_dsm_serve_faults(c);
+        c->wake_defer = 0;
         worked += serve_requests(c);
         uint64_t next_lock = UINT64_MAX;
         int locks_waiting = 0;
@@ -422,6 +436,9 @@ static void *svc_main(void *arg)
             locks_waiting = c->locks_waiting != NULL;
         }
         pthread_mutex_unlock(&c->role);
+        /* the faulting threads go on now, with the role free */
+        if (c->wake_pages.n)
+            c->fops->flush_wakes(c);
         if (atomic_load(&c->stop))
             break;
         uint64_t now = ph_now_ns();

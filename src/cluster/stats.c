@@ -364,6 +364,8 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(pages_fetched);
     U(fetch_calls);
     U(twins);
+    U(twins_predicted);
+    U(predicted_unwritten);
     U(diffs_sent);
     U(diff_runs);
     U(diff_bytes);

@@ -173,6 +173,7 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 {
     uint64_t t0 = ph_now_ns();
     int n = c->nranks;
+    ph_dsm_confirm_predicted(c);
     size_t ndirty = 0;
     for (size_t i = 0; i < c->dirty.n; i++)
         ndirty += (c->state[c->dirty.v[i]] & PGF_DIRTY) != 0;

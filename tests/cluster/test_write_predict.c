@@ -1,0 +1,192 @@
+/*
+ * test_write_predict.c SEED -- the write paths that do not fault, checked
+ * against a sequential reference:
+ *   - write prediction (cluster_write_predict): a cached page this rank
+ *     wrote in its last copy comes back writable, with a twin, from the
+ *     fetch of a read miss or of a write miss; writes to it are seen by
+ *     diffing only;
+ *   - a page stays writable after ph_cluster_release and after a lock
+ *     release (a snapshot becomes its twin); later writes are found by
+ *     the next diff.
+ * Every page is written by every rank and by several threads of a rank
+ * in every round (words interleaved: false sharing across ranks and
+ * threads), so each barrier invalidates every copy and the next round
+ * refetches it.  In round t the owner of word w reads and rewrites it
+ * (x = f(x, t): a read miss, then a write to the page) or writes it blind
+ * (a write miss on an invalid page), half of its words, then a
+ * ph_cluster_release of the whole array while the other threads of the
+ * rank go on writing, then the other half.  Lock-protected accumulators
+ * share pages under different locks, each rank adding to them between
+ * its writes.  Each round ends with a barrier and random reads checked
+ * against the reference; at the end every word and accumulator is
+ * checked on every rank, and the statistics must show the predicted
+ * installs (none when the tunable is off, or with one rank).
+ */
+#include "common.h"
+
+#include <sys/mman.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define PAGE 4096
+#define NPAGES 24
+#define WORDS (NPAGES * PAGE / 8)
+#define ROUNDS 12
+#define READS 400
+#define NACC 24
+#define NLOCKS 5
+#define INCS 20
+
+static uint64_t seed;
+
+static uint64_t mix(uint64_t x)
+{
+    uint64_t z = x + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t h3(uint64_t a, uint64_t b, uint64_t c)
+{
+    return mix(mix(mix(seed ^ a) ^ b) ^ c);
+}
+
+/* the thread (of G) that owns word w in round t: neighbouring words have
+ * different owners, so every page has writers on every rank */
+static long owner(size_t w, int t, long G)
+{
+    return (long)((w * 7 + (size_t)t) % (size_t)G);
+}
+
+/* read-modify-write (1) or blind write (0) */
+static int rmw(size_t w, int t)
+{
+    return (h3(2, (uint64_t)t, (uint64_t)w) & 1) != 0;
+}
+
+/* the new value of w in round t, from its value before */
+static uint64_t next(size_t w, int t, uint64_t old)
+{
+    return rmw(w, t) ? mix(old + (uint64_t)t + 1)
+                     : h3(3, (uint64_t)t, (uint64_t)w);
+}
+
+/* A number from this rank's statistics (the first "key": N). */
+static long long stat_of(const char *key)
+{
+    int fd = memfd_create("stats", 0);
+    if (fd < 0 || ph_cluster_stats_write(fd) < 0)
+        return -1;
+    off_t len = lseek(fd, 0, SEEK_END);
+    char *buf = malloc((size_t)len + 1);
+    long long v = -1;
+    if (buf && pread(fd, buf, (size_t)len, 0) == len) {
+        buf[len] = '\0';
+        char pat[96];
+        snprintf(pat, sizeof pat, "\"%s\":", key);
+        char *at = strstr(buf, pat);
+        if (at)
+            v = strtoll(at + strlen(pat), NULL, 10);
+    }
+    free(buf);
+    close(fd);
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    cl_init(&argc, &argv);
+    seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
+    int me = ph_cluster_rank(), n = ph_cluster_nranks();
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "cyclic:1");
+    uint64_t *x = ph_cluster_alloc(WORDS * sizeof *x, &pl);
+    uint64_t *acc = ph_cluster_alloc(NACC * 64, &pl);   /* 8 words apart */
+    uint64_t *refv = calloc(WORDS, sizeof *refv);
+    CHECK(x && acc && refv);
+    if (!x || !acc || !refv)
+        return cl_finish("write_predict");
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    long G = (long)n * threads;
+    long bad_reads = 0;
+#pragma omp parallel reduction(+ : bad_reads)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        long g = (long)me * threads + tid;
+        for (int t = 0; t < ROUNDS; t++) {
+            size_t mine = 0, done = 0;
+            for (size_t w = 0; w < WORDS; w++)
+                mine += owner(w, t, G) == g;
+            for (size_t w = 0; w < WORDS; w++) {
+                if (owner(w, t, G) != g)
+                    continue;
+                x[w] = next(w, t, rmw(w, t) ? x[w] : 0);
+                if (++done == mine / 2) {
+                    /* halfway: the whole array released while the other
+                     * threads of this rank go on writing */
+                    if (ph_cluster_release(x, WORDS * sizeof *x) < 0)
+                        bad_reads += 1000000;
+                    for (int k = 0; k < INCS; k++) {
+                        uint64_t h = h3(5, (uint64_t)(t * 1000003 + g),
+                                        (uint64_t)k);
+                        size_t i = (size_t)(h % NACC);
+                        ph_cluster_lock((int)(i % NLOCKS));
+                        acc[i * 8] += (h >> 32) % 100 + 1;
+                        ph_cluster_unlock((int)(i % NLOCKS));
+                    }
+                }
+            }
+            ph_cluster_barrier();
+            /* the reference of this round, one thread per rank */
+#pragma omp single
+            for (size_t w = 0; w < WORDS; w++)
+                refv[w] = next(w, t, refv[w]);
+            for (int k = 0; k < READS; k++) {
+                size_t w = (size_t)(h3(4, (uint64_t)(t * 1000003 + g),
+                                       (uint64_t)k) % WORDS);
+                if (x[w] != refv[w])
+                    bad_reads++;
+            }
+            /* nobody writes before everybody has read */
+            ph_cluster_barrier();
+        }
+    }
+    CHECK_EQ(bad_reads, 0);
+    long bad_final = 0;
+    for (size_t w = 0; w < WORDS; w++)
+        bad_final += x[w] != refv[w];
+    CHECK_EQ(bad_final, 0);
+    uint64_t want[NACC] = {0};
+    for (int t = 0; t < ROUNDS; t++)
+        for (long g = 0; g < G; g++)
+            for (int k = 0; k < INCS; k++) {
+                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
+                want[h % NACC] += (h >> 32) % 100 + 1;
+            }
+    long bad_acc = 0;
+    for (int i = 0; i < NACC; i++)
+        bad_acc += acc[i * 8] != want[i];
+    CHECK_EQ(bad_acc, 0);
+    /* the predicted installs happened (or not, as the tunable says) */
+    char on[16] = "1";
+    ph_config_get("cluster_write_predict", on, sizeof on);
+    long long predicted = stat_of("twins_predicted");
+    if (n > 1 && strtol(on, NULL, 10) != 0)
+        CHECK(predicted > 0);
+    else
+        CHECK_EQ(predicted, 0);
+    ph_cluster_barrier();
+    ph_cluster_free(acc);
+    ph_cluster_free(x);
+    free(refv);
+    return cl_finish("write_predict");
+}
