@@ -24,7 +24,10 @@
  * Otherwise it wakes the service thread if that sleeps (its eventfd) and
  * waits for the request on a futex, spinning briefly first.  Page faults
  * always go to whoever holds the role (userfaultfd stops the faulting
- * thread in the kernel).  Nothing here runs in a signal handler.
+ * thread in the kernel); those the service thread resolves in its loop
+ * are woken after it let the role go (fault_uffd.c), so that the woken
+ * thread finds it free for its next request.  Nothing here runs in a
+ * signal handler.
  */
 #include "cluster/cluster.h"
 
@@ -95,10 +98,8 @@ static void req_wait(ph_dsm *c, ph_dsm_req *r)
 {
     uint64_t end = 0;
     for (int spins = 0; atomic_load(&r->done) == 0; spins++) {
-        if (spins < 100) {
-            cpu_relax();
+        if (spins < 100)
             continue;
-        }
         uint64_t now = ph_now_ns();
         if (!end)
             end = now + (uint64_t)c->spin_us * 1000u;
@@ -408,17 +409,7 @@ static void *svc_main(void *arg)
     uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
     uint64_t spin_until = ph_now_ns() + spin_ns;
     for (;;) {
-        /* While spinning, an application thread holding the role (a
-         * release, a barrier it runs itself) is not waited for on the
-         * mutex: its unlock would then have to wake this thread (a system
-         * call, and a thread switch, per release). */
-        if (pthread_mutex_trylock(&c->role) != 0) {
-            if (ph_now_ns() < spin_until) {
-                sched_yield();
-                continue;
-            }
-            pthread_mutex_lock(&c->role);
-        }
+        pthread_mutex_lock(&c->role);
         if (atomic_load(&c->stop)) {
             pthread_mutex_unlock(&c->role);
             break;
