@@ -361,7 +361,11 @@ struct ph_dsm {
      * (flush_wakes) after the role is let go -- a thread woken while the
      * role is held would often find it taken when it posts its next
      * request (a release after a write) and have to hand it over */
-    int wake_defer;
+    int wake_defer_ok;        /* ... may be deferred (the loop's faults) */
+    int wake_defer;           /* ... are, for the fault being resolved: a
+                               * write, or a page installed writable (a
+                               * read-only mapping wakes at once: a read
+                               * is seldom followed by a request) */
     ph_dsm_vec wake_pages;    /* pairs: first page, pages */
 
     /* service thread */

@@ -438,6 +438,7 @@ static int write_predicted(ph_dsm *c, size_t page)
 
 static void mark_predicted(ph_dsm *c, size_t page)
 {
+    c->wake_defer = c->wake_defer_ok;   /* a write and a release follow */
     dirty_add(c, page);
     c->pinfo[page].flags = (uint8_t)((c->pinfo[page].flags & ~PIF_WROTE) |
                                      PIF_PREDICTED);
@@ -530,11 +531,13 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
                      "the hint, or write before it)",
                      (void *)(c->arena + p * PH_DSM_PAGE), p, home);
     c->pinfo[p].flags |= PIF_TOUCHED;
+    c->wake_defer = c->wake_defer_ok && write;
     if (home == c->rank)
         home_access(c, ev, write);
     else
         remote_access(c, ev, write, home, ai);
     c->fops->complete(c, ev);
+    c->wake_defer = 0;
     c->st.fault_ns += ph_now_ns() - t0;
 }
 

@@ -414,9 +414,9 @@ static void *svc_main(void *arg)
             pthread_mutex_unlock(&c->role);
             break;
         }
-        c->wake_defer = c->fops->flush_wakes != NULL;
+        c->wake_defer_ok = c->fops->flush_wakes != NULL;
         int worked = ph_dsm_serve_faults(c);
-        c->wake_defer = 0;
+        c->wake_defer_ok = 0;
         worked += serve_requests(c);
         uint64_t next_lock = UINT64_MAX;
         int locks_waiting = 0;
