@@ -12,9 +12,10 @@
  *                      diff, MPI_Put + flush                    vs raw
  *                      MPI_Put + flush of 4 KiB.  From the second
  *                      repetition on, rank 0 wrote these pages before,
- *                      so their fetch installs them writable with a
- *                      twin (cluster_write_predict) and the store does
- *                      not fault; then a second store and a release
+ *                      so the store to the first of a run faults and
+ *                      makes the run (up to 64 pages) writable with
+ *                      twins (cluster_write_predict): the others' stores
+ *                      do not fault; then a second store and a release
  *                      alone, timed apart
  *   write fault        the first store to a read-only copy this rank
  *                      never wrote (fresh pages each repetition): the

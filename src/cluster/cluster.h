@@ -35,9 +35,10 @@
  * A read miss fetches the page (and up to cluster_fetch_pages following
  * invalid pages with the same home) in one MPI_Get into the window view.
  * A write to a cached page makes a twin first; a write to a home page is
- * only noted (no twin).  A fetch installs a page this rank wrote in its
- * last copy writable with its twin (write prediction: the write after a
- * read costs no fault).  Release: dirty pages are diffed against their
+ * only noted (no twin).  A write fault on a cached page this rank wrote
+ * in its last copy makes the following cached pages it wrote in theirs
+ * writable too, with twins (write prediction: one fault per run, none
+ * per page; a read miss makes no twin).  Release: dirty pages are diffed against their
  * twins and the changed bytes go home in one MPI_Put per page (hindexed
  * datatype), one flush per home; a lock release or ph_cluster_release
  * leaves them writable (a snapshot the new twin), a barrier write-
@@ -104,8 +105,8 @@ typedef struct ph_dsm_pinfo {
 #define PIF_TOUCHED  0x01     /* this rank accessed it (a fault) */
 #define PIF_READONLY 0x02     /* declared by ph_cluster_readonly */
 #define PIF_WROTE    0x04     /* this rank wrote its last copy (cached page):
-                               * the next fetch installs it writable */
-#define PIF_PREDICTED 0x08    /* installed writable with a twin by a fetch
+                               * a write fault before it makes it writable */
+#define PIF_PREDICTED 0x08    /* made writable with a twin by prediction
                                * (PIF_WROTE), no write seen yet */
 
 /* A growable list of page numbers. */
@@ -244,7 +245,7 @@ typedef struct ph_dsm_stats {
     uint64_t fault_spurious;
     uint64_t pages_fetched, fetch_calls;
     uint64_t twins;
-    uint64_t twins_predicted;     /* pages a fetch installed writable */
+    uint64_t twins_predicted;     /* pages prediction made writable */
     uint64_t predicted_unwritten; /* ... found unwritten at a barrier */
     uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
     uint64_t rma_calls, flushes, collectives;
@@ -467,8 +468,8 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev);
  * homes; whole pages for single writers when `single` marks them (PGF_TMP
  * clear = single writer is unknown: runs) */
 void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode);
-/* a barrier, before its notices: the pages a fetch installed writable by
- * write prediction and nobody wrote since a release found it are checked
+/* a barrier, before its notices: the pages write prediction made
+ * writable and nobody wrote since a release found it are checked
  * (write-protected, compared with their twins): written ones are noted as
  * written, the others become read-only copies without a twin */
 void ph_dsm_confirm_predicted(ph_dsm *c);

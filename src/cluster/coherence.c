@@ -12,9 +12,11 @@
  *   cached page   INVALID -> RO by a fetch (one MPI_Get for the page and
  *                 the following invalid pages with the same home, up to
  *                 cluster_fetch_pages) -> RW by a write fault, which first
- *                 copies the page to a twin; or INVALID -> RW by the
- *                 fetch itself when this rank wrote the page's last copy
- *                 (write prediction, below).  A lock release or
+ *                 copies the page to a twin; a write fault on a page
+ *                 this rank wrote in its last copy also makes the
+ *                 following such pages RW, twins first, in one ranged
+ *                 call (write prediction, below; a write miss so the
+ *                 pages it fetches ahead).  A lock release or
  *                 ph_cluster_release sends the diff against the twin and
  *                 leaves the page RW, a snapshot of it the new twin (no
  *                 protection change, no fault at the next write; the
@@ -418,18 +420,22 @@ static void mark_dirty(ph_dsm *c, size_t page)
     note_written(c, page);
 }
 
-/* Write prediction.  A cached page this rank wrote in its last copy here
- * (PIF_WROTE) is installed writable by the fetch that brings it back,
- * with its twin copied from the fetched bytes: the write that follows the
- * read of such a page (x[i] += ..., a stencil's own band) then costs no
- * second fault -- on a virtual machine a userfaultfd round trip is
- * several microseconds, more than the release's put.  A page installed
- * so (PIF_PREDICTED) is dirty but not yet known to be written: a release
- * that finds its diff non-empty notes the write (and the page stays
- * predicted for its next fetch); the barrier checks every such page
- * before it sends its notices (ph_dsm_confirm_predicted): written ones are
- * noted, the others are write-protected and lose their twin, and their
- * next fetch installs them read-only again. */
+/* Write prediction.  A write fault on a cached page this rank wrote in
+ * its last copy here (PIF_WROTE) also makes writable, in the same ranged
+ * protection call, the read-only cached pages after it that this rank
+ * wrote in their last copies too (at most 64, write_run below), each
+ * with its twin copied now: a program going through its band again (x[i]
+ * += ..., a stencil's own rows) takes one write fault per run instead of
+ * one per page -- on a virtual machine a userfaultfd round trip is
+ * several microseconds, more than the release's put.  A write miss does
+ * the same with the pages it fetches ahead.  A read miss installs every
+ * page read-only and makes no twin: a read costs no copy.  A page made
+ * writable so (PIF_PREDICTED) is dirty but not yet known to be written:
+ * a release that finds its diff non-empty notes the write (and the page
+ * is predicted again next time); the barrier checks every such page
+ * before it sends its notices (ph_dsm_confirm_predicted): written ones
+ * are noted, the others are write-protected and lose their twin (and
+ * PIF_WROTE: they are not predicted next time). */
 static int write_predicted(ph_dsm *c, size_t page)
 {
     uint8_t f = c->pinfo[page].flags;
@@ -443,6 +449,24 @@ static void mark_predicted(ph_dsm *c, size_t page)
     c->pinfo[page].flags = (uint8_t)((c->pinfo[page].flags & ~PIF_WROTE) |
                                      PIF_PREDICTED);
     c->st.twins_predicted++;
+}
+
+/* The read-only cached pages after p (same allocation, not homed here)
+ * this rank wrote in their last copies: a write fault on p makes them
+ * writable with it.  Counts p; at most 64. */
+static size_t write_run(ph_dsm *c, size_t p, long ai)
+{
+    ph_dsm_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    while (n < 64 && p + n < end) {
+        size_t q = p + n;
+        if ((c->state[q] & (PGS_MASK | PGF_DIRTY)) != PGS_RO ||
+            !(c->state[q] & PGF_CACHED) || !write_predicted(c, q) ||
+            ph_dsm_home_known(c, q) == c->rank)
+            break;
+        n++;
+    }
+    return n;
 }
 
 /* A dirty page's diff was not empty: a write this rank did.  A predicted
@@ -469,8 +493,8 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
             c->pinfo[p + i].flags |= PIF_TOUCHED;    /* fetched ahead */
             if (i == 0 && write)
                 mark_dirty(c, p);
-            else if (write_predicted(c, p + i))
-                mark_predicted(c, p + i);
+            else if (write && write_predicted(c, p + i))
+                mark_predicted(c, p + i);   /* a write miss predicts */
         }
         /* the pages fetched ahead, in runs of the same protection, then
          * the faulting page (its mapping wakes the thread) */
@@ -491,11 +515,17 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
             c->st.cur.read_remote++;
         }
     } else if (st == PGS_RO && write) {
+        size_t k = write_predicted(c, p) ? write_run(c, p, ai) : 1;
         mark_dirty(c, p);
-        if (ev->kind == PH_DSM_FK_WP)
-            c->fops->protect(c, p, 1, 1);
-        else
+        for (size_t i = 1; i < k; i++)
+            mark_predicted(c, p + i);       /* twins before the unprotect */
+        if (ev->kind == PH_DSM_FK_WP) {
+            c->fops->protect(c, p, k, 1);
+        } else {
             c->fops->map(c, p, 1, 1);
+            if (k > 1)
+                c->fops->protect(c, p + 1, k - 1, 1);
+        }
         c->st.fault_write_remote++;
         c->st.cur.write_remote++;
     } else {
@@ -711,7 +741,7 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
         if (!keep) {
             /* a changed page is noted even if its write fault noted it:
              * it may have stayed writable since a release, or have been
-             * installed writable (predicted), and been written since
+             * made writable by prediction, and been written since
              * without a fault -- an invalidation at a lock acquire
              * flushing it must leave the write for the next lock
              * release's notices (a barrier's flush comes after its
