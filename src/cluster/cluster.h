@@ -38,10 +38,11 @@
  * only noted (no twin).  A write fault on a cached page this rank wrote
  * in its last copy makes the following cached pages it wrote in theirs
  * writable too, with twins (write prediction: one fault per run, none
- * per page; a read miss makes no twin).  Release: dirty pages are diffed against their
- * twins and the changed bytes go home in one MPI_Put per page (hindexed
- * datatype), one flush per home; a lock release or ph_cluster_release
- * leaves them writable (a snapshot the new twin), a barrier write-
+ * per page; a read miss makes no twin).  Release: dirty pages are
+ * diffed against their twins and the changed bytes go home in one
+ * MPI_Put per page (hindexed datatype), one flush per home; a lock
+ * release or ph_cluster_release leaves them writable (the runs sent
+ * copied into the twin, which is the put's source), a barrier write-
  * protects them and drops the twins.  Write notices: at a
  * barrier every rank's written pages (MPI_Allgatherv); at a lock release
  * into the notice log (notice.h).  A cached copy another rank wrote is

@@ -18,9 +18,9 @@
  *                 call (write prediction, below; a write miss so the
  *                 pages it fetches ahead).  A lock release or
  *                 ph_cluster_release sends the diff against the twin and
- *                 leaves the page RW, a snapshot of it the new twin (no
- *                 protection change, no fault at the next write; the
- *                 next diff finds what was written).  A barrier write-
+ *                 leaves the page RW, the runs sent copied into the
+ *                 twin (no protection change, no fault at the next
+ *                 write; the next diff finds what was written).  A barrier write-
  *                 protects the page, sends the diff and drops the twin:
  *                 RO -- no page stays writable across a barrier.  An
  *                 invalidation unmaps the page from the arena (userfault-
@@ -633,26 +633,44 @@ static void for_runs(ph_dsm *c, const uint64_t *pages, size_t n,
 
 #define MAX_RUNS (PH_DSM_PAGE / 2)
 
-/* Send the diff of one dirty page: `cur` is its contents (the window
- * view of a write-protected page, or a snapshot of a writable one), which
- * must stay as they are until the flush.  Returns 1 when bytes changed. */
-static int send_diff(ph_dsm *c, size_t page, const unsigned char *cur,
-                     int home, int whole_ok, homeset *hs)
+/* Send the diff of one dirty page, the window view `cur` against its
+ * twin.  into_twin = 0: the page is write-protected and is the put's
+ * source (it stays as it is until the flush).  into_twin = 1: the page is
+ * writable (another thread may be writing it): the changed runs are
+ * copied from it into the twin, which is the put's source and then holds
+ * what the home has of this rank's writes -- a byte written during the
+ * diff or the copy is either sent (and in the twin) or differs from the
+ * twin and goes with the next diff.  Returns 1 when bytes changed. */
+static int send_diff(ph_dsm *c, size_t page, int into_twin, int home,
+                     int whole_ok, homeset *hs)
 {
     static ph_dsm_run runs[MAX_RUNS];
     static int lens[MAX_RUNS];
     static MPI_Aint displs[MAX_RUNS];
     unsigned char *twin = twin_of(c, page);
+    const unsigned char *cur = (unsigned char *)c->wview + page * PH_DSM_PAGE;
     size_t changed = 0;
     size_t n = ph_dsm_diff(cur, twin, PH_DSM_PAGE, runs, MAX_RUNS, &changed);
     if (n == 0)
         return 0;
     MPI_Aint disp = (MPI_Aint)(page * PH_DSM_PAGE);
     int rc;
+    int whole = ph_dsm_diff_send_whole(whole_ok, changed, n, MAX_RUNS,
+                                       PH_DSM_PAGE, c->whole_share) ||
+                (n == 1 && runs[0].len == PH_DSM_PAGE);
+    if (into_twin) {
+        if (whole)
+            memcpy(twin, cur, PH_DSM_PAGE);
+        else if (n == 1 || whole_ok)
+            memcpy(twin + runs[0].off, cur + runs[0].off,
+                   runs[n - 1].off + runs[n - 1].len - runs[0].off);
+        else
+            for (size_t i = 0; i < n; i++)
+                memcpy(twin + runs[i].off, cur + runs[i].off, runs[i].len);
+        cur = twin;
+    }
     ph_dsm_op_begin(c, "a diff", home);
-    if (ph_dsm_diff_send_whole(whole_ok, changed, n, MAX_RUNS, PH_DSM_PAGE,
-                            c->whole_share) ||
-        (n == 1 && runs[0].len == PH_DSM_PAGE)) {
+    if (whole) {
         rc = MPI_Put(cur, (int)PH_DSM_PAGE, MPI_BYTE, home, disp,
                      (int)PH_DSM_PAGE, MPI_BYTE, c->win);
         ph_dsm_mpi_check(c, rc, "MPI_Put (page)", home);
@@ -708,12 +726,12 @@ static int protect_ro(ph_dsm *c, size_t page, size_t n, int unused)
  * thread writing meanwhile waits in its fault), diff the page itself,
  * drop the twins: RO.
  * keep = 1 (a lock release, ph_cluster_release): the pages stay writable
- * and dirty.  Each is copied to a snapshot, the snapshot is diffed
- * against the twin and sent, and becomes the new twin: what the home has
- * of this rank's writes from now on.  No protection change (each costs a
- * TLB shoot-down, and the next write a fault); a byte written during or
- * after the copy differs from the new twin and goes with the next
- * release.  A page written again without a fault is found by its diff:
+ * and dirty.  Each is diffed against its twin as it is, the changed runs
+ * are copied into the twin and sent from it (send_diff): the twin is
+ * what the home has of this rank's writes from now on.  No protection
+ * change (each costs a TLB shoot-down, and the next write a fault), no
+ * whole-page copy; a byte written during or after the diff either went
+ * with its run or differs from the twin and goes with the next release.  A page written again without a fault is found by its diff:
  * a changed page is noted as written (the lock's notices); a page in the
  * dirty list is always in the barrier's notices (it was noted by the
  * write fault of this interval: a barrier flushes with keep = 0, so no
@@ -724,20 +742,13 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
     if (n == 0)
         return;
     uint64_t t0 = ph_now_ns();
-    uint32_t *old = NULL;   /* keep: per page the twin replaced, or none */
-    if (keep) {
-        old = malloc(n * sizeof *old);
-        if (!old)
-            ph_dsm_fatal(c, "out of memory flushing diffs");
-    } else {
+    if (!keep)
         for_runs(c, pages, n, protect_ro, 0);
-    }
     homeset hs = {0};
     for (size_t i = 0; i < n; i++) {
         size_t p = (size_t)pages[i];
         int home = ph_dsm_home_known(c, p);
         int single = barrier_mode && !(c->state[p] & PGF_TMP);
-        const unsigned char *cur = (unsigned char *)c->wview + p * PH_DSM_PAGE;
         if (!keep) {
             /* a changed page is noted even if its write fault noted it:
              * it may have stayed writable since a release, or have been
@@ -746,37 +757,21 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
              * flushing it must leave the write for the next lock
              * release's notices (a barrier's flush comes after its
              * notices were sent and clears these lists at its end) */
-            if (send_diff(c, p, cur, home, single, &hs))
+            if (send_diff(c, p, 0, home, single, &hs))
                 confirm_written(c, p);
             c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
             continue;
         }
-        uint32_t snap = twin_get(c);
-        memcpy(c->twins[snap], cur, PH_DSM_PAGE);
-        if (send_diff(c, p, c->twins[snap], home, 0, &hs)) {
-            /* the snapshot is the put's source until the flush; the old
-             * twin goes after it */
-            old[i] = c->twin_slot[p] - 1;
-            c->twin_slot[p] = snap + 1;
+        if (send_diff(c, p, 1, home, 0, &hs))
             confirm_written(c, p);
-        } else {
-            twin_put(c, snap);
-            old[i] = UINT32_MAX;
-        }
     }
     homeset_flush(c, &hs, "diffs");
-    for (size_t i = 0; i < n; i++) {
-        if (keep) {
-            if (old[i] != UINT32_MAX)
-                twin_put(c, old[i]);
-            continue;
-        }
+    for (size_t i = 0; !keep && i < n; i++) {
         size_t p = (size_t)pages[i];
         drop_twin(c, p);
         c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
                                 PGS_RO);
     }
-    free(old);
     c->st.release_ns += ph_now_ns() - t0;
 }
 
