@@ -83,6 +83,29 @@ else
     cmd+=("$prog" "$@")
 fi
 
+# A hang's evidence: every rank's threads' stacks (and, where the DSM is
+# up, its wake-up and queue state), before the job is killed.
+# PAGEHOME_TEST_HANG_GDB=0 turns it off; PAGEHOME_TEST_HANG_GDB_CMDS names
+# a file of more gdb commands.
+dump_ranks() {
+    [ "${PAGEHOME_TEST_HANG_GDB:-1}" = 0 ] && return
+    command -v gdb >/dev/null || return
+    for f in "$piddir"/pid.*; do
+        [ -e "$f" ] || continue
+        p=${f##*.}
+        echo "run.sh: threads of rank process $p (tid, state, kernel wait)"
+        for t in /proc/"$p"/task/*; do
+            echo "  ${t##*/} $(cut -d' ' -f3 "$t/stat" 2>/dev/null)" \
+                "$(cat "$t/wchan" 2>/dev/null)"
+        done
+        echo "run.sh: stacks of rank process $p"
+        timeout 60 gdb -p "$p" -batch -nx \
+            -ex 'thread apply all bt 12' \
+            -ex 'print *ph_dsm_g' ${PAGEHOME_TEST_HANG_GDB_CMDS:+-x "$PAGEHOME_TEST_HANG_GDB_CMDS"} </dev/null 2>&1 |
+            grep -v '^\[New LWP\|^warning: \|^Download' | head -400
+    done
+}
+
 start=$(date +%s.%N)
 setsid "${cmd[@]}" >"$out" 2>&1 &
 pid=$!
@@ -91,6 +114,7 @@ deadline=$(( $(date +%s) + timeout_s ))
 while kill -0 "$pid" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
         echo "run.sh: the job did not finish in ${timeout_s}s: killing it" >>"$out"
+        dump_ranks >>"$out" 2>&1
         kill -TERM -- "-$pid" 2>/dev/null
         for _ in 1 2 3 4 5; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
         kill -KILL -- "-$pid" 2>/dev/null
