@@ -14,8 +14,9 @@
  * message (non-blocking reads, it polls the descriptor), resolves the
  * fault through the window view and maps the page with UFFDIO_CONTINUE
  * (UFFDIO_CONTINUE_MODE_WP: write-protected, Linux >= 6.5; older kernels
- * get CONTINUE + UFFDIO_WRITEPROTECT), or lifts write protection with
- * UFFDIO_WRITEPROTECT; both wake the thread -- or, while the service
+ * get CONTINUE + UFFDIO_WRITEPROTECT + UFFDIO_WAKE), or lifts write
+ * protection with UFFDIO_WRITEPROTECT; both wake the thread (a fault on a
+ * page found mapped already gets an UFFDIO_WAKE: see u_map) -- or, while the service
  * thread resolves faults in its own loop (c->wake_defer), not: it wakes
  * the threads (UFFDIO_WAKE) once it has let the role go, so that a thread
  * posting a request right after its fault (a release after a write) runs
@@ -234,6 +235,14 @@ static void wake_range(ph_dsm *c, size_t page, size_t n)
                   strerror(errno));
 }
 
+/* Wake the threads waiting on pages whose resolution did not wake them
+ * (deferred like the rest when c->wake_defer). */
+static void wake_after(ph_dsm *c, size_t page, size_t n)
+{
+    if (!defer_wake(c, page, n))
+        wake_range(c, page, n);
+}
+
 static void u_flush_wakes(ph_dsm *c)
 {
     for (size_t i = 0; i + 1 < c->wake_pages.n; i += 2)
@@ -283,16 +292,22 @@ static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
     for (int tries = 0; tries < 100; tries++) {
         u.mapped = 0;
         if (ioctl(c->uffd, UFFDIO_CONTINUE, &u) == 0) {
-            if (!rw && !use_wp)
-                wp_range(c, page, n, 0, 0);   /* protect, and wake */
+            if (!rw && !use_wp) {
+                /* protecting wakes nobody (the kernel wakes only when
+                 * protection is lifted) */
+                wp_range(c, page, n, 0, 0);
+                wake_after(c, page, n);
+            }
             *done = n;
             return 0;
         }
         int e = errno;
         if (u.mapped > 0) {
             size_t m = (size_t)u.mapped / PH_DSM_PAGE;
-            if (!rw && !use_wp)
+            if (!rw && !use_wp) {
                 wp_range(c, page, m, 0, 0);
+                wake_after(c, page, m);
+            }
             page += m;
             n -= m;
             *done += m;
@@ -328,8 +343,16 @@ static int u_map(ph_dsm *c, size_t page, size_t n, int rw)
         if (errno != EEXIST)
             ph_dsm_fatal(c, "UFFDIO_CONTINUE of arena page %zu failed: %s", page,
                       strerror(errno));
-        /* the first page is mapped already: set its protection (wakes) */
+        /* The first page is mapped already: set its protection, and wake
+         * its waiters.  A thread may wait on a page that is mapped: the
+         * kernel clears a PTE for a moment while it changes its
+         * protection (ptep_modify_prot_start), and a read in that moment
+         * is reported as a minor fault and waits -- until a wake-up,
+         * which only we can send (lifting write protection sends one,
+         * setting it does not). */
         u_protect(c, page, 1, rw);
+        if (!rw)
+            wake_after(c, page, 1);
         page++;
         n--;
     }
