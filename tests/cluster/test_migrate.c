@@ -2,7 +2,8 @@
  * test_migrate.c MODE [SEED] -- home migration at barriers and read-only
  * data (src/cluster/migrate.h), on N ranks:
  *
- *   stress SEED   seeded random writes whose writers change from round to
+ *   stress SEED [PLACEMENT [MIN_WRITES]]
+ *                 seeded random writes whose writers change from round to
  *                 round: most pages have one writer rank per round (so
  *                 their homes move, and move back), some several (false
  *                 sharing: they stay), some none; a writer sometimes drops
@@ -10,7 +11,9 @@
  *                 must not ask for the page).  After every barrier every
  *                 rank checks every word against a sequential reference
  *                 (no lost update, no stale copy after a move), and
- *                 migrations did happen.
+ *                 migrations did happen.  40 rounds, or with MIN_WRITES
+ *                 as many as it takes for the ranks to write that many
+ *                 words (each checked on every rank after its barrier).
  *   pingpong      one page, ranks 0 and 1 taking turns writing it: the
  *                 home moves exactly as often as the rule with
  *                 cluster_migrate_min_intervals allows (counted by a model
@@ -133,7 +136,7 @@ static uint64_t value(int t, size_t word)
     return h3(4, (uint64_t)t, word) | 1;
 }
 
-static void stress(const char *placement)
+static void stress(const char *placement, long long min_writes)
 {
     int n = ph_cluster_nranks(), me = ph_cluster_rank();
     ph_placement_t pl;
@@ -144,7 +147,9 @@ static void stress(const char *placement)
         return;
     static uint64_t ref[S_PAGES * WPP];
     long bad = 0;
-    for (int t = 0; t < S_ROUNDS; t++) {
+    long long writes = 0;   /* words written, all ranks */
+    int t = 0;
+    for (; min_writes > 0 ? writes < min_writes : t < S_ROUNDS; t++) {
 #pragma omp parallel for schedule(static)
         for (int p = 0; p < S_PAGES; p++) {
             for (int w = 0; w < WPP; w++)
@@ -160,8 +165,10 @@ static void stress(const char *placement)
         for (int p = 0; p < S_PAGES; p++)
             for (int w = 0; w < WPP; w++)
                 for (int r = 0; r < n; r++)
-                    if (writes_word(t, p, w, r, n))
+                    if (writes_word(t, p, w, r, n)) {
                         ref[(size_t)p * WPP + w] = value(t, (size_t)p * WPP + w);
+                        writes++;
+                    }
         CHECK(ph_cluster_barrier() == 0);
         /* every word, every rank: nothing lost, nothing stale */
         long wrong = 0;
@@ -181,7 +188,8 @@ static void stress(const char *placement)
     else
         CHECK_EQ(moved, 0);
     if (me == 0)
-        printf("stress: %d rounds, %lld page migrations\n", S_ROUNDS, moved);
+        printf("stress: %d rounds, %lld words written, %lld page "
+               "migrations, %ld lost or stale\n", t, writes, moved, bad);
     CHECK(ph_cluster_free(a) == 0);
 }
 
@@ -547,7 +555,7 @@ int main(int argc, char **argv)
         seed = strtoull(argv[2], NULL, 10);
     const char *placement = argc > 3 ? argv[3] : "round-robin";
     if (!strcmp(mode, "stress"))
-        stress(placement);
+        stress(placement, argc > 4 ? strtoll(argv[4], NULL, 10) : 0);
     else if (!strcmp(mode, "pingpong"))
         pingpong();
     else if (!strcmp(mode, "laplace"))
