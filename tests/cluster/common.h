@@ -17,9 +17,115 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <stdatomic.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The tests' seeded hashes: cl_mix is splitmix64's finaliser, cl_h3 a
+ * hash of three numbers under a seed (the same on every rank). */
+static inline uint64_t cl_mix(uint64_t x)
+{
+    uint64_t z = x + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t cl_h3(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+    return cl_mix(cl_mix(cl_mix(seed ^ a) ^ b) ^ c);
+}
+
+/* A number from this rank's statistics (ph_cluster_stats_write's first
+ * "key": N), -1 when it is not there. */
+static inline long long cl_stat_of(const char *key)
+{
+    int fd = memfd_create("stats", 0);
+    if (fd < 0)
+        return -1;
+    long long v = -1;
+    if (ph_cluster_stats_write(fd) == 0) {
+        off_t len = lseek(fd, 0, SEEK_END);
+        char *buf = len > 0 ? malloc((size_t)len + 1) : NULL;
+        if (buf && pread(fd, buf, (size_t)len, 0) == len) {
+            buf[len] = '\0';
+            char pat[96];
+            snprintf(pat, sizeof pat, "\"%s\":", key);
+            char *at = strstr(buf, pat);
+            if (at)
+                v = strtoll(at + strlen(pat), NULL, 10);
+        }
+        free(buf);
+    }
+    close(fd);
+    return v;
+}
+
+/* Lock-protected accumulators: `nacc` counters 64 bytes apart (acc[i *
+ * 8]) under `nlocks` locks.  cl_acc_add: global thread g's `incs`
+ * additions of round t, each under its counter's lock.  cl_acc_bad: the
+ * counters that differ from the sum of every thread's additions over
+ * `rounds` rounds (G threads in all). */
+static inline uint64_t cl_acc_step(uint64_t seed, int t, long g, int k)
+{
+    return cl_h3(seed, 5, (uint64_t)t * 1000003u + (uint64_t)g, (uint64_t)k);
+}
+
+static inline void cl_acc_add(uint64_t *acc, int nacc, int nlocks, int incs,
+                              uint64_t seed, int t, long g)
+{
+    for (int k = 0; k < incs; k++) {
+        uint64_t h = cl_acc_step(seed, t, g, k);
+        size_t i = (size_t)(h % (uint64_t)nacc);
+        ph_cluster_lock((int)(i % (size_t)nlocks));
+        acc[i * 8] += (h >> 32) % 100 + 1;
+        ph_cluster_unlock((int)(i % (size_t)nlocks));
+    }
+}
+
+static inline long cl_acc_bad(const uint64_t *acc, int nacc, int incs,
+                              uint64_t seed, int rounds, long G)
+{
+    uint64_t *want = calloc((size_t)nacc, sizeof *want);
+    if (!want)
+        return nacc;
+    for (int t = 0; t < rounds; t++)
+        for (long g = 0; g < G; g++)
+            for (int k = 0; k < incs; k++) {
+                uint64_t h = cl_acc_step(seed, t, g, k);
+                want[h % (uint64_t)nacc] += (h >> 32) % 100 + 1;
+            }
+    long bad = 0;
+    for (int i = 0; i < nacc; i++)
+        bad += acc[(size_t)i * 8] != want[i];
+    free(want);
+    return bad;
+}
+
+/* The OpenMP team's size and this thread's number (1 and 0 without
+ * OpenMP). */
+static inline int cl_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static inline int cl_thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
 
 /* atomic: CHECK runs in OpenMP threads too */
 static _Atomic int cl_fail_, cl_pass_;

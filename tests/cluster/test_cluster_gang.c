@@ -24,14 +24,6 @@
 
 static int me, n, T;
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static void test_shape(void)
 {
     int G = n * T;
@@ -97,7 +89,7 @@ static long gang_rounds(int gangs, int rounds, uint64_t seed)
             for (size_t k = 0; k < PER * (PAGE / sizeof(long)); k += 61)
                 mine[k] = stamp + (long)k;
             slots[tid] = stamp;
-            uint64_t spin = (st = mix(st)) % 200;
+            uint64_t spin = (st = cl_mix(st)) % 200;
             for (volatile uint64_t s = 0; s < spin * 50; s++)
                 ;
             bad += ph_cluster_gang_barrier() != 0;

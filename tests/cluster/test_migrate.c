@@ -52,47 +52,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#include <sys/mman.h>
 
 #define PAGE 4096
 #define WPP (PAGE / 8)             /* words per page */
 
 static uint64_t seed = 1;
-
-static uint64_t mix(uint64_t x)
-{
-    uint64_t z = x + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t h3(uint64_t a, uint64_t b, uint64_t c)
-{
-    return mix(mix(mix(seed ^ a) ^ b) ^ c);
-}
-
-/* A number from this rank's statistics (the first "key": N). */
-static long long stat_of(const char *key)
-{
-    int fd = memfd_create("stats", 0);
-    if (fd < 0 || ph_cluster_stats_write(fd) < 0)
-        return -1;
-    off_t len = lseek(fd, 0, SEEK_END);
-    char *buf = malloc((size_t)len + 1);
-    long long v = -1;
-    if (buf && pread(fd, buf, (size_t)len, 0) == len) {
-        buf[len] = '\0';
-        char pat[96];
-        snprintf(pat, sizeof pat, "\"%s\":", key);
-        char *at = strstr(buf, pat);
-        if (at)
-            v = strtoll(at + strlen(pat), NULL, 10);
-    }
-    free(buf);
-    close(fd);
-    return v;
-}
 
 static long tunable(const char *name)
 {
@@ -110,12 +74,12 @@ static long tunable(const char *name)
 /* page p in round t: 0..4 one writer rank, 5 several, 6-7 nobody */
 static int page_mode(int t, int p)
 {
-    return (int)(h3(1, (uint64_t)t, (uint64_t)p) % 8);
+    return (int)(cl_h3(seed, 1, (uint64_t)t, (uint64_t)p) % 8);
 }
 
 static int page_owner(int t, int p, int n)
 {
-    return (int)(h3(2, (uint64_t)t, (uint64_t)p) % (uint64_t)n);
+    return (int)(cl_h3(seed, 2, (uint64_t)t, (uint64_t)p) % (uint64_t)n);
 }
 
 /* does `rank` write word w (of page p) in round t? */
@@ -124,7 +88,7 @@ static int writes_word(int t, int p, int w, int rank, int n)
     int m = page_mode(t, p);
     if (m >= 6)
         return 0;
-    if (!(h3(3, (uint64_t)t, (uint64_t)(p * WPP + w)) & 1))
+    if (!(cl_h3(seed, 3, (uint64_t)t, (uint64_t)(p * WPP + w)) & 1))
         return 0;
     if (m == 5)
         return w % n == rank;
@@ -133,7 +97,7 @@ static int writes_word(int t, int p, int w, int rank, int n)
 
 static uint64_t value(int t, size_t word)
 {
-    return h3(4, (uint64_t)t, word) | 1;
+    return cl_h3(seed, 4, (uint64_t)t, word) | 1;
 }
 
 static void stress(const char *placement, long long min_writes)
@@ -160,7 +124,7 @@ static void stress(const char *placement, long long min_writes)
          * diff goes home first): it holds no copy at the barrier */
         for (int p = 0; p < S_PAGES; p++)
             if (page_mode(t, p) < 5 && page_owner(t, p, n) == me &&
-                (h3(5, (uint64_t)t, (uint64_t)p) % 6) == 0)
+                (cl_h3(seed, 5, (uint64_t)t, (uint64_t)p) % 6) == 0)
                 CHECK(ph_cluster_acquire(a + (size_t)p * WPP, PAGE) == 0);
         for (int p = 0; p < S_PAGES; p++)
             for (int w = 0; w < WPP; w++)
@@ -182,7 +146,7 @@ static void stress(const char *placement, long long min_writes)
         CHECK(ph_cluster_barrier() == 0);
     }
     CHECK_EQ(bad, 0);
-    long long moved = stat_of("migrations");
+    long long moved = cl_stat_of("migrations");
     if (tunable("cluster_migrate") == 1 && n > 1)
         CHECK(moved > 0);
     else
@@ -208,7 +172,7 @@ static void pingpong(void)
     int on = tunable("cluster_migrate") == 1;
     CHECK(k >= 1);
     const int rounds = 30;
-    long long before = stat_of("migrations");
+    long long before = cl_stat_of("migrations");
     /* the rule, modelled in barriers: two per round, the page written
      * before the first */
     int home = 0;
@@ -232,7 +196,7 @@ static void pingpong(void)
             }
         CHECK(ph_cluster_barrier() == 0);
     }
-    long long moved = stat_of("migrations") - before;
+    long long moved = cl_stat_of("migrations") - before;
     CHECK_EQ(moved, n > 1 ? expect : 0);
     if (me == 0)
         printf("pingpong: %d rounds, min_intervals %ld: %lld moves (the "
@@ -321,7 +285,7 @@ static void laplace(void)
         printf("laplace: %d rows x 2 grids, round-robin homes, migration "
                "%s: %ld of %d rows homed at their writer, %ld at rank 0, "
                "%lld migrations\n", L_ROWS, on ? "on" : "off", at_writer,
-               2 * L_ROWS, mine_homes, stat_of("migrations"));
+               2 * L_ROWS, mine_homes, cl_stat_of("migrations"));
     free(s[0]);
     free(s[1]);
     CHECK(ph_cluster_free(g[1]) == 0);
@@ -354,15 +318,15 @@ static void hometrack(const char *placement)
     long long f0 = 0, f1 = 0, un0 = 0;
     for (int it = 0; it < T_ITERS; it++) {
         if (it == T_WARM) {
-            f0 = stat_of("fault_write_home");
-            un0 = stat_of("home_untracked");
+            f0 = cl_stat_of("fault_write_home");
+            un0 = cl_stat_of("home_untracked");
         }
         CHECK(ph_cluster_barrier() == 0);      /* the fork */
         sweep(g[it % 2], g[(it + 1) % 2], b, e);
         CHECK(ph_cluster_barrier() == 0);      /* the join */
     }
-    f1 = stat_of("fault_write_home");
-    long long untracked = stat_of("home_untracked");
+    f1 = cl_stat_of("fault_write_home");
+    long long untracked = cl_stat_of("home_untracked");
     double *s[2] = {malloc(bytes), malloc(bytes)};
     for (int k = 0; k < 2; k++)
         for (long i = 0; i < L_ROWS; i++)
@@ -413,7 +377,7 @@ static void readonly(void)
         return;
     if (me == 0)
         for (size_t i = 0; i < (size_t)R_PAGES * WPP; i++)
-            ro[i] = mix(i);
+            ro[i] = cl_mix(i);
     CHECK(ph_cluster_barrier() == 0);
     long long fetched_after_first = -1;
     long bad = 0;
@@ -421,21 +385,21 @@ static void readonly(void)
         uint64_t sum = 0;
         for (size_t i = 0; i < (size_t)R_PAGES * WPP; i++) {
             sum += ro[i];
-            bad += ro[i] != mix(i);
+            bad += ro[i] != cl_mix(i);
         }
         own[(size_t)me * WPP] = sum + (uint64_t)t;
         CHECK(ph_cluster_barrier() == 0);
         if (t == 0)
-            fetched_after_first = stat_of("pages_fetched");
+            fetched_after_first = cl_stat_of("pages_fetched");
     }
     CHECK_EQ(bad, 0);
     /* read-only pages nobody writes: never fetched again */
-    CHECK_EQ(stat_of("pages_fetched"), fetched_after_first);
+    CHECK_EQ(cl_stat_of("pages_fetched"), fetched_after_first);
 
     /* declared read-only: they also survive an acquire that drops every
      * cached copy (the log holds "every page" for a large release) */
     CHECK(ph_cluster_readonly(ro, R_PAGES * PAGE) == 0);
-    long long inv0 = stat_of("invalidate_all"), ro_fetches = 0;
+    long long inv0 = cl_stat_of("invalidate_all"), ro_fetches = 0;
     for (int t = 0; t < 3; t++) {
         CHECK(ph_cluster_lock(0) == 0);
         for (int p = 0; p < 24; p++)
@@ -443,17 +407,17 @@ static void readonly(void)
         CHECK(ph_cluster_unlock(0) == 0);
         /* reading the declared pages fetches nothing, also right after an
          * acquire that dropped every other cached copy */
-        long long f = stat_of("pages_fetched");
+        long long f = cl_stat_of("pages_fetched");
         for (size_t i = 0; i < (size_t)R_PAGES * WPP; i++)
-            bad += ro[i] != mix(i);
-        ro_fetches += stat_of("pages_fetched") - f;
+            bad += ro[i] != cl_mix(i);
+        ro_fetches += cl_stat_of("pages_fetched") - f;
     }
     CHECK_EQ(ro_fetches, 0);
-    long long drops = stat_of("invalidate_all") - inv0;
+    long long drops = cl_stat_of("invalidate_all") - inv0;
     own[(size_t)me * WPP + 1] = (uint64_t)drops;
     CHECK(ph_cluster_barrier() == 0);
     for (size_t i = 0; i < (size_t)R_PAGES * WPP; i++)
-        bad += ro[i] != mix(i);
+        bad += ro[i] != cl_mix(i);
     CHECK_EQ(bad, 0);
     for (int p = 0; p < 24; p++)
         for (int r = 0; r < n; r++)
@@ -465,7 +429,7 @@ static void readonly(void)
         all_drops += own[(size_t)r * WPP + 1];
     if (n > 1 && tunable("cluster_notice_log") == 64)
         CHECK(all_drops > 0);
-    CHECK_EQ(stat_of("readonly_pages"), R_PAGES);
+    CHECK_EQ(cl_stat_of("readonly_pages"), R_PAGES);
     if (me == 0)
         printf("readonly: no page fetched after the first interval of %d; "
                "after the hint, %llu acquires (all ranks) dropped every "
@@ -479,12 +443,12 @@ static void readonly(void)
      * by rank 0 at the end, single-writer; the pages every rank wrote
      * under the lock shared */
     if (n > 1) {
-        CHECK_EQ(stat_of("read_only"), R_PAGES);
-        CHECK_EQ(stat_of("single_writer"), n);
-        CHECK_EQ(stat_of("shared"), 24);
-        CHECK_EQ(stat_of("private"), 0);
+        CHECK_EQ(cl_stat_of("read_only"), R_PAGES);
+        CHECK_EQ(cl_stat_of("single_writer"), n);
+        CHECK_EQ(cl_stat_of("shared"), 24);
+        CHECK_EQ(cl_stat_of("private"), 0);
     } else {
-        CHECK_EQ(stat_of("private"), R_PAGES + 1 + 24);
+        CHECK_EQ(cl_stat_of("private"), R_PAGES + 1 + 24);
     }
 }
 

@@ -8,14 +8,6 @@
 
 #define PAGE 4096
 
-static uint64_t mix(uint64_t x)
-{
-    uint64_t z = x + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static int expect(const char *text, size_t p, size_t np, int n)
 {
     if (!strcmp(text, "block"))
@@ -27,7 +19,7 @@ static int expect(const char *text, size_t p, size_t np, int n)
     if (!strncmp(text, "node:", 5))
         return atoi(text + 5);
     if (!strncmp(text, "random:", 7))
-        return (int)(mix(mix(strtoull(text + 7, NULL, 10)) + p) % (uint64_t)n);
+        return (int)(cl_mix(cl_mix(strtoull(text + 7, NULL, 10)) + p) % (uint64_t)n);
     return -99;
 }
 

@@ -24,10 +24,7 @@
 
 static uint64_t value(uint64_t seed, int round, size_t w)
 {
-    uint64_t z = seed * 0x9e3779b97f4a7c15ull + (uint64_t)round * 1000003u + w;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return cl_h3(seed, 7, (uint64_t)round, w);
 }
 
 int main(int argc, char **argv)

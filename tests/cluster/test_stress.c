@@ -31,32 +31,19 @@
 
 static uint64_t seed;
 
-static uint64_t mix(uint64_t x)
-{
-    uint64_t z = x + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t h3(uint64_t a, uint64_t b, uint64_t c)
-{
-    return mix(mix(mix(seed ^ a) ^ b) ^ c);
-}
-
 static int writes(size_t w, int t)
 {
-    return (h3(1, (uint64_t)t, w) & 3) != 0;        /* 3 in 4 */
+    return (cl_h3(seed, 1, (uint64_t)t, w) & 3) != 0;        /* 3 in 4 */
 }
 
 static long owner(size_t w, int t, long G)
 {
-    return (long)(h3(2, (uint64_t)t, w) % (uint64_t)G);
+    return (long)(cl_h3(seed, 2, (uint64_t)t, w) % (uint64_t)G);
 }
 
 static uint64_t value(size_t w, int t)
 {
-    return h3(3, (uint64_t)t, w) | 1;                /* never 0 */
+    return cl_h3(seed, 3, (uint64_t)t, w) | 1;                /* never 0 */
 }
 
 /* the reference value of w after rounds 0..t */
@@ -84,38 +71,26 @@ int main(int argc, char **argv)
     CHECK(a && acc);
     if (!a || !acc)
         return cl_finish("stress");
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
+    int threads = cl_max_threads();
     long G = (long)n * threads;
     long bad_reads = 0, bad_final = 0;
 #pragma omp parallel reduction(+ : bad_reads)
     {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
+        int tid = cl_thread_num();
         long g = (long)me * threads + tid;
         for (int t = 0; t < ROUNDS; t++) {
             for (size_t w = 0; w < WORDS; w++)
                 if (owner(w, t, G) == g && writes(w, t))
                     a[w] = value(w, t);
             for (int k = 0; k < READS; k++) {
-                size_t w = (size_t)(h3(4, (uint64_t)(t * 1000003 + g),
+                size_t w = (size_t)(cl_h3(seed, 4, (uint64_t)(t * 1000003 + g),
                                        (uint64_t)k) % WORDS);
                 if (writes(w, t))
                     continue;                 /* somebody writes it now */
                 if (a[w] != ref(w, t - 1))
                     bad_reads++;
             }
-            for (int k = 0; k < INCS; k++) {
-                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
-                size_t i = (size_t)(h % NACC);
-                ph_cluster_lock((int)(i % NLOCKS));
-                acc[i * 8] += (h >> 32) % 100 + 1;
-                ph_cluster_unlock((int)(i % NLOCKS));
-            }
+            cl_acc_add(acc, NACC, NLOCKS, INCS, seed, t, g);
             if (t % 5 == 2)
                 ph_cluster_barrier();   /* an extra barrier mid-round */
             ph_cluster_barrier();
@@ -126,17 +101,7 @@ int main(int argc, char **argv)
     for (size_t w = 0; w < WORDS; w++)
         bad_final += a[w] != ref(w, ROUNDS - 1);
     CHECK_EQ(bad_final, 0);
-    uint64_t want[NACC] = {0};
-    for (int t = 0; t < ROUNDS; t++)
-        for (long g = 0; g < G; g++)
-            for (int k = 0; k < INCS; k++) {
-                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
-                want[h % NACC] += (h >> 32) % 100 + 1;
-            }
-    size_t bad_acc = 0;
-    for (int i = 0; i < NACC; i++)
-        bad_acc += acc[i * 8] != want[i];
-    CHECK_EQ(bad_acc, 0);
+    CHECK_EQ(cl_acc_bad(acc, NACC, INCS, seed, ROUNDS, G), 0);
     ph_cluster_barrier();
     ph_cluster_free(acc);
     ph_cluster_free(a);

@@ -27,7 +27,6 @@
  */
 #include "common.h"
 
-#include <sys/mman.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -44,19 +43,6 @@
 
 static uint64_t seed;
 
-static uint64_t mix(uint64_t x)
-{
-    uint64_t z = x + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t h3(uint64_t a, uint64_t b, uint64_t c)
-{
-    return mix(mix(mix(seed ^ a) ^ b) ^ c);
-}
-
 /* the thread (of G) that owns word w in round t: neighbouring words have
  * different owners, so every page has writers on every rank */
 static long owner(size_t w, int t, long G)
@@ -67,36 +53,14 @@ static long owner(size_t w, int t, long G)
 /* read-modify-write (1) or blind write (0) */
 static int rmw(size_t w, int t)
 {
-    return (h3(2, (uint64_t)t, (uint64_t)w) & 1) != 0;
+    return (cl_h3(seed, 2, (uint64_t)t, (uint64_t)w) & 1) != 0;
 }
 
 /* the new value of w in round t, from its value before */
 static uint64_t next(size_t w, int t, uint64_t old)
 {
-    return rmw(w, t) ? mix(old + (uint64_t)t + 1)
-                     : h3(3, (uint64_t)t, (uint64_t)w);
-}
-
-/* A number from this rank's statistics (the first "key": N). */
-static long long stat_of(const char *key)
-{
-    int fd = memfd_create("stats", 0);
-    if (fd < 0 || ph_cluster_stats_write(fd) < 0)
-        return -1;
-    off_t len = lseek(fd, 0, SEEK_END);
-    char *buf = malloc((size_t)len + 1);
-    long long v = -1;
-    if (buf && pread(fd, buf, (size_t)len, 0) == len) {
-        buf[len] = '\0';
-        char pat[96];
-        snprintf(pat, sizeof pat, "\"%s\":", key);
-        char *at = strstr(buf, pat);
-        if (at)
-            v = strtoll(at + strlen(pat), NULL, 10);
-    }
-    free(buf);
-    close(fd);
-    return v;
+    return rmw(w, t) ? cl_mix(old + (uint64_t)t + 1)
+                     : cl_h3(seed, 3, (uint64_t)t, (uint64_t)w);
 }
 
 int main(int argc, char **argv)
@@ -113,18 +77,12 @@ int main(int argc, char **argv)
     CHECK(x && acc && refv);
     if (!x || !acc || !refv)
         return cl_finish("write_predict");
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
+    int threads = cl_max_threads();
     long G = (long)n * threads;
     long bad_reads = 0;
 #pragma omp parallel reduction(+ : bad_reads)
     {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
+        int tid = cl_thread_num();
         long g = (long)me * threads + tid;
         for (int t = 0; t < ROUNDS; t++) {
             size_t mine = 0, done = 0;
@@ -139,14 +97,7 @@ int main(int argc, char **argv)
                      * threads of this rank go on writing */
                     if (ph_cluster_release(x, WORDS * sizeof *x) < 0)
                         bad_reads += 1000000;
-                    for (int k = 0; k < INCS; k++) {
-                        uint64_t h = h3(5, (uint64_t)(t * 1000003 + g),
-                                        (uint64_t)k);
-                        size_t i = (size_t)(h % NACC);
-                        ph_cluster_lock((int)(i % NLOCKS));
-                        acc[i * 8] += (h >> 32) % 100 + 1;
-                        ph_cluster_unlock((int)(i % NLOCKS));
-                    }
+                    cl_acc_add(acc, NACC, NLOCKS, INCS, seed, t, g);
                 }
             }
             ph_cluster_barrier();
@@ -155,7 +106,7 @@ int main(int argc, char **argv)
             for (size_t w = 0; w < WORDS; w++)
                 refv[w] = next(w, t, refv[w]);
             for (int k = 0; k < READS; k++) {
-                size_t w = (size_t)(h3(4, (uint64_t)(t * 1000003 + g),
+                size_t w = (size_t)(cl_h3(seed, 4, (uint64_t)(t * 1000003 + g),
                                        (uint64_t)k) % WORDS);
                 if (x[w] != refv[w])
                     bad_reads++;
@@ -169,21 +120,11 @@ int main(int argc, char **argv)
     for (size_t w = 0; w < WORDS; w++)
         bad_final += x[w] != refv[w];
     CHECK_EQ(bad_final, 0);
-    uint64_t want[NACC] = {0};
-    for (int t = 0; t < ROUNDS; t++)
-        for (long g = 0; g < G; g++)
-            for (int k = 0; k < INCS; k++) {
-                uint64_t h = h3(5, (uint64_t)(t * 1000003 + g), (uint64_t)k);
-                want[h % NACC] += (h >> 32) % 100 + 1;
-            }
-    long bad_acc = 0;
-    for (int i = 0; i < NACC; i++)
-        bad_acc += acc[i * 8] != want[i];
-    CHECK_EQ(bad_acc, 0);
+    CHECK_EQ(cl_acc_bad(acc, NACC, INCS, seed, ROUNDS, G), 0);
     /* the predicted installs happened (or not, as the tunable says) */
     char on[16] = "1";
     ph_config_get("cluster_write_predict", on, sizeof on);
-    long long predicted = stat_of("twins_predicted");
+    long long predicted = cl_stat_of("twins_predicted");
     if (n > 1 && strtol(on, NULL, 10) != 0)
         CHECK(predicted > 0);
     else
@@ -196,27 +137,27 @@ int main(int argc, char **argv)
     ph_cluster_barrier();
     uint64_t *mine = x + (size_t)me;
     for (size_t pg = 0; pg < NPAGES; pg++)
-        mine[pg * (PAGE / 8)] = h3(6, pg, (uint64_t)me);
+        mine[pg * (PAGE / 8)] = cl_h3(seed, 6, pg, (uint64_t)me);
     ph_cluster_barrier();
-    long long twins0 = stat_of("twins"), pred0 = stat_of("twins_predicted");
-    long long wf0 = stat_of("fault_write_remote");
+    long long twins0 = cl_stat_of("twins"), pred0 = cl_stat_of("twins_predicted");
+    long long wf0 = cl_stat_of("fault_write_remote");
     uint64_t sum = 0, want_sum = 0;
     int other = (me + 1) % n;
     for (size_t pg = 0; pg < NPAGES; pg++) {
         sum += x[pg * (PAGE / 8) + (size_t)other];
-        want_sum += h3(6, pg, (uint64_t)other);
+        want_sum += cl_h3(seed, 6, pg, (uint64_t)other);
     }
     CHECK(sum == want_sum);
-    CHECK_EQ(stat_of("twins"), twins0);
-    CHECK_EQ(stat_of("twins_predicted"), pred0);
+    CHECK_EQ(cl_stat_of("twins"), twins0);
+    CHECK_EQ(cl_stat_of("twins_predicted"), pred0);
     ph_cluster_barrier();      /* everybody has read before anybody writes */
     long long remote = 0;      /* the homes (migration may have moved some) */
     for (size_t pg = 0; pg < NPAGES; pg++)
         remote += ph_cluster_home(x + pg * (PAGE / 8)) != me;
     for (size_t pg = 0; pg < NPAGES; pg++)
-        mine[pg * (PAGE / 8)] = h3(7, pg, (uint64_t)me);
-    long long wf = stat_of("fault_write_remote") - wf0;
-    long long pred = stat_of("twins_predicted") - pred0;
+        mine[pg * (PAGE / 8)] = cl_h3(seed, 7, pg, (uint64_t)me);
+    long long wf = cl_stat_of("fault_write_remote") - wf0;
+    long long pred = cl_stat_of("twins_predicted") - pred0;
     if (n > 1 && strtol(on, NULL, 10) != 0) {
         /* one fault per run of cached pages (block homes) */
         CHECK(pred > 0);
@@ -231,7 +172,7 @@ int main(int argc, char **argv)
     for (size_t pg = 0; pg < NPAGES; pg++)
         for (int r = 0; r < n; r++)
             bad_words += x[pg * (PAGE / 8) + (size_t)r] !=
-                         h3(7, pg, (uint64_t)r);
+                         cl_h3(seed, 7, pg, (uint64_t)r);
     CHECK_EQ(bad_words, 0);
     ph_cluster_barrier();
     ph_cluster_free(acc);
