@@ -1,10 +1,10 @@
 /*
- * test_stress.c SEED PLACEMENT -- a seeded random stress of cluster mode,
+ * test_stress.c SEED PLACEMENT [ROUNDS] -- a seeded random stress of cluster mode,
  * checked against a sequential reference.
  *
  * Every OpenMP thread of every rank (global thread g of G) runs ROUNDS
- * rounds over an array of words spread over pages with the given
- * placement.  In round t the owner of word w is hash(t, w) % G and it
+ * rounds (default 24) over an array of words spread over pages with the
+ * given placement.  In round t the owner of word w is hash(t, w) % G and it
  * writes w iff a hash bit says so, with a value that is a hash of (w, t):
  * writers of one page change from round to round and share pages down to
  * neighbouring words (data-race free, lots of false sharing).  Each thread
@@ -23,7 +23,7 @@
 
 #define PAGE 4096
 #define WORDS (48 * PAGE / 8)
-#define ROUNDS 24
+#define ROUNDS_DEFAULT 24
 #define READS 1500
 #define NACC 96
 #define NLOCKS 7
@@ -60,6 +60,10 @@ int main(int argc, char **argv)
     cl_init(&argc, &argv);
     seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     const char *place = argc > 2 ? argv[2] : "cyclic:1";
+    int rounds = argc > 3 ? atoi(argv[3]) : ROUNDS_DEFAULT;
+    CHECK(rounds >= 1);
+    if (rounds < 1)
+        return cl_finish("stress");
     int me = ph_cluster_rank(), n = ph_cluster_nranks();
     ph_placement_t pl;
     if (ph_placement_parse(&pl, place) < 0) {
@@ -78,7 +82,7 @@ int main(int argc, char **argv)
     {
         int tid = cl_thread_num();
         long g = (long)me * threads + tid;
-        for (int t = 0; t < ROUNDS; t++) {
+        for (int t = 0; t < rounds; t++) {
             for (size_t w = 0; w < WORDS; w++)
                 if (owner(w, t, G) == g && writes(w, t))
                     a[w] = value(w, t);
@@ -99,9 +103,9 @@ int main(int argc, char **argv)
     CHECK_EQ(bad_reads, 0);
     /* the final state, everywhere */
     for (size_t w = 0; w < WORDS; w++)
-        bad_final += a[w] != ref(w, ROUNDS - 1);
+        bad_final += a[w] != ref(w, rounds - 1);
     CHECK_EQ(bad_final, 0);
-    CHECK_EQ(cl_acc_bad(acc, NACC, INCS, seed, ROUNDS, G), 0);
+    CHECK_EQ(cl_acc_bad(acc, NACC, INCS, seed, rounds, G), 0);
     ph_cluster_barrier();
     ph_cluster_free(acc);
     ph_cluster_free(a);
