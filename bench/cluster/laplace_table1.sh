@@ -69,7 +69,16 @@ if [[ ! -x $ph || ! -x $prog ]]; then
 	echo "laplace_table1.sh: build $build first (pagehome, laplace7_dsm; cluster mode needs MPI)" >&2
 	exit 77
 fi
-[[ $variants == all ]] && variants=seq,naive,barrier,manual,manual_barrier,affinity,affinity_barrier
+names=(seq naive barrier manual manual_barrier affinity affinity_barrier)
+[[ $variants == all ]] && variants=$(IFS=,; echo "${names[*]}")
+# numbers to names: the statistics files are named as the result lines
+# name the variant
+v_named=
+for v in ${variants//,/ }; do
+	[[ $v =~ ^[0-6]$ ]] && v=${names[$v]}
+	v_named+=${v_named:+,}$v
+done
+variants=$v_named
 if [[ -n $smoke ]]; then
 	grid=64 steps=4 reps=1 ranks_list=1,2 where=net rates=none require_net=1
 fi
@@ -108,9 +117,9 @@ run_place() { # PLACE (shm | net:RATE)
 			for h in ${homes_list//,/ }; do
 				for v in ${variants//,/ }; do
 					# the sequential code runs on one rank
-					[[ ($v == seq || $v == 0) && $n != 1 ]] && continue
+					[[ $v == seq && $n != 1 ]] && continue
 					# and has no homes: once
-					[[ ($v == seq || $v == 0) && $h != "${homes_list%%,*}" ]] && continue
+					[[ $v == seq && $h != "${homes_list%%,*}" ]] && continue
 					tag="$out/stats/${place/:/-}.$v.$h.$n.$rep"
 					# round-robin-static: round-robin homes, migration off
 					# (the paper's SCASH had none)
