@@ -2,6 +2,7 @@
  * adi.c -- the ADI solvers' driver and convergence bound (see adi.h).
  */
 #include "adi.h"
+#include "locality_probe.h"
 
 #include <math.h>
 #include <omp.h>
@@ -108,6 +109,12 @@ int nas_adi_run(const nas_adi_solver_t *s, int argc, char **argv)
 
     const size_t sj = grid.sj, sk = grid.sk;
     int fault = nas_fault(s->name, "u(N/2, N/2, N/2) += 1e-3 after the last iteration");
+    /* WL_LOCALITY=1: owner-local share after every iteration, by the k
+     * planes' ownership (four of the five regions) */
+    wl_probe_rows("u", u, grid.sk * sizeof *u, N, 1, N - 2);
+    wl_probe_rows("f", f, grid.sk * sizeof *f, N, 1, N - 2);
+    wl_probe_rows("rhs", rhs, grid.sk * sizeof *rhs, N, 1, N - 2);
+    wl_probe_begin();
     double t0 = nas_wtime();
     for (long it = 0; it < iters; it++) {
         double r = rho[it % ncycle];
@@ -151,6 +158,7 @@ int nas_adi_run(const nas_adi_solver_t *s, int argc, char **argv)
         }
         if (fault && it == iters - 1)
             u[nas_adi_at(g, N / 2, N / 2, N / 2)] += 1e-3;
+        wl_probe_tick(it + 1);
     }
     double secs = nas_wtime() - t0;
 
