@@ -79,7 +79,7 @@ wl_def() {
         bt)      echo "workloads/nas/bt|W 50|first-touch" ;;
         sp)      echo "workloads/nas/sp|W 100|first-touch" ;;
         cg)      echo "workloads/nas/cg|W 40|node:0" ;;
-        swim)    echo "workloads/swim|288 50|first-touch" ;;
+        swim)    echo "workloads/swim|288 100|first-touch" ;;
         *) return 1 ;;
     esac
 }

@@ -127,7 +127,8 @@ static void probe_arrays(int n)
     const double *a[] = {s.u,    s.v,    s.p,  s.unew, s.vnew, s.pnew, s.uold,
                          s.vold, s.pold, s.cu, s.cv,   s.z,    s.h};
     for (int i = 0; i < 13; i++)
-        wl_probe_rows(names[i], a[i], SWIM_NMAX * sizeof(double), n, 0, n - 1);
+        wl_probe_units(names[i], a[i], SWIM_NMAX * sizeof(double), (size_t)n * sizeof(double),
+                       n, 0, n - 1);
     wl_probe_begin();
 }
 

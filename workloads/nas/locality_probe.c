@@ -130,16 +130,35 @@ static int team_size(void)
 void wl_probe_rows(const char *name, const void *base, size_t unit_bytes, long nunits,
                    long lo, long hi)
 {
-    if (unit_bytes == 0 || nunits < 1)
+    wl_probe_units(name, base, unit_bytes, unit_bytes, nunits, lo, hi);
+}
+
+void wl_probe_units(const char *name, const void *base, size_t stride_bytes,
+                    size_t used_bytes, long nunits, long lo, long hi)
+{
+    if (stride_bytes == 0 || used_bytes == 0 || used_bytes > stride_bytes || nunits < 1)
         return;
-    probe_array *a = add_array(name, base, unit_bytes * (size_t)nunits);
+    size_t span = stride_bytes * (size_t)(nunits - 1) + used_bytes;
+    probe_array *a = add_array(name, base, span);
     if (!a)
         return;
     int nt = team_size();
+    size_t kept = 0;
     for (size_t p = 0; p < a->npages; p++) {
-        long u = (long)((first_byte(a, p, base) - (uintptr_t)base) / unit_bytes);
-        a->owner[p] = static_owner(u, lo, hi, nt);
+        /* the first used byte at or after the page's first byte */
+        size_t off = first_byte(a, p, base) - (uintptr_t)base;
+        size_t u = off / stride_bytes;
+        if (off - u * stride_bytes >= used_bytes) {
+            u++;
+            off = u * stride_bytes;
+        }
+        if (u >= (size_t)nunits || off >= (uintptr_t)a->pages[p] + PROBE_PAGE - (uintptr_t)base)
+            continue; /* no used byte in this page: left out */
+        a->pages[kept] = a->pages[p];
+        a->owner[kept] = static_owner((long)u, lo, hi, nt);
+        kept++;
     }
+    a->npages = kept;
 }
 
 void wl_probe_csr(const char *name, const void *base, size_t elem_bytes, const long *rowptr,

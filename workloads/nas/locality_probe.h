@@ -14,6 +14,10 @@
  *   wl_probe_rows(name, base, unit_bytes, nunits, lo, hi)
  *       units lo..hi split by schedule(static); units before lo belong to
  *       thread 0, after hi to the last thread (boundary rows)
+ *   wl_probe_units(name, base, stride_bytes, used_bytes, nunits, lo, hi)
+ *       the same for units stride_bytes apart of which only the first
+ *       used_bytes are the program's (arrays sized for a larger problem);
+ *       pages holding no used byte are left out
  *   wl_probe_csr(name, base, elem_bytes, rowptr, nrows)
  *       element e of row r (rowptr[r] <= e < rowptr[r+1]): rows 0..nrows-1
  *       split by schedule(static)
@@ -42,6 +46,8 @@
 
 void wl_probe_rows(const char *name, const void *base, size_t unit_bytes, long nunits,
                    long lo, long hi);
+void wl_probe_units(const char *name, const void *base, size_t stride_bytes,
+                    size_t used_bytes, long nunits, long lo, long hi);
 void wl_probe_csr(const char *name, const void *base, size_t elem_bytes, const long *rowptr,
                   long nrows);
 void wl_probe_begin(void);
