@@ -252,7 +252,7 @@ def plot(runs, png):
         ax.legend(fontsize=7, loc="lower right")
     axes[-1, 0].set_xlabel("seconds since the loop started (guest)")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    fig.savefig(png, dpi=90)
     print("plot: %s" % png)
 
 
