@@ -77,53 +77,13 @@ for m in $(echo "$modes" | tr ',' ' '); do
 done
 case $timeout in ''|*[!0-9]*) echo "guest_runs: --timeout wants seconds" >&2; exit 2 ;; esac
 
-[ -d "$1" ] || { echo "guest_runs: no build directory $1" >&2; exit 2; }
-build=$(cd "$1" && pwd -P)
-[ -x "$build/tools/pagehome/pagehome" ] ||
-    { echo "guest_runs: $build/tools/pagehome/pagehome is missing (build it first)" >&2; exit 2; }
-[ -e "$build/src/libpagehome_preload.so" ] ||
-    { echo "guest_runs: no libpagehome_preload.so in $build (build it first)" >&2; exit 2; }
-
-if [ -z "$sim" ]; then
-    case $build in
-        /tmp|/tmp/*|/run|/run/*|/mnt|/mnt/*)
-            echo "skipped: build directory $build is not visible in the guest" \
-                 "(the guest has its own /tmp, /run and /mnt)"
-            exit 77 ;;
-    esac
-
-    # A guest at all?  (77 with the reason when qemu, the kernel or busybox are
-    # missing and cannot be installed)
-    check_err=$("$root/tests/numa-guest/run" --check 2>&1 >/dev/null)
-    rc=$?
-    if [ "$rc" -eq 77 ]; then
-        echo "skipped: $(printf '%s\n' "$check_err" | sed -n 's/^numa-guest: SKIP: //p' | head -1)"
-        exit 77
-    elif [ "$rc" -ne 0 ]; then
-        printf '%s\n' "$check_err" >&2
-        echo "guest_runs: FAILED: the NUMA guest check failed (exit $rc)"
-        exit 125
-    fi
-fi
-
-made_out=
-if [ -z "$outdir" ]; then
-    outdir=$(mktemp -d "${TMPDIR:-/tmp}/guest_runs.XXXXXX") || exit 125
-    made_out=$outdir
-fi
-mkdir -p "$outdir" || exit 2
-outdir=$(cd "$outdir" && pwd -P)
-: > "$outdir/progress.log"
-
-# live progress: the guest writes progress.log in the shared directory
-tail -n +1 -f --pid=$$ "$outdir/progress.log" >&2 2>/dev/null &
-tail_pid=$!
-cleanup() {
-    kill "$tail_pid" 2>/dev/null
-    [ -z "$made_out" ] || rm -rf "$made_out"
-}
-trap cleanup EXIT
-trap 'exit 125' INT TERM HUP
+. "$here/guest_batch.sh"
+gb_root=$root
+gb_build guest_runs "$1"
+build=$gb_build_dir
+[ -n "$sim" ] || gb_guest_check guest_runs
+gb_outdir guest_runs "$outdir"
+outdir=$gb_out
 
 echo "guest_runs: $(date -u '+%Y-%m-%d %H:%M UTC'), build $build${sim:+, simulated machine $sim}"
 echo "guest_runs: workloads $workloads; placements $placements; modes $modes"
@@ -140,23 +100,12 @@ if [ -n "$sim" ]; then
     [ "$rc" -eq 124 ] && { echo "guest_runs: FAILED: --timeout $timeout s reached"; exit 125; }
     exit "$rc"
 fi
-# the guest runs from the caller's cwd, which must be visible there
-cd "$root" || exit 2
-errf=$outdir/guest.stderr
-"$root/tests/numa-guest/run" --nodes 4 --mem-per-node 256:256:256:64 \
-    --timeout "$timeout" --outdir "$outdir" -- \
-    sh "$here/guest_runs_inner.sh" "$build" /mnt/out "$workloads" "$placements" "$modes" \
-    2> "$errf"
+gb_boot guest_runs "$timeout" -- \
+    sh "$here/guest_runs_inner.sh" "$build" /mnt/out "$workloads" "$placements" "$modes"
 rc=$?
-sleep 1 # let tail print the last progress lines
-grep -v '^$' "$errf" >&2
-echo "guest_runs: guest wall time $(( $(date +%s) - start )) s, exit $rc"
 case $rc in
     0) ;;
     1) echo "guest_runs: MISMATCH or failed run: see above" ;;
-    77)
-        echo "skipped: $(sed -n 's/^numa-guest: SKIP: //p' "$errf" | head -1)"
-        exit 77 ;;
     125) echo "guest_runs: FAILED: the guest did not finish (see the numa-guest lines above)" ;;
     *) echo "guest_runs: FAILED: exit status $rc" ;;
 esac

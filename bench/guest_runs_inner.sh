@@ -31,6 +31,7 @@ workloads=${3:?}
 placements=${4:?}
 modes=${5:?}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/guest_batch.sh"
 ph=$build/tools/pagehome/pagehome
 
 mkdir -p "$out/runs" || exit 125
@@ -100,18 +101,14 @@ wl_def() {
     esac
 }
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+now() { gb_now; }
+elapsed() { gb_elapsed "$@"; }
 
 {
     if [ -n "$sim" ]; then
         echo "simulated machine $sim on the host ($(uname -r), $(nproc) CPUs)"
     else
-        echo "guest: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes:"
-        for n in /sys/devices/system/node/node[0-9]*; do
-            echo "  $(basename "$n"): cpus $(cat "$n/cpulist"), distances $(cat "$n/distance")," \
-                 "$(awk '/MemTotal/ { printf "%d MiB", $4 / 1024 }' "$n/meminfo")"
-        done
+        gb_topology
     fi
     echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
          "thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"

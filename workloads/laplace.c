@@ -39,6 +39,7 @@
  * its checksum and every value.
  */
 #include "common.h"
+#include "locality_probe.h"
 #include "laplace_point.h"
 
 #include <omp.h>
@@ -105,6 +106,7 @@ static void run_naive(double *u, double *un, int n, long iters)
         double *tmp = u;
         u = un;
         un = tmp;
+        wl_probe_tick(t + 1); /* WL_LOCALITY=1 */
     }
 }
 
@@ -408,6 +410,11 @@ int main(int argc, char **argv)
         }
     }
 
+    if (v == V_NAIVE || v == V_BLOCK) { /* WL_LOCALITY=1: rows 1..n-2 static */
+        wl_probe_rows("u", u, (size_t)n * sizeof *u, n, 1, n - 2);
+        wl_probe_rows("un", un, (size_t)n * sizeof *un, n, 1, n - 2);
+        wl_probe_begin();
+    }
     double t0 = wl_wtime_s();
     switch (v) {
     case V_SEQ: run_seq(u, un, n, iters); break;

@@ -32,6 +32,7 @@
  * comparison by hand.
  */
 #include "common.h"
+#include "locality_probe.h"
 #include "swim_kernel.h"
 
 #include <omp.h>
@@ -112,7 +113,23 @@ static void run(const model *m, long steps, int par)
         calc2(m, tdt, par);
         calc3(m, s == 0, par);
         tdt = 2.0 * m->dt;
+        if (par)
+            wl_probe_tick(s + 1);
     }
+}
+
+/* WL_LOCALITY=1: the rows 0..n-1 of every array, split by schedule(static). */
+static void probe_arrays(int n)
+{
+    static const char *const names[] = {"u",    "v",    "p",  "unew", "vnew", "pnew", "uold",
+                                        "vold", "pold", "cu", "cv",   "z",    "h"};
+    swim_arrays s = arrays();
+    const double *a[] = {s.u,    s.v,    s.p,  s.unew, s.vnew, s.pnew, s.uold,
+                         s.vold, s.pold, s.cu, s.cv,   s.z,    s.h};
+    for (int i = 0; i < 13; i++)
+        wl_probe_units(names[i], a[i], SWIM_NMAX * sizeof(double), (size_t)n * sizeof(double),
+                       n, 0, n - 1);
+    wl_probe_begin();
 }
 
 /* Checksum: the sum of absolute values (u and v sum to about 0). */
@@ -164,6 +181,7 @@ int main(int argc, char **argv)
 
     init(&m);
     long double mass0 = mass_anomaly(n);
+    probe_arrays(n);
     double t0 = wl_wtime_s();
     run(&m, steps, 1);
     double time_s = wl_wtime_s() - t0;

@@ -2,6 +2,7 @@
  * adi.c -- the ADI solvers' driver and convergence bound (see adi.h).
  */
 #include "adi.h"
+#include "locality_probe.h"
 
 #include <math.h>
 #include <omp.h>
@@ -108,6 +109,14 @@ int nas_adi_run(const nas_adi_solver_t *s, int argc, char **argv)
 
     const size_t sj = grid.sj, sk = grid.sk;
     int fault = nas_fault(s->name, "u(N/2, N/2, N/2) += 1e-3 after the last iteration");
+    /* WL_LOCALITY=1: owner-local share after every iteration, by the k
+     * planes' ownership (four of the five regions); of a static array
+     * sized for the largest class, the N rows of each plane the grid uses */
+    size_t plane_b = grid.sk * sizeof *u, used_b = (size_t)N * grid.sj * sizeof *u;
+    wl_probe_units("u", u, plane_b, used_b, N, 1, N - 2);
+    wl_probe_units("f", f, plane_b, used_b, N, 1, N - 2);
+    wl_probe_units("rhs", rhs, plane_b, used_b, N, 1, N - 2);
+    wl_probe_begin();
     double t0 = nas_wtime();
     for (long it = 0; it < iters; it++) {
         double r = rho[it % ncycle];
@@ -151,6 +160,7 @@ int nas_adi_run(const nas_adi_solver_t *s, int argc, char **argv)
         }
         if (fault && it == iters - 1)
             u[nas_adi_at(g, N / 2, N / 2, N / 2)] += 1e-3;
+        wl_probe_tick(it + 1);
     }
     double secs = nas_wtime() - t0;
 

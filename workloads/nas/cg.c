@@ -41,6 +41,7 @@
  *   cg CLASS [NITER [NA]]   CLASS S (NA=1400), W (NA=7000), A (NA=14000)
  */
 #include "cg_matrix.h"
+#include "locality_probe.h"
 #include "nas_common.h"
 
 #include <math.h>
@@ -219,6 +220,17 @@ int main(int argc, char **argv)
     double *lambda = nas_malloc((size_t)niter * sizeof *lambda);
 
     int fault = nas_fault("cg", "q(NA/2) *= 1.001 in the last solve's first CG iteration");
+    /* WL_LOCALITY=1: owner-local share after every outer iteration (rows
+     * split by schedule(static), the matrix by its rows) */
+    wl_probe_rows("x", x, sizeof *x, n, 0, n - 1);
+    wl_probe_rows("z", z, sizeof *z, n, 0, n - 1);
+    wl_probe_rows("r", r, sizeof *r, n, 0, n - 1);
+    wl_probe_rows("p", p, sizeof *p, n, 0, n - 1);
+    wl_probe_rows("q", q, sizeof *q, n, 0, n - 1);
+    wl_probe_rows("rowptr", A.rowptr, sizeof *A.rowptr, n + 1, 0, n - 1);
+    wl_probe_csr("col", A.col, sizeof *A.col, A.rowptr, n);
+    wl_probe_csr("val", A.val, sizeof *A.val, A.rowptr, n);
+    wl_probe_begin();
     double t0 = nas_wtime();
     for (long it = 0; it < niter; it++) {
         int fault_now = fault && it == niter - 1;
@@ -282,6 +294,7 @@ int main(int argc, char **argv)
                 lambda[it] = 1.0 / sum[1] * sum[3];
             }
         }
+        wl_probe_tick(it + 1);
     }
     double secs = nas_wtime() - t0;
 
