@@ -383,9 +383,28 @@ int ph_cluster_homes(const void *addr, size_t bytes, int *status)
         return ph_fail(EINVAL, "ph_cluster_homes: %p + %zu bytes wraps",
                        addr, bytes);
     size_t npages = (e - a + PH_DSM_PAGE - 1) >> PH_DSM_PAGE_SHIFT;
+    /* A status array in shared memory is filled through a private copy:
+     * the service code must never touch the arena view itself -- a fault
+     * taken by the thread holding the service role waits for that role,
+     * i.e. for itself (userfaultfd or SIGSEGV alike: a hang). */
+    uintptr_t s0 = (uintptr_t)status, s1 = s0 + npages * sizeof *status;
+    uintptr_t a0 = (uintptr_t)c->arena, a1 = a0 + c->arena_bytes;
+    int *out = status;
+    if (s0 < a1 && s1 > a0) {
+        out = malloc(npages * sizeof *out);
+        if (!out)
+            return ph_fail(ENOMEM, "ph_cluster_homes: out of memory");
+    }
     ph_dsm_req r = {.op = PH_DSM_REQ_HOMES, .addr = (void *)a, .bytes = npages,
-                 .status = status};
-    return ph_dsm_call(c, &r);
+                 .status = out};
+    int rc = ph_dsm_call(c, &r);
+    if (out != status) {
+        int e_ = errno;
+        memcpy(status, out, npages * sizeof *out);
+        free(out);
+        errno = e_;
+    }
+    return rc;
 }
 
 int ph_cluster_home(const void *addr)

@@ -405,7 +405,10 @@ static int u_drop(ph_dsm *c, size_t page, size_t n)
 
 static int u_complete(ph_dsm *c, ph_dsm_fault *ev)
 {
-    if (ev->woken)
+    /* woken < 0: not in an allocation (freed meanwhile); wake the thread
+     * anyway, its retried access then dies of SIGSEGV (PROT_NONE) instead
+     * of sleeping forever */
+    if (ev->woken > 0)
         return 0;
     if (!defer_wake(c, ev->page, 1))
         wake_range(c, ev->page, 1);

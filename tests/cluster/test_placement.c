@@ -3,6 +3,7 @@
  * NUMA mode uses for the same text (ranks for nodes): block (contiguous
  * equal chunks in rank order), cyclic:K, round-robin, node:R, random:S, a
  * rank list; the default (NULL) is the tunable cluster_placement (block).
+ * ph_cluster_homes also with its status array in shared memory.
  */
 #include "common.h"
 
@@ -65,6 +66,21 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < 8 * (size_t)n; k++)
         CHECK_EQ(ph_cluster_home(p + k * PAGE), n - 1 - (int)(k / 8));
     ph_cluster_free(p);
+    /* the status array in shared memory (homed on rank 0: a home page
+     * there, a remote one elsewhere), one slice per rank: filled without
+     * the service code faulting on it (a hang before) */
+    ph_placement_parse(&pl, "node:0");
+    int *sst = ph_cluster_alloc(8 * (size_t)n * sizeof *sst, &pl);
+    p = ph_cluster_alloc(8 * PAGE, NULL);
+    CHECK(sst && p);
+    if (sst && p) {
+        CHECK_EQ(ph_cluster_homes(p, 8 * PAGE, sst + 8 * me), 0);
+        for (size_t k = 0; k < 8; k++)
+            CHECK_EQ(sst[8 * me + (int)k], expect("block", k, 8, n));
+    }
+    ph_cluster_barrier();
+    ph_cluster_free(p);
+    ph_cluster_free(sst);
     /* NULL = cluster_placement = block */
     p = ph_cluster_alloc(4 * PAGE * (size_t)n, NULL);
     for (size_t k = 0; k < 4 * (size_t)n; k++)
