@@ -42,24 +42,16 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guest_output import normalise, read_lines  # noqa: E402
+
 ON_MODES = ("auto", "iterative", "sampling", "hybrid")
 LOCAL_TARGET = 0.90
 LOCAL_WORKLOADS = ("laplace", "laplace_f", "swim", "bt", "sp", "cg", "mg", "ft")
 SHARED_MOVED_TARGET = 0.01
 TWICE_TARGET = 0.05
-TIMING = re.compile(r" [A-Za-z_]*_s=\S+")
 
 
-def read_lines(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
-    except OSError:
-        return None
-
-
-def normalise(lines):
-    return [TIMING.sub("", line) for line in lines]
 
 
 def verification(lines):

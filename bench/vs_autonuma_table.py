@@ -44,20 +44,15 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guest_output import normalise, read_lines  # noqa: E402
+
 LOCAL_GOAL = 0.90
 GOAL_ITERS = 2
 BOTH_SLACK = 0.01
-TIMING = re.compile(r" [A-Za-z_]*_s=\S+")
 LOC = re.compile(r"^locality: iter=(\d+) t_s=(\S+) owner_local=(\S+) pages=(\d+) absent=(\d+)"
                  r" stale=(\d+) on=(\S+) moved=(\d+) moved_twice=(\d+)")
 
-
-def read_lines(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
-    except OSError:
-        return None
 
 
 def vmstat(path):
@@ -115,7 +110,7 @@ def load(manifest):
         s = series(err)
         reached = next((p for p in s if p[0] >= 1 and p[2] >= LOCAL_GOAL), None)
         verified = rc == "0" and any(x.startswith("verification: ok") for x in out or [])
-        norm = [TIMING.sub("", x) for x in out or []]
+        norm = normalise(out or [])
         first_out.setdefault(w, norm)
         runs.append({
             "workload": w, "config": cfg, "placement": placement, "balancing": bal, "delay": delay, "rc": rc,
