@@ -539,8 +539,10 @@ void ph_dsm_service_join(ph_dsm *c);
 int ph_dsm_call(ph_dsm *c, ph_dsm_req *r);
 /* service side: serve pending faults (without taking new requests) */
 int ph_dsm_serve_faults(ph_dsm *c);
-/* wait (service thread) until `ns` nanoseconds from now, serving faults */
-void ph_dsm_service_idle(ph_dsm *c, uint64_t ns);
+/* wait until `ns` nanoseconds from now or until a fault (or, on the
+ * service thread, a posted request) arrives; 0 when the time ran out with
+ * nothing to do */
+int ph_dsm_service_idle(ph_dsm *c, uint64_t ns);
 void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -129,6 +129,18 @@ static void drain(ph_dsm *c)
         ;
 }
 
+/* After letting the role go: a request posted while it was held, whose
+ * poster found the role taken, is served now (the service thread may be
+ * asleep: it does not wait for the role when only its clock woke it). */
+static void requeue_check(ph_dsm *c)
+{
+    while (atomic_load(&c->queued) > 0 &&
+           pthread_mutex_trylock(&c->role) == 0) {
+        drain(c);
+        pthread_mutex_unlock(&c->role);
+    }
+}
+
 int ph_dsm_call(ph_dsm *c, ph_dsm_req *r)
 {
     if (!atomic_load(&c->running))
@@ -145,6 +157,7 @@ int ph_dsm_call(ph_dsm *c, ph_dsm_req *r)
         dispatch(c, r);
         drain(c);
         pthread_mutex_unlock(&c->role);
+        requeue_check(c);
     } else {
         pthread_mutex_lock(&c->qlock);
         if (c->qtail)
@@ -158,6 +171,7 @@ int ph_dsm_call(ph_dsm *c, ph_dsm_req *r)
         if (pthread_mutex_trylock(&c->role) == 0) {
             drain(c);
             pthread_mutex_unlock(&c->role);
+            requeue_check(c);
         }
     }
     if (!atomic_load(&r->done) && atomic_load(&c->svc_sleeping)) {
@@ -192,7 +206,7 @@ int ph_dsm_serve_faults(ph_dsm *c)
     return total;
 }
 
-void ph_dsm_service_idle(ph_dsm *c, uint64_t ns)
+int ph_dsm_service_idle(ph_dsm *c, uint64_t ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
                           .tv_nsec = (long)(ns % 1000000000u)};
@@ -202,18 +216,19 @@ void ph_dsm_service_idle(ph_dsm *c, uint64_t ns)
         int fd = c->fops->fd(c);
         if (fd >= 0) {
             struct pollfd p = {.fd = fd, .events = POLLIN};
-            ppoll(&p, 1, &ts, NULL);
-        } else {
-            nanosleep(&ts, NULL);
+            return ppoll(&p, 1, &ts, NULL) > 0;
         }
-        return;
+        nanosleep(&ts, NULL);
+        return 0;
     }
+    int woken = 1;
     atomic_store(&c->svc_sleeping, 1);
     if (atomic_load(&c->queued) == 0) {
         struct pollfd fds[2] = {{.fd = c->evfd, .events = POLLIN},
                                 {.fd = c->fops->fd(c), .events = POLLIN}};
         int nfds = fds[1].fd >= 0 ? 2 : 1;
         int k = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+        woken = k != 0;
         if (k > 0 && (fds[0].revents & POLLIN)) {
             uint64_t v;
             ssize_t rd = read(c->evfd, &v, sizeof v);
@@ -221,6 +236,7 @@ void ph_dsm_service_idle(ph_dsm *c, uint64_t ns)
         }
     }
     atomic_store(&c->svc_sleeping, 0);
+    return woken;
 }
 
 /* Drive MPI progress: MPI_Test of a receive that is never matched (posted
@@ -408,8 +424,20 @@ static void *svc_main(void *arg)
     uint64_t spin_ns = (uint64_t)c->spin_us * 1000u;
     uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
     uint64_t spin_until = ph_now_ns() + spin_ns;
+    int idle_timeout = 0;
     for (;;) {
-        pthread_mutex_lock(&c->role);
+        /* Woken by the clock alone (no fault, no request) while an
+         * application thread holds the role: it serves faults and drives
+         * MPI progress itself, so sleep again rather than queue up behind
+         * it (its unlock would then have to wake this thread: a system
+         * call and a context switch in every barrier of a busy loop). */
+        if (idle_timeout && pthread_mutex_trylock(&c->role) != 0) {
+            idle_timeout = !ph_dsm_service_idle(c, poll_ns);
+            continue;
+        }
+        if (!idle_timeout)
+            pthread_mutex_lock(&c->role);
+        idle_timeout = 0;
         if (atomic_load(&c->stop)) {
             pthread_mutex_unlock(&c->role);
             break;
@@ -448,7 +476,7 @@ static void *svc_main(void *arg)
             sched_yield();
             continue;
         }
-        ph_dsm_service_idle(c, wait);
+        idle_timeout = !ph_dsm_service_idle(c, wait) && !locks_waiting;
     }
     return NULL;
 }
