@@ -177,6 +177,11 @@ extern const ph_dsm_fault_ops ph_dsm_fault_sigsegv;
 /* 1 when userfaultfd can serve the arena here (probe on a small memfd);
  * else 0 with the reason in why. */
 int ph_dsm_uffd_usable(char *why, size_t len);
+/* Mapping `page` read-only let a write of this rank through before the
+ * protection was set (kernels without UFFDIO_CONTINUE_MODE_WP): `before`
+ * is its content when the mapping began.  Recorded here; the fault's
+ * resolution then treats it as written (ph_dsm_handle_fault). */
+void ph_dsm_gap_written(ph_dsm *c, size_t page, const unsigned char *before);
 
 /* ---- requests from application threads to the service thread ---- */
 enum {
@@ -244,6 +249,7 @@ typedef struct ph_dsm_stats {
     uint64_t fault_read_home, fault_read_remote;
     uint64_t fault_write_home, fault_write_remote;
     uint64_t fault_spurious;
+    uint64_t gap_writes;          /* writes caught between map and protect */
     uint64_t pages_fetched, fetch_calls;
     uint64_t twins;
     uint64_t twins_predicted;     /* pages prediction made writable */
@@ -358,6 +364,14 @@ struct ph_dsm {
     const ph_dsm_fault_ops *fops;
     int uffd;
     int uffd_user_only;
+    /* a read fault's page is mapped write-protected in one step
+     * (UFFDIO_CONTINUE_MODE_WP, Linux >= 6.5); 0: mapped, then protected,
+     * and a write slipping in between is caught by comparing the page with
+     * a snapshot taken before (fault_uffd.c, ph_dsm_gap_written) */
+    int uffd_map_wp;
+    unsigned char *gap_snap;  /* the snapshot: gap_snap_pages pages */
+    size_t gap_snap_pages;
+    ph_dsm_vec gap;           /* pairs: a page written in the gap, twin slot */
     /* set by the service thread while it resolves faults in its own loop:
      * the resolutions do not wake the faulting threads, which are woken
      * (flush_wakes) after the role is let go -- a thread woken while the

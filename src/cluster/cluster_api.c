@@ -93,12 +93,16 @@ static int local_setup(ph_dsm *c)
         return ph_fail(errno, "eventfd: %s", strerror(errno));
     const char *mech = ph_opt_str(PH_OPT_CLUSTER_FAULT);
     char why[256] = "";
+    /* userfaultfd-compat: as on a kernel without UFFDIO_CONTINUE_MODE_WP
+     * (read-only mappings in two steps; fault_uffd.c) */
+    c->uffd_map_wp = strcmp(mech, "userfaultfd-compat") != 0;
     if (!strcmp(mech, "sigsegv")) {
         c->fops = &ph_dsm_fault_sigsegv;
     } else if (ph_dsm_uffd_usable(why, sizeof why)) {
         c->fops = &ph_dsm_fault_uffd;
-    } else if (!strcmp(mech, "userfaultfd")) {
-        return ph_fail(ENOTSUP, "cluster_fault=userfaultfd: %s", why);
+    } else if (!strcmp(mech, "userfaultfd") ||
+               !strcmp(mech, "userfaultfd-compat")) {
+        return ph_fail(ENOTSUP, "cluster_fault=%s: %s", mech, why);
     } else {
         ph_info("cluster: userfaultfd is not usable here (%s): page "
                 "protection (sigsegv) catches the faults; system calls on "

@@ -536,6 +536,50 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
     ev->woken = 1;
 }
 
+/* ---- writes that came in while a page was being mapped ------------- */
+
+void ph_dsm_gap_written(ph_dsm *c, size_t page, const unsigned char *before)
+{
+    uint32_t idx = UINT32_MAX;
+    if (ph_dsm_home_known(c, page) != c->rank) {
+        idx = twin_get(c);
+        memcpy(c->twins[idx], before, PH_DSM_PAGE);
+    }
+    if (ph_dsm_vec_push(&c->gap, page) < 0 ||
+        ph_dsm_vec_push(&c->gap, idx) < 0)
+        ph_dsm_fatal(c, "out of memory");
+    c->st.gap_writes++;
+}
+
+/* After the fault that mapped them has set their states: the pages
+ * written in the gap are written pages, writable -- a cached copy dirty
+ * with its content from before the write as the twin, a home page noted
+ * as written (fault_uffd.c, THE GAP). */
+static void gap_settle(ph_dsm *c)
+{
+    for (size_t i = 0; i + 1 < c->gap.n; i += 2) {
+        size_t p = (size_t)c->gap.v[i];
+        uint32_t idx = (uint32_t)c->gap.v[i + 1];
+        if (idx == UINT32_MAX) {
+            note_home_written(c, p);
+        } else if (c->twin_slot[p]) {
+            twin_put(c, idx);          /* written through a fault since */
+        } else {
+            c->twin_slot[p] = idx + 1;
+            c->st.twins++;
+            set_state(c, p, PGS_RW);
+            if (!(c->state[p] & PGF_DIRTY)) {
+                push(c, &c->dirty, p);
+                c->state[p] |= PGF_DIRTY;
+            }
+            c->pinfo[p].flags |= PIF_WROTE;
+            note_written(c, p);
+        }
+        c->fops->protect(c, p, 1, 1);
+    }
+    c->gap.n = 0;
+}
+
 void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
 {
     uint64_t t0 = ph_now_ns();
@@ -566,6 +610,8 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
         home_access(c, ev, write);
     else
         remote_access(c, ev, write, home, ai);
+    if (c->gap.n)
+        gap_settle(c);
     c->fops->complete(c, ev);
     c->wake_defer = 0;
     c->st.fault_ns += ph_now_ns() - t0;
@@ -1329,4 +1375,5 @@ void ph_dsm_coherence_fini(ph_dsm *c)
     ph_dsm_vec_free(&c->np);
     ph_dsm_vec_free(&c->cached);
     ph_dsm_vec_free(&c->untracked);
+    ph_dsm_vec_free(&c->gap);
 }

@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -57,7 +58,6 @@
 #define MODES (UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR | \
                UFFDIO_REGISTER_MODE_WP)
 
-static int continue_wp_works = 1;   /* cleared if the kernel refuses it */
 
 /* Open a descriptor: /dev/userfaultfd (access by file permission), the
  * system call (CAP_SYS_PTRACE or vm.unprivileged_userfaultfd=1), then the
@@ -159,8 +159,9 @@ static int u_init(ph_dsm *c)
     }
     c->uffd = fd;
     c->uffd_user_only = user_only;
-    snprintf(c->fault_name, sizeof c->fault_name, "%s",
-             user_only ? "userfaultfd-user" : "userfaultfd");
+    snprintf(c->fault_name, sizeof c->fault_name, "%s%s",
+             user_only ? "userfaultfd-user" : "userfaultfd",
+             c->uffd_map_wp ? "" : "-compat");
     return 0;
 }
 
@@ -174,6 +175,9 @@ static void u_fini(ph_dsm *c)
         c->uffd = -1;
     }
     ph_dsm_vec_free(&c->wake_pages);
+    free(c->gap_snap);
+    c->gap_snap = NULL;
+    c->gap_snap_pages = 0;
 }
 
 static int u_fd(ph_dsm *c)
@@ -277,12 +281,49 @@ static int u_protect(ph_dsm *c, size_t page, size_t n, int rw)
     return 0;
 }
 
+/* THE GAP.  Without UFFDIO_CONTINUE_MODE_WP (Linux < 6.5) a read-only
+ * mapping takes two steps: UFFDIO_CONTINUE maps the pages writable (and
+ * wakes nobody), UFFDIO_WRITEPROTECT then protects them.  A thread of
+ * this rank that touches a page between the two -- one that was not
+ * waiting on it -- writes without a fault: no twin for a cached copy
+ * (the write would never go home), no write notice for a home page.  So
+ * the pages are copied before the first step and compared after the
+ * second; a page that changed was written (nothing else writes a cached
+ * copy; a home page may also have taken a remote diff meanwhile, and is
+ * then noticed once more than needed), and ph_dsm_gap_written records it
+ * with its content from before as the twin.  Costs a copy and a compare
+ * per page mapped read-only, on those kernels only. */
+static const unsigned char *gap_snapshot(ph_dsm *c, size_t page, size_t n)
+{
+    if (n > c->gap_snap_pages) {
+        void *p = NULL;
+        if (posix_memalign(&p, PH_DSM_PAGE, n * PH_DSM_PAGE) != 0)
+            ph_dsm_fatal(c, "out of memory for a mapping's snapshot");
+        free(c->gap_snap);
+        c->gap_snap = p;
+        c->gap_snap_pages = n;
+    }
+    memcpy(c->gap_snap, c->wview + page * PH_DSM_PAGE, n * PH_DSM_PAGE);
+    return c->gap_snap;
+}
+
+static void gap_check(ph_dsm *c, size_t page, size_t n,
+                      const unsigned char *before)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(before + i * PH_DSM_PAGE,
+                   c->wview + (page + i) * PH_DSM_PAGE, PH_DSM_PAGE) != 0)
+            ph_dsm_gap_written(c, page + i, before + i * PH_DSM_PAGE);
+}
+
 /* Map one run; -1 with errno EEXIST when part of it is already mapped
  * (*done = pages mapped before that point). */
 static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
 {
     *done = 0;
-    int use_wp = !rw && continue_wp_works;
+    int use_wp = !rw && c->uffd_map_wp;
+    const unsigned char *before = !rw && !use_wp ? gap_snapshot(c, page, n)
+                                                 : NULL;
     __u64 nowake = defer_wake(c, page, n) ? UFFDIO_CONTINUE_MODE_DONTWAKE : 0;
     struct uffdio_continue u = {
         .range = {.start = (unsigned long)(c->arena + page * PH_DSM_PAGE),
@@ -296,6 +337,7 @@ static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
                 /* protecting wakes nobody (the kernel wakes only when
                  * protection is lifted) */
                 wp_range(c, page, n, 0, 0);
+                gap_check(c, page, n, before);
                 wake_after(c, page, n);
             }
             *done = n;
@@ -306,7 +348,9 @@ static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
             size_t m = (size_t)u.mapped / PH_DSM_PAGE;
             if (!rw && !use_wp) {
                 wp_range(c, page, m, 0, 0);
+                gap_check(c, page, m, before);
                 wake_after(c, page, m);
+                before += m * PH_DSM_PAGE;
             }
             page += m;
             n -= m;
@@ -318,8 +362,11 @@ static int continue_run(ph_dsm *c, size_t page, size_t n, int rw, size_t *done)
         }
         if (e == EINVAL && use_wp) {
             /* kernel without UFFDIO_CONTINUE_MODE_WP (< 6.5) */
-            continue_wp_works = 0;
+            c->uffd_map_wp = 0;
+            snprintf(c->fault_name, sizeof c->fault_name, "%s-compat",
+                     c->uffd_user_only ? "userfaultfd-user" : "userfaultfd");
             use_wp = 0;
+            before = gap_snapshot(c, page, n);
             u.mode = UFFDIO_CONTINUE_MODE_DONTWAKE;
             continue;
         }

@@ -357,6 +357,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(fault_write_home);
     U(fault_write_remote);
     U(fault_spurious);
+    U(gap_writes);
     ph_jw_end(&w);
 
     ph_jw_key(&w, "traffic");
