@@ -51,6 +51,7 @@
  * and impl=mpi lines for get, put, fop, barrier measured in this run.
  *
  *   bench_dsm_ops [--iters N] [--reps R] [--quick]
+ *   bench_dsm_ops --barrier-loop N    only N empty barriers in a row
  */
 #include <pagehome.h>
 
@@ -70,6 +71,7 @@
 
 static int me, n;
 static int count = 200, reps = 7;
+static long barrier_loop;  /* --barrier-loop N: only N empty barriers */
 
 static double now_us(void)
 {
@@ -371,7 +373,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) {
             count = 40;
             reps = 3;
-        }
+        } else if (!strcmp(argv[i], "--barrier-loop") && i + 1 < argc)
+            barrier_loop = atol(argv[++i]);
     }
     if (reps > MAXREPS)
         reps = MAXREPS;
@@ -405,6 +408,20 @@ int main(int argc, char **argv)
     }
     ph_cluster_info_t info;
     ph_cluster_info(&info);
+    if (barrier_loop > 0) {
+        /* only empty barriers, back to back, right after the start */
+        double t0 = now_us();
+        for (long i = 0; i < barrier_loop; i++)
+            ph_cluster_barrier();
+        double us = (now_us() - t0) / (double)barrier_loop;
+        if (me == 0)
+            printf("bench_dsm_ops: %d ranks, %ld empty barriers: %.2f us "
+                   "each (MPI_Barrier before the start: %.2f us)\n", n,
+                   barrier_loop, us, r1.barrier);
+        ph_cluster_finalize();
+        MPI_Finalize();
+        return 0;
+    }
     dsm d = measure_dsm();
     ph_cluster_finalize();
     raw r2 = measure_raw();
