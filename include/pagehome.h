@@ -429,7 +429,7 @@ typedef struct ph_cluster_info {
     size_t page_bytes;         /* coherence unit: 4096 */
     char transport[64];        /* e.g. "Open MPI 4.1.4 (1 host)", "MPICH 4.0.2 (2 hosts)" */
     char host[64];             /* this rank's host name */
-    char fault_mechanism[32];  /* "userfaultfd", "userfaultfd-user" or "sigsegv" */
+    char fault_mechanism[32];  /* "userfaultfd", "userfaultfd-user", "userfaultfd-compat" (Linux < 6.5) or "sigsegv" */
 } ph_cluster_info_t;
 
 /* Collective.  Calls MPI_Init_thread(MPI_THREAD_SERIALIZED) when MPI is
