@@ -454,9 +454,16 @@ void ph_dsm_wait_collective(ph_dsm *c, MPI_Request *req, const char *what)
         ph_dsm_mpi_check(c, rc, what, -1);
         if (done)
             return;
+        /* the first 64 turns (a few microseconds: most collectives end
+         * within them) test and nothing else -- a clock read is tens of
+         * nanoseconds on a virtual machine, a look for faults a system
+         * call -- but for a clock read every 16th */
+        if (turn < 64 && (turn & 15) != 15)
+            continue;
         /* faults of threads outside the barrier: look every 8th turn (a
          * read of the userfaultfd is a system call) */
-        int worked = (turn & 7) == 7 ? ph_dsm_serve_faults(c) : 0;
+        int worked = (turn & 7) == 7 && turn >= 63 ? ph_dsm_serve_faults(c)
+                                                    : 0;
         uint64_t now = ph_now_ns();
         if (now >= next_probe) {
             probe_liveness(c);
