@@ -391,8 +391,11 @@ void ph_sampler_query_end(void)
 
 void ph_sig_arm_enter(void)
 {
+    /* a thread that arms inside its own query (nothing does) waits only
+     * for the others' holds, never for itself */
+    long mine = (long)tl_query_depth;
     atomic_fetch_add_explicit(&arms_active, 1, memory_order_seq_cst);
-    while (atomic_load_explicit(&query_holds, memory_order_seq_cst) != 0)
+    while (atomic_load_explicit(&query_holds, memory_order_seq_cst) > mine)
         sched_yield();
 }
 

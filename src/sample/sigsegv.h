@@ -141,7 +141,7 @@ int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out);
 /* Around every section in which runs go ARMING..ARMED (their pages are
  * moved out or protected): waits until no query hold is held and keeps
  * new ones off until leave (sigsegv.c, "queries of the kernel").  Normal
- * context, never by a thread that holds a query hold. */
+ * context (a thread's own query holds do not hold it off). */
 void ph_sig_arm_enter(void);
 void ph_sig_arm_leave(void);
 
