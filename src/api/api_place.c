@@ -9,16 +9,18 @@
  * (settings.c) and calls src/place/, which checks the arguments and does
  * the work.
  *
- * Pages the engine watches.  The sampler protects the pages it watches
- * (PROT_NONE), and before Linux 6.5 move_pages(2) reports such a page as
- * absent (-ENOENT) and does not move it: a program that asks where its
- * pages are while the engine runs would see them vanish.  ph_query,
- * ph_node_histogram and ph_move therefore open the watched pages of their
- * range without sampling them (ph_sampler_open_pages: the caller is not
- * an accessor) before they ask the OS, and ph_query and ph_move redo a
- * page that came back -ENOENT or -EFAULT while it was watched again (the
- * memory manager re-arms), a bounded number of times -- as transparent
- * mode's wrapped move_pages does (src/preload/syscalls.c).
+ * Pages the engine watches.  The sampler takes the pages it watches out
+ * of the page table (userfaultfd) or protects them (PROT_NONE, which
+ * before Linux 6.5 move_pages(2) reports as absent (-ENOENT) and does not
+ * move): a program that asks where its pages are while the engine runs
+ * would see them vanish.  ph_place, ph_query, ph_node_histogram and
+ * ph_move therefore take a query hold (no arm watches a page until it
+ * ends), open the watched pages of their range without sampling them
+ * (ph_sampler_open_range: the caller is not an accessor) and ask the OS
+ * under it -- as transparent mode's wrapped move_pages does
+ * (src/preload/syscalls.c); ph_query and ph_move open and ask again for
+ * a page that came back -ENOENT or -EFAULT while the mprotect mechanism
+ * watched it (no arm can watch it again under the hold: once is enough).
  */
 #include "pagehome.h"
 
@@ -88,15 +90,15 @@ PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *sta
         return -1;
     ph_place_cfg cfg;
     ph_settings_place(&cfg);
+    ph_sampler_query_begin();
     (void)ph_sampler_open_range(addr, bytes);
-    return ph_place_range(m, &cfg, addr, bytes, pl, status);
+    int r = ph_place_range(m, &cfg, addr, bytes, pl, status);
+    ph_sampler_query_end();
+    return r;
 }
 
-/* Times a page that came back absent while watched is opened and asked
- * about again. */
-#define WATCHED_RETRIES 3
-
-/* A status that a watched page may have been given for being watched. */
+/* A status that a page may have been given for being watched by the
+ * mprotect mechanism (PROT_NONE) on a Linux before 6.5. */
 static int absent(int st)
 {
     return st == -ENOENT || st == -EFAULT;
@@ -107,28 +109,24 @@ PH_API int ph_query(const void *addr, size_t bytes, int *status)
     ph_machine *m = ph_machine_get_for("ph_query");
     if (!m)
         return -1;
+    ph_sampler_query_begin();
     (void)ph_sampler_open_range(addr, bytes);
     int bad = ph_place_query(m, addr, bytes, status);
-    if (bad <= 0)
-        return bad;
     uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095;
-    size_t count = ((uintptr_t)addr + bytes - first + 4095) / 4096;
-    for (int t = 0; t < WATCHED_RETRIES; t++) {
-        int again = 0;
-        for (size_t i = 0; i < count; i++) {
-            void *pg = (void *)(first + i * 4096);
-            if (!absent(status[i]) || ph_sampler_open_pages(1, &pg) == 0)
-                continue;
-            int one;
-            if (ph_place_query(m, pg, 4096, &one) < 0)
-                return -1;
+    size_t count = bad > 0 ? ((uintptr_t)addr + bytes - first + 4095) / 4096 : 0;
+    for (size_t i = 0; i < count && bad >= 0; i++) {
+        void *pg = (void *)(first + i * 4096);
+        int one;
+        if (!absent(status[i]) || ph_sampler_open_pages(1, &pg) == 0)
+            continue;
+        if (ph_place_query(m, pg, 4096, &one) < 0)
+            bad = -1;
+        else {
             status[i] = one;
             bad -= one >= 0;
-            again = 1;
         }
-        if (!again)
-            break;
     }
+    ph_sampler_query_end();
     return bad;
 }
 
@@ -138,8 +136,11 @@ PH_API long ph_node_histogram(const void *addr, size_t bytes, size_t *pages_per_
     ph_machine *m = ph_machine_get_for("ph_node_histogram");
     if (!m)
         return -1;
+    ph_sampler_query_begin();
     (void)ph_sampler_open_range(addr, bytes);
-    return ph_place_histogram(m, addr, bytes, pages_per_node, max);
+    long r = ph_place_histogram(m, addr, bytes, pages_per_node, max);
+    ph_sampler_query_end();
+    return r;
 }
 
 PH_API int ph_move(size_t count, void *const *pages, const int *nodes, int *status)
@@ -147,28 +148,24 @@ PH_API int ph_move(size_t count, void *const *pages, const int *nodes, int *stat
     ph_machine *m = ph_machine_get_for("ph_move");
     if (!m)
         return -1;
+    ph_sampler_query_begin();
     if (pages)
         for (size_t k = 0; k < count; k++)
             (void)ph_sampler_open_range(pages[k], 1);
     int left = ph_place_move(m, count, pages, nodes, status);
-    if (left <= 0 || !status || !nodes)
-        return left;
-    for (int t = 0; t < WATCHED_RETRIES; t++) {
-        int again = 0;
-        for (size_t i = 0; i < count; i++) {
-            if (!absent(status[i]) || ph_sampler_open_pages(1, &pages[i]) == 0)
-                continue;
-            int one;
-            int r = ph_place_move(m, 1, &pages[i], &nodes[i], &one);
-            if (r < 0)
-                return -1;
-            status[i] = one;
-            left -= r == 0;
-            again = 1;
-        }
-        if (!again)
+    for (size_t i = 0; left > 0 && status && nodes && i < count; i++) {
+        int one;
+        if (!absent(status[i]) || ph_sampler_open_pages(1, &pages[i]) == 0)
+            continue;
+        int r = ph_place_move(m, 1, &pages[i], &nodes[i], &one);
+        if (r < 0) {
+            left = -1;
             break;
+        }
+        status[i] = one;
+        left -= r == 0;
     }
+    ph_sampler_query_end();
     return left;
 }
 

@@ -19,18 +19,21 @@
  * send, sendto.  A call that failed with EFAULT consumed no data (the
  * kernel copies before it commits), so repeating it is safe.
  *
- * NUMA queries and moves.  Before Linux 6.5, move_pages(2) reports a
- * PROT_NONE page as absent (status -ENOENT) and does not move it, and
- * get_mempolicy(MPOL_F_ADDR) fails with EFAULT on it: a program that
- * checks where its pages are (or moves them) would see watched pages
- * vanish.  Touching would count the caller as an accessor of every page
- * it asks about, so these open the watched pages *without* sampling them
- * (ph_sampler_open_pages), call the kernel, and redo any page that came
- * back -ENOENT/-EFAULT while it was watched again, a bounded number of
- * times.  Only calls on this process are touched.  Wrapped: move_pages,
- * get_mempolicy (libnuma's numa_move_pages calls move_pages).  pagehome's
- * own mover goes through the same move_pages.  Not wrapped: mbind (pages
- * it skips are moved by the engine anyway) and raw syscall(2).
+ * NUMA queries and moves.  A page the userfaultfd mechanism watches is
+ * out of the page table (moved to the sampler's stash), and before Linux
+ * 6.5 a PROT_NONE page is treated the same way: move_pages(2) reports it
+ * absent (status -ENOENT) and does not move it, get_mempolicy(MPOL_F_ADDR)
+ * fails with EFAULT on it.  A program that checks where its pages are (or
+ * moves them) would see watched pages vanish.  Touching would count the
+ * caller as an accessor of every page it asks about, so these take a
+ * query hold (no arm watches a page until it ends), open the watched
+ * pages *without* sampling them (ph_sampler_open_pages, which also waits
+ * for runs other threads are opening or arming), call the kernel, and
+ * end the hold: the kernel sees every page where it is.  Only calls on
+ * this process are touched.  Wrapped: move_pages, get_mempolicy
+ * (libnuma's numa_move_pages calls move_pages).  pagehome's own mover
+ * goes through the same move_pages.  Not wrapped: mbind (pages it skips
+ * are moved by the engine anyway) and raw syscall(2).
  */
 #include "preload/preload.h"
 
@@ -185,42 +188,31 @@ PH_EXPORT long move_pages(int pid, unsigned long count, void **pages,
                           const int *nodes, int *status, int flags)
 {
     int self = is_self(pid) && ph_preload_ready() && pages && status;
-    if (self)
-        (void)ph_sampler_open_pages(count, pages);
+    if (!self)
+        return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+    int saved = errno;
+    ph_sampler_query_begin();
+    (void)ph_sampler_open_pages(count, pages);
+    errno = saved;
     long r = syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
-    if (!self || r < 0)
-        return r;
-    for (int try_ = 0; try_ < RETRIES; try_++) {
-        int again = 0;
-        for (unsigned long i = 0; i < count; i++) {
-            if ((status[i] != -ENOENT && status[i] != -EFAULT) ||
-                ph_sampler_open_pages(1, &pages[i]) == 0)
-                continue;
-            int saved = errno;
-            (void)syscall(SYS_move_pages, pid, 1UL, &pages[i], nodes ? &nodes[i] : NULL,
-                          &status[i], flags);
-            errno = saved;
-            again = 1;
-        }
-        if (!again)
-            break;
-    }
+    saved = errno;
+    ph_sampler_query_end();
+    errno = saved;
     return r;
 }
 
 PH_EXPORT long get_mempolicy(int *mode, unsigned long *nodemask,
                              unsigned long maxnode, void *addr, unsigned flags)
 {
-    long r = -1;
+    if (!(flags & MPOL_F_ADDR) || !ph_preload_ready())
+        return syscall(SYS_get_mempolicy, mode, nodemask, maxnode, addr, flags);
     int saved = errno;
-    for (int try_ = 0; try_ <= RETRIES; try_++) {
-        if ((flags & MPOL_F_ADDR) && ph_preload_ready())
-            (void)ph_sampler_open_pages(1, &addr);
-        errno = saved;
-        r = syscall(SYS_get_mempolicy, mode, nodemask, maxnode, addr, flags);
-        if (!(r < 0 && errno == EFAULT && (flags & MPOL_F_ADDR) &&
-              ph_preload_ready() && ph_sampler_open_pages(1, &addr) > 0))
-            break;
-    }
+    ph_sampler_query_begin();
+    (void)ph_sampler_open_pages(1, &addr);
+    errno = saved;
+    long r = syscall(SYS_get_mempolicy, mode, nodemask, maxnode, addr, flags);
+    saved = errno;
+    ph_sampler_query_end();
+    errno = saved;
     return r;
 }

@@ -23,7 +23,12 @@
  * Protocol with the handler (see sigsegv.h): a run is ARMING while it is
  * being protected, ARMED once it is, and IDLE only after it has been
  * opened again; whoever moves it out of ARMED (handler: FIRING, us:
- * LIFTING) opens it.  The run geometry of a range changes only while none of its runs is armed
+ * LIFTING) opens it.  So a run's pages are out (moved to the stash, or
+ * PROT_NONE) only while it is ARMING, ARMED, FIRING or LIFTING, never
+ * while IDLE or SUSPENDED.  Every ARMING..ARMED section (protect, resume)
+ * runs inside ph_sig_arm_enter/leave: it waits for the query holds of
+ * threads asking the kernel about pages (sigsegv.c), so that no page is
+ * moved out under a move_pages(2) query that opened it.  The run geometry of a range changes only while none of its runs is armed
  * and after every handler has left the range.  remove_range() retires the
  * range's slot: REMOVING, lift, wait until no handler is inside, free.
  * Samples carry their slot's generation; drain() drops those of retired
@@ -433,6 +438,7 @@ static int gate_closed(void)
 /* Protect every SUSPENDED run of s (adjacent ones with one call). */
 static void resume(sampler *s)
 {
+    int entered = 0;
     for (size_t k = 0; k < s->narmed;) {
         if (atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
             k++;
@@ -449,6 +455,9 @@ static void resume(sampler *s)
                 break;
             span_len += len;
         }
+        if (!entered) /* no query of the kernel meanwhile (sigsegv.c) */
+            ph_sig_arm_enter();
+        entered = 1;
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
         int rc = ph_sig_protect_span(s->armed[first].slot, span, span_len);
@@ -457,6 +466,8 @@ static void resume(sampler *s)
         if (rc != 0) /* the VMA limit: leave them open for this region */
             lift_to(s, first, k, PH_RUN_SUSPENDED);
     }
+    if (entered)
+        ph_sig_arm_leave();
 }
 
 static void gate_apply_locked(void)
@@ -528,6 +539,9 @@ static int protect(sampler *s, size_t from, size_t to)
             atomic_store(run_state(&s->armed[j]), PH_RUN_SUSPENDED);
         return 0;
     }
+    if (from == to)
+        return 0;
+    ph_sig_arm_enter(); /* no query of the kernel meanwhile (sigsegv.c) */
     for (size_t k = from; k < to;) {
         uintptr_t span;
         size_t span_len, first = k;
@@ -541,10 +555,12 @@ static int protect(sampler *s, size_t from, size_t to)
             int e = errno; /* keep the spans before; this one may be partial */
             lift(s, first, k);
             s->narmed = first;
+            ph_sig_arm_leave();
             errno = e;
             return -1;
         }
     }
+    ph_sig_arm_leave();
     return 0;
 }
 

@@ -39,6 +39,11 @@
  * signal is blocked (sa_mask full), so it never nests on one thread and a
  * thread's ring has exactly one producer at a time.
  *
+ * Opening pages for the kernel (normal context, not the handler): a
+ * query of the kernel about pages (move_pages, get_mempolicy) opens their
+ * watched runs without a sample and holds arming off until the kernel
+ * has answered -- the query hold, described where it is implemented.
+ *
  * Rings: each sampler owns a pool of rings; a thread claims one with a CAS
  * on its first trap and remembers it in a thread-local (per sampler,
  * checked against the sampler's generation).  ph_sampler_thread_init()
@@ -331,10 +336,100 @@ int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out)
 
 /* ---- opening pages for the kernel ------------------------------------------- */
 
-/* One page: if a slot watches it and its run is ARMED, open the run
- * without recording a sample (the FIRING claim keeps the handler and
- * lift() out while we do).  1 when a run was opened or is being opened
- * by someone else, 0 when the page is not watched. */
+/* ---- queries of the kernel (the query hold) ----------------------------------
+ *
+ * A page the sampler watches is absent from where the kernel looks for
+ * it: moved out to the stash (userfaultfd) or PROT_NONE (mprotect, which
+ * Linux before 6.5 reports as absent).  A caller that asks the kernel
+ * about pages (move_pages, get_mempolicy, the API's queries and moves)
+ * opens their watched runs first; two things must then hold until the
+ * kernel has answered:
+ *   - every run of those pages is really back: a run another thread is
+ *     opening (FIRING: a fault's handler or service thread, or another
+ *     query; LIFTING: disarm) or arming (ARMING) still has its pages out,
+ *     so open_page() waits until it settles, and opens it itself if it
+ *     ends up ARMED;
+ *   - no run is armed again meanwhile: the caller holds a *query hold*
+ *     (ph_sampler_query_begin/end) and arming (ph_sig_arm_enter/leave
+ *     around every ARMING..ARMED section) waits until no hold is held.
+ * Dekker's handshake on two counters (all seq_cst): a query counts
+ * itself in query_holds, then looks at arms_active; arming counts itself
+ * in arms_active, then waits for query_holds to drain.  Either the query
+ * sees the arming and backs off (without holding anything) until it is
+ * over, or the arming sees the hold and waits; new queries back off
+ * while an arming waits, so a storm of queries cannot starve it.  A
+ * thread holding a hold never waits for anything an arming thread holds:
+ * it waits only for runs to settle (opening never waits for a hold) and
+ * for the kernel.  Holds nest on one thread (a signal handler's query
+ * inside a query): a nested one does not back off. */
+
+static atomic_long query_holds;  /* query holds held, all threads */
+static atomic_long arms_active;  /* armings waiting or inside their section */
+static _Thread_local unsigned tl_query_depth __attribute__((tls_model("initial-exec")));
+
+void ph_sampler_query_begin(void)
+{
+    if (tl_query_depth++ > 0) {
+        atomic_fetch_add_explicit(&query_holds, 1, memory_order_seq_cst);
+        return;
+    }
+    for (;;) {
+        atomic_fetch_add_explicit(&query_holds, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&arms_active, memory_order_seq_cst) == 0)
+            return;
+        atomic_fetch_sub_explicit(&query_holds, 1, memory_order_seq_cst);
+        while (atomic_load_explicit(&arms_active, memory_order_seq_cst) != 0)
+            sched_yield();
+    }
+}
+
+void ph_sampler_query_end(void)
+{
+    tl_query_depth--;
+    atomic_fetch_sub_explicit(&query_holds, 1, memory_order_release);
+}
+
+void ph_sig_arm_enter(void)
+{
+    /* a thread that arms inside its own query (nothing does) waits only
+     * for the others' holds, never for itself */
+    long mine = (long)tl_query_depth;
+    atomic_fetch_add_explicit(&arms_active, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&query_holds, memory_order_seq_cst) > mine)
+        sched_yield();
+}
+
+void ph_sig_arm_leave(void)
+{
+    atomic_fetch_sub_explicit(&arms_active, 1, memory_order_release);
+}
+
+/* Run *st of slot i, [a, a+len): wait while it is ARMING, FIRING or
+ * LIFTING (its pages are on their way out or back), open it if it is
+ * ARMED (FIRING claim: the handler and lift() keep out meanwhile).  1
+ * when the run was watched (opened by us or by whoever we waited for),
+ * 0 when it was not (IDLE, SUSPENDED). */
+static int open_settled(size_t i, ph_sig_slot *s, atomic_uchar *st, uintptr_t a, size_t len)
+{
+    int watched = 0;
+    for (;;) {
+        unsigned char v = atomic_load_explicit(st, memory_order_acquire);
+        if (v == PH_RUN_IDLE || v == PH_RUN_SUSPENDED)
+            return watched;
+        watched = 1;
+        if (v == PH_RUN_ARMED &&
+            atomic_compare_exchange_strong(st, &v, PH_RUN_FIRING)) {
+            (void)open_run(i, s, a, len);
+            atomic_store_explicit(st, PH_RUN_IDLE, memory_order_release);
+            return 1;
+        }
+        if (v != PH_RUN_ARMED)
+            sched_yield();
+    }
+}
+
+/* One page: if a slot watches it, its run settled and open (see above).
+ * 1 when the page was watched, 0 when not. */
 static int open_page(uintptr_t addr)
 {
     size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
@@ -346,24 +441,20 @@ static int open_page(uintptr_t addr)
             addr >= atomic_load_explicit(&s->end, memory_order_relaxed))
             continue;
         atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
-        int res = 1;
-        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w &&
-            PH_SIG_STATE(w) == PH_SIG_ACTIVE) {
+        int res = 0;
+        uint64_t w2 = atomic_load_explicit(&s->word, memory_order_seq_cst);
+        /* entered: its run states stay allocated until we leave, also
+         * while the range is being removed (its runs are being lifted) */
+        if (PH_SIG_GEN(w2) == PH_SIG_GEN(w) && PH_SIG_STATE(w2) != PH_SIG_FREE) {
             uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
             uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
             size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
             atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
             uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
             size_t r = (size_t)((addr - start) / run_bytes);
-            unsigned char st = PH_RUN_ARMED;
-            if (atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING)) {
-                uintptr_t a = start + r * run_bytes;
-                uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-                (void)open_run(i, s, a, b - a);
-                atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
-            } else if (st == PH_RUN_IDLE || st == PH_RUN_SUSPENDED) {
-                res = 0;
-            }
+            uintptr_t a = start + r * run_bytes;
+            uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
+            res = open_settled(i, s, &runs[r], a, b - a);
         }
         atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
         return res;
@@ -449,18 +540,8 @@ static size_t open_range(const void *addr, size_t bytes, int all_mechs)
             uintptr_t rb = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
             uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
             for (size_t r = (a - start) / rb; r <= (b - 1 - start) / rb; r++) {
-                unsigned char st = atomic_load(&runs[r]);
-                while (st == PH_RUN_ARMING) { /* arm() is protecting it: wait */
-                    sched_yield();
-                    st = atomic_load(&runs[r]);
-                }
-                st = PH_RUN_ARMED;
-                if (!atomic_compare_exchange_strong(&runs[r], &st, PH_RUN_FIRING))
-                    continue;
                 uintptr_t ra = start + r * rb, re = ra + rb < end ? ra + rb : end;
-                (void)open_run(i, s, ra, re - ra);
-                atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
-                opened++;
+                opened += (size_t)open_settled(i, s, &runs[r], ra, re - ra);
             }
         }
         atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
@@ -615,4 +696,7 @@ void ph_sig_fork_child(void)
     }
     for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++)
         atomic_store(&ph_sig_insts[i].users, 0);
+    /* the query holds of the threads that are gone go with them */
+    atomic_store(&query_holds, (long)tl_query_depth);
+    atomic_store(&arms_active, 0);
 }

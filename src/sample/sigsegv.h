@@ -30,6 +30,8 @@
  * becomes ARMED only after its mprotect(PROT_NONE) returned, IDLE only
  * after its mprotect(PROT_READ|PROT_WRITE) returned.  A handler that
  * meets ARMING, FIRING or LIFTING returns at once: the access is retried.
+ * Opening for a query of the kernel (ph_sampler_open_pages) waits for
+ * such a run to settle instead: until then its pages are still out.
  */
 #ifndef PH_SAMPLE_SIGSEGV_H
 #define PH_SAMPLE_SIGSEGV_H
@@ -135,6 +137,13 @@ int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len);
  * sample is dropped).  1 ours and dealt with (or
  * to be retried), 0 not ours.  *slot_out: the slot it was in. */
 int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out);
+
+/* Around every section in which runs go ARMING..ARMED (their pages are
+ * moved out or protected): waits until no query hold is held and keeps
+ * new ones off until leave (sigsegv.c, "queries of the kernel").  Normal
+ * context (a thread's own query holds do not hold it off). */
+void ph_sig_arm_enter(void);
+void ph_sig_arm_leave(void);
 
 /* ---- the userfaultfd mechanism (uffd.c) ---- */
 /* Start the service thread of instance i; 0 or -1/errno (with message:

@@ -152,18 +152,32 @@ void ph_sampler_note_node(int os_node);
 struct sigaction;
 int ph_sampler_chain_swap(const struct sigaction *act, struct sigaction *old);
 
+/* A query hold: from ph_sampler_query_begin() to ph_sampler_query_end()
+ * no sampler in the process watches a page it did not watch before (an
+ * arm waits until no hold is held; runs already watched can still be
+ * opened).  Taken around a question to the kernel about pages, with
+ * ph_sampler_open_pages/open_range between begin and the system call, so
+ * that the kernel sees every one of those pages where it is.  Any
+ * thread, normal context, never across anything that may wait for an
+ * arm() to finish (the memory manager's locks); holds nest on a thread. */
+void ph_sampler_query_begin(void);
+void ph_sampler_query_end(void);
+
 /* Open the watched pages among pages[0..count) without recording
- * samples, for a system call that must see them as ordinary memory: on
- * Linux before 6.5, move_pages(2) and get_mempolicy(2) report a PROT_NONE
- * page as absent (-ENOENT / EFAULT) and do not move it.  Any thread,
- * normal context.  Returns how many of the pages were watched (a later
- * arm() may watch them again). */
+ * samples, for a system call that must see them as ordinary memory:
+ * userfaultfd's watched pages are out of the page table, and on Linux
+ * before 6.5 move_pages(2) and get_mempolicy(2) report a PROT_NONE page
+ * as absent (-ENOENT / EFAULT) and do not move it.  A run that another
+ * thread is opening or arming is waited for: on return every one of the
+ * pages is in place.  Any thread, normal context; under a query hold, no
+ * arm() watches them again until it ends.  Returns how many of the pages
+ * were watched. */
 size_t ph_sampler_open_pages(size_t count, void *const *pages);
 
 /* The same for every watched run overlapping [addr, addr+bytes), for
  * the mechanisms whose watched pages are absent from the page table
  * (userfaultfd: a query would report them not faulted).  Returns the
- * runs opened. */
+ * runs that were watched. */
 size_t ph_sampler_open_range(const void *addr, size_t bytes);
 
 /* The program changes the protection of [addr, addr+bytes) to prot

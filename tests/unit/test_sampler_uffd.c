@@ -14,7 +14,9 @@
  * cannot move (MAP_SHARED) is accepted and never watched; a watched page
  * keeps its home on the simulated machine through its trip to the stash
  * and back (ph_os_note_moved), also when someone asks about it while it
- * is away.
+ * is away; a query under a query hold, with the watched pages opened
+ * first, never finds a page away while another thread arms and lifts
+ * and a third touches pages (the service thread brings them back).
  */
 #include "check.h"
 
@@ -319,6 +321,79 @@ static void test_homes_kept(void)
     munmap(buf, N * PG);
 }
 
+/* ---- queries while the sampler arms, lifts and brings pages back ---------- */
+
+/* One thread arms (each arm lifts the interval before: every page
+ * LIFTING on its way back, then ARMING on its way out), one touches
+ * pages (the service thread brings them back: FIRING), and this one asks
+ * where the pages are under a query hold, with the watched ones opened
+ * first (as the preload's move_pages does): no page may be away. */
+#define QH_PAGES 256
+typedef struct qh {
+    unsigned char *buf;
+    ph_source *s;
+    atomic_int stop;
+} qh;
+
+static void *qh_armer(void *p)
+{
+    qh *h = p;
+    while (!atomic_load(&h->stop))
+        h->s->ops->arm(h->s, 1);
+    return NULL;
+}
+
+static void *qh_toucher(void *p)
+{
+    qh *h = p;
+    ph_os_set_thread_node(sim, 1);
+    ph_sampler_note_node(1);
+    for (size_t i = 0; !atomic_load(&h->stop); i = (i + 37) % QH_PAGES)
+        (void)*(volatile unsigned char *)(h->buf + i * PG + 7);
+    return NULL;
+}
+
+static void test_query_hold(void)
+{
+    unsigned char *buf = map_pages(QH_PAGES);
+    void *pages[QH_PAGES];
+    int st[QH_PAGES];
+    for (int i = 0; i < QH_PAGES; i++)
+        pages[i] = buf + (size_t)i * PG;
+    qh h = {buf, open_uffd(0), 0};
+    CHECK_EQ(h.s->ops->add_range(h.s, buf, QH_PAGES * PG), 0);
+    pthread_t th[2];
+    pthread_create(&th[0], NULL, qh_armer, &h);
+    pthread_create(&th[1], NULL, qh_toucher, &h);
+    size_t away = 0, watched = 0, failed = 0;
+    for (int k = 0; k < 1000; k++) {
+        ph_sampler_query_begin();
+        watched += ph_sampler_open_pages(QH_PAGES, pages);
+        failed += ph_os_query(sim, QH_PAGES, pages, st) < 0;
+        ph_sampler_query_end();
+        for (int i = 0; i < QH_PAGES; i++)
+            away += st[i] == -ENOENT;
+    }
+    atomic_store(&h.stop, 1);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    ph_source_stats ss;
+    h.s->ops->stats(h.s, &ss);
+    printf("query hold: %llu arms (%llu pages armed); the queries found %zu pages "
+           "watched and opened them, %zu away\n", (unsigned long long)ss.intervals,
+           (unsigned long long)ss.armed_pages, watched, away);
+    CHECK_EQ(failed, 0);
+    CHECK_EQ(away, 0);
+    CHECK(watched > 0); /* the queries did meet watched pages */
+    int bad = 0;
+    for (size_t i = 0; i < QH_PAGES; i++)
+        bad += buf[i * PG + 7] != (unsigned char)i;
+    CHECK_EQ(bad, 0);
+    h.s->ops->close(h.s);
+    ph_os_set_thread_node(sim, -1);
+    munmap(buf, QH_PAGES * PG);
+}
+
 int main(void)
 {
     ph_options_init();
@@ -340,6 +415,7 @@ int main(void)
     test_remove_hammered();
     test_shared_not_watched();
     test_homes_kept();
+    test_query_hold();
     ph_os_close(sim);
     ph_topo_free(topo);
     return check_summary("test_sampler_uffd");
