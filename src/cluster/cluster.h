@@ -175,8 +175,9 @@ typedef struct ph_dsm_fault_ops {
 extern const ph_dsm_fault_ops ph_dsm_fault_uffd;
 extern const ph_dsm_fault_ops ph_dsm_fault_sigsegv;
 /* 1 when userfaultfd can serve the arena here (probe on a small memfd);
- * else 0 with the reason in why. */
-int ph_dsm_uffd_usable(char *why, size_t len);
+ * else 0 with the reason in why.  *map_wp: the kernel maps a page
+ * write-protected in one step (UFFDIO_CONTINUE_MODE_WP). */
+int ph_dsm_uffd_usable(char *why, size_t len, int *map_wp);
 /* Mapping `page` read-only let a write of this rank through before the
  * protection was set (kernels without UFFDIO_CONTINUE_MODE_WP): `before`
  * is its content when the mapping began.  Recorded here; the fault's

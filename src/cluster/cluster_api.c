@@ -93,13 +93,14 @@ static int local_setup(ph_dsm *c)
         return ph_fail(errno, "eventfd: %s", strerror(errno));
     const char *mech = ph_opt_str(PH_OPT_CLUSTER_FAULT);
     char why[256] = "";
-    /* userfaultfd-compat: as on a kernel without UFFDIO_CONTINUE_MODE_WP
-     * (read-only mappings in two steps; fault_uffd.c) */
-    c->uffd_map_wp = strcmp(mech, "userfaultfd-compat") != 0;
+    int map_wp = 0;
     if (!strcmp(mech, "sigsegv")) {
         c->fops = &ph_dsm_fault_sigsegv;
-    } else if (ph_dsm_uffd_usable(why, sizeof why)) {
+    } else if (ph_dsm_uffd_usable(why, sizeof why, &map_wp)) {
         c->fops = &ph_dsm_fault_uffd;
+        /* read-only mappings in two steps on a kernel without
+         * UFFDIO_CONTINUE_MODE_WP, or when asked (fault_uffd.c) */
+        c->uffd_map_wp = map_wp && strcmp(mech, "userfaultfd-compat") != 0;
     } else if (!strcmp(mech, "userfaultfd") ||
                !strcmp(mech, "userfaultfd-compat")) {
         return ph_fail(ENOTSUP, "cluster_fault=%s: %s", mech, why);

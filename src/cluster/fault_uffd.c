@@ -121,8 +121,9 @@ static int uffd_register(int fd, void *addr, size_t bytes, char *why,
     return 0;
 }
 
-int ph_dsm_uffd_usable(char *why, size_t len)
+int ph_dsm_uffd_usable(char *why, size_t len, int *map_wp)
 {
+    *map_wp = 0;
     int user_only;
     int fd = uffd_open(&user_only, why, len);
     if (fd < 0)
@@ -137,6 +138,14 @@ int ph_dsm_uffd_usable(char *why, size_t len)
     else if (uffd_api(fd, why, len) == 0 &&
              uffd_register(fd, p, PH_DSM_PAGE, why, len) == 0)
         ok = 1;
+    /* one-step write-protected mapping (UFFDIO_CONTINUE_MODE_WP, Linux >=
+     * 6.5): map the probe page, present in the memfd, that way */
+    if (ok && fallocate(mfd, 0, 0, (off_t)PH_DSM_PAGE) == 0) {
+        struct uffdio_continue u = {
+            .range = {.start = (unsigned long)p, .len = PH_DSM_PAGE},
+            .mode = UFFDIO_CONTINUE_MODE_WP};
+        *map_wp = ioctl(fd, UFFDIO_CONTINUE, &u) == 0;
+    }
     if (p != MAP_FAILED)
         munmap(p, PH_DSM_PAGE);
     if (mfd >= 0)

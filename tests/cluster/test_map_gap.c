@@ -18,7 +18,7 @@
  * writes caught between the steps is printed (gap_writes; 0 where the
  * kernel maps in one step).
  *
- * test_map_gap.c alias SEED [ROUNDS] -- the same catch, made certain
+ * test_map_gap.c alias SEED [ROUNDS [MIN_PERCENT]] -- the same catch, made certain
  * (cluster_fault=userfaultfd-compat, 2+ CPUs, SCHED_FIFO allowed; else
  * skipped).  A write between the two steps is one the protection did not
  * see; a write through a second mapping of the rank's arena memfd is
@@ -34,7 +34,8 @@
  * writer was preempted for the whole moment is not caught; rank 0 counts
  * those from its statistics and rank 1 allows as many lost values).
  * Without the comparison no page is caught and the final values never
- * leave rank 0: rank 0 requires 90% of the pages caught.
+ * leave rank 0: rank 0 requires MIN_PERCENT (default 90) of the pages
+ * caught.
  */
 #include "common.h"
 
@@ -166,7 +167,7 @@ static uint64_t final_value(uint64_t seed, int round, size_t p)
     return cl_h3(seed, 0xf1a1, (uint64_t)round, p) | 1;
 }
 
-static int alias_mode(uint64_t seed, int rounds)
+static int alias_mode(uint64_t seed, int rounds, int min_pct)
 {
     int me = ph_cluster_rank(), n = ph_cluster_nranks();
     ph_cluster_info_t info;
@@ -290,7 +291,7 @@ static int alias_mode(uint64_t seed, int rounds)
     CHECK_EQ(stale, 0);
     if (me == 0) {
         /* the comparison must have been exercised, nearly every time */
-        CHECK(caught * 10 >= (long)rounds * NPAGES * 9);
+        CHECK(caught * 100 >= (long)rounds * NPAGES * min_pct);
         printf("map_gap alias: %d rounds x %d pages, %ld pages caught "
                "changed between map and protect\n", rounds, NPAGES, caught);
     } else {
@@ -309,7 +310,8 @@ int main(int argc, char **argv)
     cl_init(&argc, &argv);
     if (argc > 1 && !strcmp(argv[1], "alias"))
         return alias_mode(argc > 2 ? strtoull(argv[2], NULL, 0) : 1,
-                          argc > 3 ? atoi(argv[3]) : 10);
+                          argc > 3 ? atoi(argv[3]) : 10,
+                          argc > 4 ? atoi(argv[4]) : 90);
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     int rounds = argc > 2 ? atoi(argv[2]) : 40;
     uint64_t spread = argc > 3 ? strtoull(argv[3], NULL, 0) : 40000;
