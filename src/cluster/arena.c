@@ -60,8 +60,9 @@ int ph_dsm_arena_create(ph_dsm *c)
     c->home_hist = anon(c->npages * sizeof *c->home_hist);
     c->pinfo = anon(c->npages * sizeof *c->pinfo);
     c->moved_at = anon(c->npages * sizeof *c->moved_at);
+    c->evid = anon(c->npages * sizeof *c->evid);
     if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist ||
-        !c->pinfo || !c->moved_at)
+        !c->pinfo || !c->moved_at || !c->evid)
         return ph_fail(ENOMEM, "mapping the arena's page tables (%zu "
                        "pages): %s", c->npages, strerror(errno));
     return 0;
@@ -160,6 +161,9 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     if (c->moved_at)
         munmap(c->moved_at, c->npages * sizeof *c->moved_at);
     c->moved_at = NULL;
+    if (c->evid)
+        munmap(c->evid, c->npages * sizeof *c->evid);
+    c->evid = NULL;
     if (c->memfd >= 0)
         close(c->memfd);
     c->arena = c->wview = NULL;

@@ -71,6 +71,7 @@
 #include "cluster/diff.h"
 #include "cluster/home.h"
 #include "cluster/migrate.h"
+#include "cluster/migrate_cost.h"
 #include "cluster/notice.h"
 #include "cluster/range.h"
 
@@ -109,6 +110,8 @@ typedef struct ph_dsm_pinfo {
                                * a write fault before it makes it writable */
 #define PIF_PREDICTED 0x08    /* made writable with a twin by prediction
                                * (PIF_WROTE), no write seen yet */
+#define PIF_FETCHED  0x10     /* fetched in this barrier interval (in the
+                               * fetched list: migrate_cost.h's evidence) */
 
 /* A growable list of page numbers. */
 typedef struct ph_dsm_vec {
@@ -269,6 +272,10 @@ typedef struct ph_dsm_stats {
     uint64_t allocs, frees;
     uint64_t home_untracked, home_retracked, home_prefilled;
     uint64_t migrations, migrated_in, migrated_out;
+    uint64_t migrations_cost;     /* ... of them by cost (migrate_cost.h) */
+    uint64_t migrated_carried;    /* pages that moved here with their data */
+    uint64_t cost_weighed;        /* page-intervals the cost rule weighed */
+    uint64_t cost_frozen;         /* pages it froze (ping-pong) */
     uint64_t readonly_hints, readonly_pages;
     uint64_t readonly_fetched;    /* fetched pages declared read-only */
     uint64_t pages_class[PH_DSM_NCLASSES];  /* classed at free/finalize */
@@ -307,6 +314,14 @@ struct ph_dsm {
     long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
     long home_untrack_after, home_recheck;
     ph_dsm_migrate_cfg mig;
+    ph_dsm_cost_cfg cost;     /* on, melt: tunables; net: measured, agreed */
+    double cost_fault_ns;     /* running mean: a remote read fault's service
+                               * per page fetched (migrate_cost.h) */
+    double cost_diff_ns;      /* running mean: a barrier flush per page */
+    double cost_twin_ns;      /* running mean: a write fault on a cached
+                               * copy (its twin) per page made writable */
+    size_t cost_fetched;      /* pages the fault being served fetched */
+    size_t cost_twinned;      /* ... made writable with twins */
     double whole_share;
     int write_predict;        /* cluster_write_predict */
     uint64_t log_size;
@@ -322,6 +337,8 @@ struct ph_dsm {
     int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
     uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
     ph_dsm_pinfo *pinfo;      /* per page */
+    ph_dsm_evid *evid;        /* per page: the cost rule's evidence (the
+                               * same on every rank) */
     uint32_t *moved_at;       /* per page: barrier of its last home move + 1,
                                * 0 = never (the same on every rank) */
 
@@ -332,6 +349,7 @@ struct ph_dsm {
 
     /* page lists */
     ph_dsm_vec dirty, home_rw, iw, np, cached;
+    ph_dsm_vec fetched;          /* fetched this interval (PIF_FETCHED) */
     ph_dsm_vec untracked;        /* home pages written every interval, not
                                * write-protected any more */
     uint32_t *home_hist;      /* per page, see coherence.c */
@@ -512,6 +530,15 @@ void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1);
  * changes alike on every rank; the new home's copy becomes its master
  * copy, the old home's a cached copy. */
 void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n);
+/* The network cost model (netcost.c); collective, before the service
+ * thread starts.  All zero alone or without windows. */
+void ph_dsm_netcost_measure(ph_dsm *c, ph_dsm_netcost *out);
+/* A running mean of the cost rule's measurements (weight 1/16 per
+ * sample; the first sample is the mean). */
+static inline void ph_dsm_cost_mean(double *mean, double sample_ns)
+{
+    *mean = *mean > 0 ? *mean + (sample_ns - *mean) / 16 : sample_ns;
+}
 /* A barrier's merged notices into the per-page writer history. */
 void ph_dsm_writers_note(ph_dsm *c, const ph_dsm_seg *segs, size_t n);
 /* After the barrier of ph_cluster_readonly: mark [p0, p1) read-only and

@@ -81,6 +81,9 @@ static void read_tunables(ph_dsm *c)
     c->write_predict = ph_opt_bool(PH_OPT_CLUSTER_WRITE_PREDICT);
     c->mig.min_intervals =
         (uint32_t)ph_opt_int(PH_OPT_CLUSTER_MIGRATE_MIN_INTERVALS);
+    c->cost.on = c->mig.on && ph_opt_bool(PH_OPT_CLUSTER_MIGRATE_READS);
+    c->cost.melt_intervals =
+        (uint32_t)ph_opt_int(PH_OPT_CLUSTER_MIGRATE_MELT_INTERVALS);
     snprintf(c->stats_file, sizeof c->stats_file, "%s",
              ph_opt_str(PH_OPT_CLUSTER_STATS_FILE));
 }
@@ -242,6 +245,14 @@ int ph_cluster_init(int *argc, char ***argv)
     if (agree(c, ok, msg) < 0) {
         err = err ? err : EIO;
         goto fail;
+    }
+    /* the network cost model of home migration by cost (every rank
+     * measures; the largest agreed) and whether every rank has it on */
+    ph_dsm_netcost_measure(c, &c->cost.net);
+    {
+        int on = c->cost.on && c->cost.net.fetch_ns > 0, all_on = 0;
+        MPI_Allreduce(&on, &all_on, 1, MPI_INT, MPI_MIN, c->comm);
+        c->cost.on = all_on;
     }
     ph_dsm_describe_transport(c);
     ph_dsm_progress_start(c);

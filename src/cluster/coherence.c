@@ -369,6 +369,12 @@ static void fetch(ph_dsm *c, size_t page, size_t n, int home)
     c->st.fetch_calls++;
     c->st.pages_fetched += n;
     c->st.cur.fetched += n;
+    if (c->cost.on)                  /* the cost rule's evidence */
+        for (size_t i = 0; i < n; i++)
+            if (!(c->pinfo[page + i].flags & PIF_FETCHED)) {
+                c->pinfo[page + i].flags |= PIF_FETCHED;
+                push(c, &c->fetched, page + i);
+            }
     for (size_t i = 0; i < n; i++)
         if (c->pinfo[page + i].flags & PIF_READONLY) {
             c->st.readonly_fetched++;
@@ -487,6 +493,8 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
     if (st == PGS_INVALID) {
         size_t n = fetch_run(c, p, home, ai);
         fetch(c, p, n, home);
+        if (!write)
+            c->cost_fetched = n;            /* a read miss: its cost */
         for (size_t i = 0; i < n; i++) {
             set_state(c, p + i, PGS_RO);
             cached_add(c, p + i);
@@ -516,6 +524,7 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
         }
     } else if (st == PGS_RO && write) {
         size_t k = write_predicted(c, p) ? write_run(c, p, ai) : 1;
+        c->cost_twinned = k;                /* a write on a copy: its cost */
         mark_dirty(c, p);
         for (size_t i = 1; i < k; i++)
             mark_predicted(c, p + i);       /* twins before the unprotect */
@@ -614,7 +623,17 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
         gap_settle(c);
     c->fops->complete(c, ev);
     c->wake_defer = 0;
-    c->st.fault_ns += ph_now_ns() - t0;
+    uint64_t dt = ph_now_ns() - t0;
+    c->st.fault_ns += dt;
+    if (c->cost_fetched) {
+        /* the cost rule's F of this rank: a running mean per page */
+        ph_dsm_cost_mean(&c->cost_fault_ns, (double)dt / (double)c->cost_fetched);
+        c->cost_fetched = 0;
+    }
+    if (c->cost_twinned) {
+        ph_dsm_cost_mean(&c->cost_twin_ns, (double)dt / (double)c->cost_twinned);
+        c->cost_twinned = 0;
+    }
 }
 
 /* ---- flushing diffs ------------------------------------------------- */
@@ -1231,6 +1250,13 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
     filter(&c->np, c->state, PGF_NP, p0, p1);
     filter(&c->cached, c->state, PGF_CACHED, p0, p1);
     {
+        size_t k = 0;                 /* PIF_FETCHED goes with the pinfo */
+        for (size_t i = 0; i < c->fetched.n; i++)
+            if (c->fetched.v[i] < p0 || c->fetched.v[i] >= p1)
+                c->fetched.v[k++] = c->fetched.v[i];
+        c->fetched.n = k;
+    }
+    {
         size_t k = 0;
         for (size_t i = 0; i < c->untracked.n; i++)
             if (c->untracked.v[i] < p0 || c->untracked.v[i] >= p1)
@@ -1240,6 +1266,7 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
     memset(c->home_hist + p0, 0, (p1 - p0) * sizeof *c->home_hist);
     memset(c->pinfo + p0, 0, (p1 - p0) * sizeof *c->pinfo);
     memset(c->moved_at + p0, 0, (p1 - p0) * sizeof *c->moved_at);
+    memset(c->evid + p0, 0, (p1 - p0) * sizeof *c->evid);
     c->fops->enable(c, p0, p1 - p0, 0);
     punch(c, p0, p1 - p0, 0);
     memset(c->state + p0, 0, p1 - p0);
@@ -1257,27 +1284,58 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
 
 void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
 {
-    uint64_t in = 0, out = 0, all = 0;
-    /* A page moving here was written by this rank alone in the interval
-     * ending now: it counts as a home page written in this write interval
-     * (which it makes one, if no home page was written), so its next
-     * writes are a run and it stops being tracked as soon as a page homed
-     * here from the start would. */
+    uint64_t in = 0, out = 0, all = 0, carried = 0, bycost = 0;
+    ph_dsm_vec wp = {0};             /* writable old home pages */
+    /* A page moving here by JIAJIA's rule was written by this rank alone
+     * in the interval ending now: it counts as a home page written in this
+     * write interval (which it makes one, if no home page was written), so
+     * its next writes are a run and it stops being tracked as soon as a
+     * page homed here from the start would. */
     for (size_t i = 0; i < n; i++)
-        if (mv[i].to == c->rank && c->home_wiv_bar != c->st.barriers + 1) {
+        if (mv[i].to == c->rank && !mv[i].carry &&
+            c->home_wiv_bar != c->st.barriers + 1) {
             c->home_wiv++;
             c->home_wiv_bar = c->st.barriers + 1;
             break;
         }
     for (size_t i = 0; i < n; i++) {
-        for (uint64_t p = mv[i].start; p < mv[i].start + mv[i].len &&
-                                       p < c->npages; p++) {
+        uint64_t end = mv[i].start + mv[i].len;
+        if (end > c->npages)
+            end = c->npages;
+        for (uint64_t p = mv[i].start; p < end; p++) {
             int old = ph_dsm_home_known(c, (size_t)p);
             uint8_t s = c->state[p];
+            if (mv[i].to == c->rank && mv[i].carry &&
+                (s & PGS_MASK) == PGS_INVALID) {
+                /* moved by cost, no valid copy here: the old home's master
+                 * copy is current (every diff landed) and stays as it is
+                 * until the barrier's last MPI_Ibarrier, after this get.
+                 * The page is not mapped here: the next access is a home
+                 * fault on the data fetched. */
+                size_t k = 1;
+                while (p + k < end && k < 64 &&
+                       (c->state[p + k] & PGS_MASK) == PGS_INVALID &&
+                       ph_dsm_home_known(c, (size_t)(p + k)) == old)
+                    k++;
+                fetch(c, (size_t)p, k, old);
+                for (size_t j = 0; j < k; j++) {
+                    c->state[p + j] &= (uint8_t)~PGF_CACHED;
+                    c->home_hist[p + j] = 0;
+                    c->home_ovr[p + j] = c->rank + 1;
+                }
+                in += k;
+                carried += k;
+                bycost += k;
+                all += k;
+                p += k - 1;
+                continue;
+            }
             if (mv[i].to == c->rank) {
-                /* our copy (valid: we asked for the page with it, and a
-                 * barrier does not drop a copy only we wrote) is the master
-                 * copy now; write-protected, so the next write is noted */
+                /* our copy is valid (JIAJIA's rule: we asked for the page
+                 * with it, and a barrier does not drop a copy only we
+                 * wrote; the cost rule: the copy survived the barrier) and
+                 * the master copy now; write-protected, so the next write
+                 * is noted */
                 if ((s & PGS_MASK) == PGS_INVALID || (s & PGF_DIRTY))
                     ph_dsm_fatal(c, "home migration of arena page %zu to "
                                  "this rank: its copy here is %s", (size_t)p,
@@ -1287,20 +1345,43 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
             } else if (old == c->rank) {
                 /* our master copy is current (every diff landed before
                  * the barrier's invalidations): a cached copy from now on.
-                 * Not mapped here: the next access fetches it. */
+                 * Not mapped here: the next access fetches it.  A home
+                 * page no longer tracked (written at every interval) is
+                 * still writable: write-protected below, or its next
+                 * writes would go nowhere (JIAJIA's rule never moves one:
+                 * its home is always among its writers; the cost rule
+                 * may) */
+                if ((s & PGS_MASK) == PGS_RW)
+                    push(c, &wp, p);
                 if ((s & PGS_MASK) != PGS_INVALID)
                     cached_add(c, (size_t)p);
                 out++;
             }
-            c->home_hist[p] = mv[i].to == c->rank
+            c->home_hist[p] = mv[i].to == c->rank && !mv[i].carry
                                   ? HH_MAKE(c->home_wiv, 1, 0) : 0;
             c->home_ovr[p] = mv[i].to + 1;
+            bycost += mv[i].carry != 0;
             all++;
         }
     }
+    if (wp.n > 0) {
+        for (size_t i = 0; i < wp.n; i++)
+            c->state[wp.v[i]] |= PGF_TMP;
+        size_t k = 0;
+        for (size_t i = 0; i < c->untracked.n; i++)
+            if (!(c->state[c->untracked.v[i]] & PGF_TMP))
+                c->untracked.v[k++] = c->untracked.v[i];
+        c->untracked.n = k;
+        for (size_t i = 0; i < wp.n; i++)
+            c->state[wp.v[i]] &= (uint8_t)~PGF_TMP;
+        rearm_pages(c, &wp);
+    }
+    ph_dsm_vec_free(&wp);
     c->st.migrations += all;
+    c->st.migrations_cost += bycost;
     c->st.migrated_in += in;
     c->st.migrated_out += out;
+    c->st.migrated_carried += carried;
     c->st.cur.migrated += all;
     c->st.cur.migrated_in += in;
 }
@@ -1374,6 +1455,7 @@ void ph_dsm_coherence_fini(ph_dsm *c)
     ph_dsm_vec_free(&c->iw);
     ph_dsm_vec_free(&c->np);
     ph_dsm_vec_free(&c->cached);
+    ph_dsm_vec_free(&c->fetched);
     ph_dsm_vec_free(&c->untracked);
     ph_dsm_vec_free(&c->gap);
 }

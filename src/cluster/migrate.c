@@ -41,7 +41,7 @@ static int emit(moves *m, uint64_t page, int to)
         m->v = p;
         m->cap = cap;
     }
-    m->v[m->n++] = (ph_dsm_move){page, 1, to};
+    m->v[m->n++] = (ph_dsm_move){page, 1, to, 0};
     return 0;
 }
 

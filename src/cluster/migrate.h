@@ -55,10 +55,13 @@ typedef struct ph_dsm_migrate_cfg {
 int ph_dsm_migrate_allowed(const ph_dsm_migrate_cfg *cfg, uint32_t interval,
                            uint32_t moved_at);
 
-/* A run of pages whose home moves to rank `to`. */
+/* A run of pages whose home moves to rank `to`.  carry: moved by cost
+ * (migrate_cost.h): the new home fetches the page unless its copy is
+ * valid; 0: JIAJIA's rule, the new home holds the current copy. */
 typedef struct ph_dsm_move {
     uint64_t start, len;
     int to;
+    int carry;
 } ph_dsm_move;
 
 /* The moves of barrier `interval`.  segs/nsegs: the merged write notices

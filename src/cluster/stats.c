@@ -414,6 +414,30 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(migrations);
     U(migrated_in);
     U(migrated_out);
+    /* by cost (migrate_cost.h): on, the agreed network cost model, moves
+     * (of migrations), pages that came here with their data, page-
+     * intervals weighed, pages frozen */
+    ph_jw_key(&w, "cost_rule");
+    ph_jw_int(&w, c->cost.on);
+    ph_jw_key(&w, "melt_intervals");
+    ph_jw_uint(&w, c->cost.melt_intervals);
+    ph_jw_key(&w, "fetch_ns");
+    ph_jw_double(&w, c->cost.net.fetch_ns);
+    ph_jw_key(&w, "diff_ns");
+    ph_jw_double(&w, c->cost.net.diff_ns);
+    ph_jw_key(&w, "sync_ns");
+    ph_jw_double(&w, c->cost.net.sync_ns);
+    /* this rank's running means (0: no sample) */
+    ph_jw_key(&w, "measured_fetch_ns");
+    ph_jw_double(&w, c->cost_fault_ns);
+    ph_jw_key(&w, "measured_flush_ns");
+    ph_jw_double(&w, c->cost_diff_ns);
+    ph_jw_key(&w, "measured_twin_ns");
+    ph_jw_double(&w, c->cost_twin_ns);
+    U(migrations_cost);
+    U(migrated_carried);
+    U(cost_weighed);
+    U(cost_frozen);
     ph_jw_end(&w);
 
     /* page classes, counted when an allocation goes (free, finalize): the

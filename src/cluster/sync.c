@@ -169,6 +169,61 @@ static void classify(ph_dsm *c, size_t p0, size_t p1)
 
 /* ---- barrier -------------------------------------------------------- */
 
+/* This rank's running costs (migrate_cost.h) in one number of the
+ * barrier's record: fetch ns per page in the high 32 bits, diff ns per
+ * page in the low (0: no sample yet), saturated. */
+static uint64_t cost_pack(const ph_dsm *c)
+{
+    if (!c->cost.on)
+        return 0;
+    /* D: the flush of a page's diff and the write fault that made its
+     * twin, each once the rank has a sample of both */
+    double f = c->cost_fault_ns,
+           d = c->cost_diff_ns > 0 && c->cost_twin_ns > 0
+                   ? c->cost_diff_ns + c->cost_twin_ns : 0;
+    uint64_t fu = f >= 4294967295.0 ? 0xffffffffu : (uint64_t)(f > 0 ? f : 0);
+    uint64_t du = d >= 4294967295.0 ? 0xffffffffu : (uint64_t)(d > 0 ? d : 0);
+    return fu << 32 | du;
+}
+
+/* The ranks' costs from their records (all[r * SX_N + SX_A + 5]): a
+ * rank without a sample of a cost is weighed with the largest any rank
+ * measured, or with the start-up model when nobody has one. */
+static void cost_unpack(const ph_dsm *c, const int64_t *all,
+                        ph_dsm_rank_cost *out)
+{
+    double fmax = 0, dmax = 0;
+    for (int r = 0; r < c->nranks; r++) {
+        uint64_t v = (uint64_t)all[(size_t)r * SX_N + SX_A + 5];
+        out[r].fetch_ns = (double)(v >> 32);
+        out[r].diff_ns = (double)(v & 0xffffffffu);
+        if (out[r].fetch_ns > fmax)
+            fmax = out[r].fetch_ns;
+        if (out[r].diff_ns > dmax)
+            dmax = out[r].diff_ns;
+    }
+    for (int r = 0; r < c->nranks; r++) {
+        if (!(out[r].fetch_ns > 0))
+            out[r].fetch_ns = fmax > 0 ? fmax : c->cost.net.fetch_ns;
+        if (!(out[r].diff_ns > 0))
+            out[r].diff_ns = dmax > 0 ? dmax : c->cost.net.diff_ns;
+    }
+}
+
+/* The home every rank knows alike: a first-touch page that never moved
+ * has its claim known only to the ranks that touched it (-1 then). */
+static int home_of(void *ctx, uint64_t page)
+{
+    ph_dsm *c = ctx;
+    long i = ph_dsm_alloc_of(c, (size_t)page);
+    if (i < 0)
+        return -1;
+    const ph_dsm_alloc *a = c->ranges.r[i].data;
+    if (a->pl.policy == PH_POLICY_FIRST_TOUCH && c->moved_at[page] == 0)
+        return -1;
+    return ph_dsm_home_known(c, (size_t)page);
+}
+
 static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 {
     uint64_t t0 = ph_now_ns();
@@ -215,9 +270,25 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         ncand = ph_dsm_notice_ranges(all_pages.v, k, mine_pairs + 2 * nranges);
     }
     ph_dsm_vec_free(&all_pages);
+    /* the pages this rank fetched in the interval, after the candidates:
+     * the cost rule's evidence (migrate_cost.h) */
+    size_t nfetch = 0;
+    if (c->cost.on && n > 1 && c->fetched.n > 0) {
+        uint64_t *grown = realloc(mine_pairs, ((u ? u : 1) * 4 +
+                                               2 * c->fetched.n) *
+                                                  sizeof *mine_pairs);
+        if (!grown)
+            ph_dsm_fatal(c, "barrier: out of memory");
+        mine_pairs = grown;
+        if (c->fetched.n > 1)
+            qsort(c->fetched.v, c->fetched.n, sizeof *c->fetched.v,
+                  ph_cmp_u64);
+        nfetch = ph_dsm_notice_ranges(c->fetched.v, c->fetched.n,
+                                      mine_pairs + 2 * (nranges + ncand));
+    }
 
     int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0, (int64_t)ncand,
-                       0, 0};
+                       (int64_t)nfetch, (int64_t)cost_pack(c)};
     if (c->rank == 0) {
         /* the log head is in rank 0's own window memory: a local atomic
          * load after MPI_Win_sync (unified memory model) */
@@ -237,51 +308,59 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     }
     MPI_Request q;
     int rc;
-    int64_t total = 0, anydirty = 0, totcand = 0;
+    int64_t total = 0, anydirty = 0, totcand = 0, totfetch = 0;
     for (int i = 0; i < n; i++) {
         total += all[(size_t)i * SX_N + SX_A];
         anydirty += all[(size_t)i * SX_N + SX_A + 1];
         totcand += all[(size_t)i * SX_N + SX_A + 3];
+        totfetch += all[(size_t)i * SX_N + SX_A + 4];
     }
+    int carry = 0;                     /* a cost move carries data */
     ph_dsm_move *moves = NULL;
     long nmoves = 0;
     uint64_t head = (uint64_t)all[SX_A + 2];
     ph_dsm_seg *segs = NULL;
     long nsegs = 0;
     ph_dsm_vec marked = {0};
-    if (total > 0) {
+    if (total > 0 || totfetch > 0) {
         /* 2. everybody's ranges, merged into segments of constant writers */
-        if (2 * (total + totcand) > INT_MAX)
+        if (2 * (total + totcand + totfetch) > INT_MAX)
             ph_dsm_fatal(c, "barrier: %" PRId64 " write-notice ranges (more "
-                      "than an MPI count)", total + totcand);
+                      "than an MPI count)", total + totcand + totfetch);
         int *counts = malloc((size_t)n * sizeof *counts);
         int *displs = malloc((size_t)n * sizeof *displs);
         int *ccounts = malloc((size_t)n * sizeof *ccounts);
         int *cdispls = malloc((size_t)n * sizeof *cdispls);
+        int *fcounts = malloc((size_t)n * sizeof *fcounts);
+        int *fdispls = malloc((size_t)n * sizeof *fdispls);
         int *c2 = malloc((size_t)n * sizeof *c2);
         int *d2 = malloc((size_t)n * sizeof *d2);
-        uint64_t *pairs = malloc((size_t)(total + totcand) * 2 * sizeof *pairs);
-        segs = malloc((size_t)total * 2 * sizeof *segs);
-        if (!counts || !displs || !ccounts || !cdispls || !c2 || !d2 ||
-            !pairs || !segs)
+        uint64_t *pairs = malloc((size_t)(total + totcand + totfetch) * 2 *
+                                 sizeof *pairs);
+        segs = malloc((size_t)(total ? total : 1) * 2 * sizeof *segs);
+        if (!counts || !displs || !ccounts || !cdispls || !fcounts ||
+            !fdispls || !c2 || !d2 || !pairs || !segs)
             ph_dsm_fatal(c, "barrier: out of memory for %" PRId64 " write-"
                       "notice ranges", total);
-        /* rank i sends its notices, then its candidates */
+        /* rank i sends its notices, its candidates, its fetched pages */
         int at = 0;
         for (int i = 0; i < n; i++) {
             counts[i] = (int)all[(size_t)i * SX_N + SX_A];
             ccounts[i] = (int)all[(size_t)i * SX_N + SX_A + 3];
+            fcounts[i] = (int)all[(size_t)i * SX_N + SX_A + 4];
             displs[i] = at;
             cdispls[i] = at + counts[i];
-            c2[i] = 2 * (counts[i] + ccounts[i]);
+            fdispls[i] = at + counts[i] + ccounts[i];
+            c2[i] = 2 * (counts[i] + ccounts[i] + fcounts[i]);
             d2[i] = 2 * at;
-            at += counts[i] + ccounts[i];
+            at += counts[i] + ccounts[i] + fcounts[i];
         }
-        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * (nranges + ncand)),
+        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * (nranges + ncand + nfetch)),
                              MPI_UINT64_T, pairs, c2, d2, MPI_UINT64_T,
                              c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Iallgatherv (write notices)", -1);
-        c->st.bytes_sent += 2 * (uint64_t)(nranges + ncand) * sizeof(uint64_t);
+        c->st.bytes_sent += 2 * (uint64_t)(nranges + ncand + nfetch) *
+                            sizeof(uint64_t);
         ph_dsm_wait_collective(c, &q, "the write notices of a barrier");
         nsegs = ph_dsm_notice_merge(pairs, counts, displs, n, segs);
         if (nsegs < 0)
@@ -303,6 +382,39 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
                 ph_dsm_fatal(c, "barrier: out of memory planning home "
                              "migrations");
         }
+        /* ... and by cost (after JIAJIA's: the pages it moved lose their
+         * evidence), appended */
+        if (c->cost.on) {
+            ph_dsm_move *cm = NULL;
+            ph_dsm_cost_counts cc = {0};
+            ph_dsm_rank_cost *rcost = malloc((size_t)n * sizeof *rcost);
+            if (!rcost)
+                ph_dsm_fatal(c, "barrier: out of memory");
+            cost_unpack(c, all, rcost);
+            long ncm = ph_dsm_migrate_cost_plan(
+                pairs, counts, displs, fcounts, fdispls, n, rcost, &c->mig,
+                &c->cost,
+                (uint32_t)c->st.barriers, c->moved_at, c->evid, c->npages,
+                home_of, c, &cm, &cc);
+            free(rcost);
+            if (ncm < 0)
+                ph_dsm_fatal(c, "barrier: out of memory planning home "
+                             "migrations by cost");
+            c->st.cost_weighed += cc.pages;
+            c->st.cost_frozen += cc.frozen;
+            if (ncm > 0) {
+                ph_dsm_move *both = realloc(moves, (size_t)(nmoves + ncm) *
+                                                       sizeof *both);
+                if (!both)
+                    ph_dsm_fatal(c, "barrier: out of memory planning home "
+                                 "migrations by cost");
+                memcpy(both + nmoves, cm, (size_t)ncm * sizeof *cm);
+                moves = both;
+                nmoves += ncm;
+                carry = 1;
+            }
+            free(cm);
+        }
         /* this rank's dirty pages that others wrote too: exact diffs */
         for (size_t i = 0; i < c->dirty.n; i++) {
             uint64_t p = c->dirty.v[i];
@@ -319,13 +431,20 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         free(displs);
         free(ccounts);
         free(cdispls);
+        free(fcounts);
+        free(fdispls);
         free(c2);
         free(d2);
         free(pairs);
     }
     free(mine_pairs);
     /* 3. diffs home, home pages write-protected again */
+    uint64_t tf = ph_now_ns(), sent = c->st.diffs_sent + c->st.whole_pages_sent;
     ph_dsm_flush_dirty(c, 0, c->npages, 1);
+    sent = c->st.diffs_sent + c->st.whole_pages_sent - sent;
+    if (sent > 0 && c->cost.on)       /* the cost rule's D of this rank */
+        ph_dsm_cost_mean(&c->cost_diff_ns,
+                         (double)(ph_now_ns() - tf) / (double)sent);
     for (size_t i = 0; i < marked.n; i++)
         c->state[marked.v[i]] &= (uint8_t)~PGF_TMP;
     ph_dsm_vec_free(&marked);
@@ -372,10 +491,17 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         ph_dsm_invalidate_pages(c, inval.v, inval.n);
         ph_dsm_vec_free(&inval);
     }
-    /* 6. the homes move (every diff landed, stale copies dropped) */
+    /* 6. the homes move (every diff landed, stale copies dropped); a new
+     * home by cost fetches the page it lacks, and nobody goes on before
+     * it has (the old home changes nothing, the others read the new) */
     if (nmoves > 0)
         ph_dsm_migrate_apply(c, moves, (size_t)nmoves);
     free(moves);
+    if (carry) {
+        rc = MPI_Ibarrier(c->comm, &q);
+        ph_dsm_mpi_check(c, rc, "MPI_Ibarrier", -1);
+        ph_dsm_wait_collective(c, &q, "a barrier's home moves");
+    }
     /* the interval's writers, for the next issue's home migration */
     free(c->last_segs);
     c->last_segs = segs;
@@ -386,8 +512,11 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         c->state[c->iw.v[i]] &= (uint8_t)~PGF_IW;
     for (size_t i = 0; i < c->np.n; i++)
         c->state[c->np.v[i]] &= (uint8_t)~PGF_NP;
+    for (size_t i = 0; i < c->fetched.n; i++)
+        c->pinfo[c->fetched.v[i]].flags &= (uint8_t)~PIF_FETCHED;
     c->iw.n = 0;
     c->np.n = 0;
+    c->fetched.n = 0;
     if (head > c->log_seen)
         c->log_seen = head;
     ph_dsm_win_sync(c);

@@ -35,6 +35,19 @@
  *                 one per page (tracked at every sweep they would be one
  *                 per page and sweep); the result equals the sequential
  *                 one.
+ *   cost          home migration by cost (migrate_cost.h) on pages homed
+ *                 at rank 0, which never touches them after initialising:
+ *                 at 2 ranks rank 1 writes every page in every round and
+ *                 then drops its copy (a selective acquire), so JIAJIA's
+ *                 rule cannot move it (no valid copy) and the cost rule
+ *                 moves it with its data; at 3 or more ranks, ranks 1..N-1
+ *                 each write their own words of every page (false sharing:
+ *                 several writers, JIAJIA's rule never moves it), and the
+ *                 cost rule homes every page at one of them.  Every rank
+ *                 checks every word after every barrier; at the end every
+ *                 page is homed at a writer and the moves were by cost
+ *                 (counted), and the last rounds fetched fewer pages than
+ *                 the first.  With cluster_migrate_reads=0 nothing moves.
  *   readonly      an array written once and then only read is fetched in
  *                 the first interval and never again (fetch counter),
  *                 also across lock acquires that drop every cached copy
@@ -153,7 +166,82 @@ static void stress(const char *placement, long long min_writes)
         CHECK_EQ(moved, 0);
     if (me == 0)
         printf("stress: %d rounds, %lld words written, %lld page "
-               "migrations, %ld lost or stale\n", t, writes, moved, bad);
+               "migrations, %ld lost or stale (%lld by cost, %lld pages "
+               "carried to rank 0)\n", t, writes, moved, bad,
+               cl_stat_of("migrations_cost"), cl_stat_of("migrated_carried"));
+    CHECK(ph_cluster_free(a) == 0);
+}
+
+/* ---- home migration by cost ------------------------------------------ */
+
+#define C_PAGES 32
+#define C_ROUNDS 24
+
+static void cost(void)
+{
+    int n = ph_cluster_nranks(), me = ph_cluster_rank();
+    ph_placement_t pl;
+    CHECK(ph_placement_parse(&pl, "node:0") == 0);
+    uint64_t *a = ph_cluster_alloc(C_PAGES * PAGE, &pl);
+    CHECK(a != NULL);
+    if (!a)
+        return;
+    int on = n > 1 && tunable("cluster_migrate") == 1 &&
+             tunable("cluster_migrate_reads") == 1;
+    static uint64_t ref[C_PAGES * WPP];
+    long long moved0 = cl_stat_of("migrations_cost");
+    long long fetched_first = 0, fetched_last = 0;
+    long bad = 0;
+    for (int t = 0; t < C_ROUNDS; t++) {
+        long long f0 = cl_stat_of("pages_fetched");
+        /* word w of every page is written by rank 1 + w % (n - 1) */
+        if (me > 0)
+            for (int p = 0; p < C_PAGES; p++)
+                for (int w = me - 1; w < WPP; w += n > 1 ? n - 1 : 1)
+                    a[(size_t)p * WPP + w] = value(t, (size_t)p * WPP + w);
+        if (n == 2 && me == 1)                  /* no valid copy at the barrier */
+            CHECK(ph_cluster_acquire(a, C_PAGES * PAGE) == 0);
+        for (size_t i = 0; i < (size_t)C_PAGES * WPP; i++)
+            if (n > 1)
+                ref[i] = value(t, i);
+        CHECK(ph_cluster_barrier() == 0);
+        long wrong = 0;
+        for (size_t i = 0; i < (size_t)C_PAGES * WPP; i++)
+            wrong += a[i] != ref[i];
+        if (wrong && !bad)
+            fprintf(stderr, "rank %d: round %d: %ld words differ from the "
+                    "reference\n", me, t, wrong);
+        bad += wrong;
+        CHECK(ph_cluster_barrier() == 0);
+        long long df = cl_stat_of("pages_fetched") - f0;
+        if (t < 4)
+            fetched_first += df;
+        if (t >= C_ROUNDS - 4)
+            fetched_last += df;
+    }
+    CHECK_EQ(bad, 0);
+    long long moved = cl_stat_of("migrations_cost") - moved0;
+    int at_writer = 0;
+    for (int p = 0; p < C_PAGES; p++) {
+        int h = ph_cluster_home(a + (size_t)p * WPP);
+        at_writer += h >= 1;
+    }
+    if (on) {
+        CHECK_EQ(at_writer, C_PAGES);
+        CHECK(moved >= C_PAGES);
+        if (me > 0)
+            CHECK(fetched_last < fetched_first);
+    } else {
+        CHECK_EQ(at_writer, 0);
+        CHECK_EQ(moved, 0);
+    }
+    if (me == 0 || me == 1)
+        printf("cost: rank %d: %d ranks, %d rounds: %d of %d pages homed at a "
+               "writer, %lld moves by cost, %lld pages carried here, fetched "
+               "%lld in the first 4 rounds and %lld in the last 4, %ld lost "
+               "or stale\n", me, n, C_ROUNDS, at_writer, C_PAGES, moved,
+               cl_stat_of("migrated_carried"), fetched_first, fetched_last,
+               bad);
     CHECK(ph_cluster_free(a) == 0);
 }
 
@@ -528,6 +616,8 @@ int main(int argc, char **argv)
         hometrack(argc > 2 ? argv[2] : "block");
     else if (!strcmp(mode, "readonly"))
         readonly();
+    else if (!strcmp(mode, "cost"))
+        cost();
     else if (!strcmp(mode, "badinput"))
         badinput();
     else if (!strcmp(mode, "rowrite"))

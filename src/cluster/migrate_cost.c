@@ -1,0 +1,275 @@
+/*
+ * migrate_cost.c -- home migration by cost (see migrate_cost.h): pure
+ * functions, no MPI, no cluster state.
+ */
+#include "cluster/migrate_cost.h"
+
+#include "criteria/amortised.h"
+#include "criteria/criteria.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ph_dsm_evid_update(ph_dsm_evid *e, int t, double s_ns, uint32_t interval)
+{
+    double past = 0;
+    int has_past = e->at != 0 && e->to >= 0;
+    if (has_past) {
+        uint32_t gap = interval + 1 - e->at;   /* >= 1 */
+        past = e->gain_ns;
+        if (gap > 1)
+            past = ldexp(past, -(int)(gap - 1 < 64 ? gap - 1 : 64));
+    }
+    if (t < 0 || !(s_ns > 0)) {
+        e->gain_ns = (float)(past / 2);        /* an interval of no saving */
+    } else if (!has_past) {
+        e->to = t;
+        e->gain_ns = (float)s_ns;
+    } else if (e->to == t) {
+        e->gain_ns = (float)((past + s_ns) / 2);
+    } else if (s_ns > past / 2) {
+        e->to = t;                             /* one interval: half */
+        e->gain_ns = (float)(s_ns / 2);
+    } else {
+        e->gain_ns = (float)(past / 2);
+    }
+    if (!(e->gain_ns >= 1)) {            /* under a nanosecond: none */
+        e->gain_ns = 0;
+        e->to = -1;
+    }
+    e->at = interval + 1;
+}
+
+/* One sorted list of (start, length) ranges, walked page by page. */
+typedef struct cursor {
+    const uint64_t *r;
+    int n, i;
+    uint64_t pos;              /* UINT64_MAX: done */
+} cursor;
+
+static void cur_init(cursor *c, const uint64_t *r, int n, size_t npages)
+{
+    c->r = r;
+    c->n = n;
+    c->i = 0;
+    c->pos = UINT64_MAX;
+    while (c->i < n && c->r[2 * c->i + 1] == 0)
+        c->i++;
+    if (c->i < n && c->r[2 * c->i] < npages)
+        c->pos = c->r[2 * c->i];
+}
+
+static void cur_next(cursor *c, size_t npages)
+{
+    c->pos++;
+    if (c->pos < c->r[2 * c->i] + c->r[2 * c->i + 1] && c->pos < npages)
+        return;
+    c->i++;
+    while (c->i < c->n && c->r[2 * c->i + 1] == 0)
+        c->i++;
+    c->pos = c->i < c->n && c->r[2 * c->i] < npages ? c->r[2 * c->i]
+                                                    : UINT64_MAX;
+}
+
+/* Ranks other than r wrote the page in the interval (nwrote writers, w1
+ * one of them). */
+static int others_wrote(int nwrote, int w1, int r)
+{
+    return nwrote > 1 || (nwrote == 1 && w1 != r);
+}
+
+typedef struct mlist {
+    ph_dsm_move *v;
+    size_t n, cap;
+} mlist;
+
+static int emit(mlist *m, uint64_t page, int to)
+{
+    if (m->n > 0) {
+        ph_dsm_move *l = &m->v[m->n - 1];
+        if (l->to == to && l->start + l->len == page) {
+            l->len++;
+            return 0;
+        }
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        ph_dsm_move *p = realloc(m->v, cap * sizeof *p);
+        if (!p)
+            return -1;
+        m->v = p;
+        m->cap = cap;
+    }
+    m->v[m->n++] = (ph_dsm_move){page, 1, to, 1};
+    return 0;
+}
+
+long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
+                              const int *wdispls, const int *fcounts,
+                              const int *fdispls, int nranks,
+                              const ph_dsm_rank_cost *rc,
+                              const ph_dsm_migrate_cfg *mig,
+                              const ph_dsm_cost_cfg *cfg, uint32_t interval,
+                              uint32_t *moved_at, ph_dsm_evid *ev,
+                              size_t npages, ph_dsm_home_fn home,
+                              void *home_ctx, ph_dsm_move **out,
+                              ph_dsm_cost_counts *counts)
+{
+    *out = NULL;
+    if (!cfg->on || !mig->on || nranks < 2)
+        return 0;
+    for (int r = 0; r < nranks; r++)
+        if (!(rc[r].fetch_ns > 0) || !(rc[r].diff_ns >= 0))
+            return 0;                  /* no cost model: nothing to weigh */
+    size_t nl = 2 * (size_t)nranks;
+    cursor *cur = malloc(nl * sizeof *cur);
+    uint8_t *wrote = calloc((size_t)nranks, 1);
+    uint8_t *fetched = calloc((size_t)nranks, 1);
+    int *seen = malloc((size_t)nranks * sizeof *seen);
+    mlist m = {0};
+    if (!cur || !wrote || !fetched || !seen)
+        goto nomem;
+    for (int r = 0; r < nranks; r++) {
+        cur_init(&cur[2 * r], pairs + 2 * (size_t)wdispls[r], wcounts[r],
+                 npages);
+        cur_init(&cur[2 * r + 1], pairs + 2 * (size_t)fdispls[r], fcounts[r],
+                 npages);
+    }
+    /* R: as long again as the run so far (no count of iterations here) */
+    const double remaining = ph_crit_remaining((double)interval + 1, 0, 0);
+    for (;;) {
+        uint64_t p = UINT64_MAX;
+        for (size_t l = 0; l < nl; l++)
+            if (cur[l].pos < p)
+                p = cur[l].pos;
+        if (p == UINT64_MAX)
+            break;
+        int ns = 0;
+        for (size_t l = 0; l < nl; l++) {
+            if (cur[l].pos != p)
+                continue;
+            int r = (int)(l / 2);
+            if (!wrote[r] && !fetched[r])
+                seen[ns++] = r;
+            if (l & 1)
+                fetched[r] = 1;
+            else
+                wrote[r] = 1;
+            cur_next(&cur[l], npages);
+        }
+        ph_dsm_evid *e = &ev[p];
+        int h = home(home_ctx, p);
+        int nwrote = 0, w1 = -1;            /* writers now, one of them */
+        for (int k = 0; k < ns; k++)
+            if (wrote[seen[k]]) {
+                nwrote++;
+                w1 = seen[k];
+            }
+        /* written in the previous interval: a fetch now will recur */
+        int was_written = e->written_at != 0 && e->written_at == interval;
+        /* the home wrote it in this interval or the one before (every
+         * other interval: Jacobi's two grids) */
+        int home_writes = h >= 0 && h < nranks &&
+                          (wrote[h] || (e->home_wrote_at != 0 &&
+                                        e->home_wrote_at == interval));
+        int new_home = h;                   /* after this barrier */
+        if (h < 0 || h >= nranks) {
+            /* a first-touch page nobody claimed: nothing to weigh */
+        } else if (moved_at[p] == interval + 1) {
+            /* JIAJIA's rule moved it at this barrier: a fresh start */
+            memset(e, 0, sizeof *e);
+            e->to = -1;
+            new_home = w1;                  /* JIAJIA's: the one writer */
+        } else if (home_writes) {
+            /* a writer home stays: its readers fetch after every write
+             * wherever the home is, and elsewhere its own writes would
+             * cost write faults, twins, diffs and the barrier's wait for
+             * them (measured: Laplace's boundary rows moved to their
+             * readers ran 1.3-1.6x slower) */
+            ph_dsm_evid_update(e, -1, 0, interval);
+        } else {
+            if (counts)
+                counts->pages++;
+            /* the old home's traffic with the page elsewhere (it did not
+             * write it): a fetch whenever another rank wrote, if it reads
+             * the page (a reader home) */
+            double after = (e->flags & PH_DSM_EV_READER_HOME) &&
+                                   others_wrote(nwrote, w1, h)
+                               ? rc[h].fetch_ns
+                               : 0;
+            int best = -1;
+            double bs = 0;
+            for (int k = 0; k < ns; k++) {
+                int r = seen[k];
+                if (r == h)
+                    continue;
+                /* a fetch of a page nobody else writes (a cold miss of
+                 * data read-only now) does not recur: no saving */
+                int recurs = fetched[r] && (others_wrote(nwrote, w1, r) || was_written);
+                double s = (recurs ? rc[r].fetch_ns : 0) +
+                           (wrote[r] ? rc[r].diff_ns : 0) - after;
+                if (s > bs) {           /* seen[] is in rank order */
+                    bs = s;
+                    best = r;
+                }
+            }
+            ph_dsm_evid_update(e, best, bs, interval);
+            if (e->frozen_at) {
+                /* frozen (ping-pong): moves again melt_intervals later */
+                uint32_t melt = cfg->melt_intervals ? cfg->melt_intervals : 1;
+                if (interval + 1 - e->frozen_at >= melt) {
+                    e->frozen_at = 0;
+                    e->prev = 0;        /* melted: it may go back */
+                }
+            }
+            if (!e->frozen_at && e->to >= 0 && e->to != h &&
+                (double)e->gain_ns * remaining > rc[e->to].fetch_ns &&
+                ph_dsm_migrate_allowed(mig, interval, moved_at[p])) {
+                int t = e->to;
+                if (ph_crit_pingpong(h, e->prev - 1, t)) {
+                    e->frozen_at = interval + 1;
+                    if (counts)
+                        counts->frozen++;
+                } else {
+                    if (emit(&m, p, t) < 0)
+                        goto nomem;
+                    new_home = t;
+                    moved_at[p] = interval + 1;
+                    e->prev = h + 1;
+                    if (wrote[t])
+                        e->flags &= ~PH_DSM_EV_READER_HOME;
+                    else
+                        e->flags |= PH_DSM_EV_READER_HOME;
+                    e->gain_ns = 0;
+                    e->to = -1;
+                    if (counts)
+                        counts->moves++;
+                }
+            }
+        }
+        if (nwrote)
+            e->written_at = interval + 1;
+        if (new_home != h)
+            e->home_wrote_at = 0;
+        if (new_home >= 0 && new_home < nranks && wrote[new_home])
+            e->home_wrote_at = interval + 1;
+        for (int k = 0; k < ns; k++)
+            wrote[seen[k]] = fetched[seen[k]] = 0;
+    }
+    free(cur);
+    free(wrote);
+    free(fetched);
+    free(seen);
+    *out = m.v;
+    return (long)m.n;
+nomem:
+    free(cur);
+    free(wrote);
+    free(fetched);
+    free(seen);
+    free(m.v);
+    errno = ENOMEM;
+    return -1;
+}
