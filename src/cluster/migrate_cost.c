@@ -106,37 +106,52 @@ static int emit(mlist *m, uint64_t page, int to)
     return 0;
 }
 
-long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
-                              const int *wdispls, const int *fcounts,
-                              const int *fdispls, int nranks,
-                              const ph_dsm_rank_cost *rc,
+long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                               const ph_dsm_migrate_cfg *mig,
                               const ph_dsm_cost_cfg *cfg, uint32_t interval,
                               uint32_t *moved_at, ph_dsm_evid *ev,
-                              size_t npages, ph_dsm_home_fn home,
-                              void *home_ctx, ph_dsm_move **out,
+                              size_t npages, ph_dsm_move **out,
                               ph_dsm_cost_counts *counts)
 {
     *out = NULL;
+    const int nranks = in->nranks;
+    const ph_dsm_rank_cost *rc = in->rc;
     if (!cfg->on || !mig->on || nranks < 2)
         return 0;
     for (int r = 0; r < nranks; r++)
         if (!(rc[r].fetch_ns > 0) || !(rc[r].diff_ns >= 0))
             return 0;                  /* no cost model: nothing to weigh */
-    size_t nl = 2 * (size_t)nranks;
+    /* the lists walked: per rank its remote writes (valid copy or not) and
+     * its fetches, and the pages several ranks wrote; pages only their
+     * home wrote are not visited (most of what a program writes) */
+    size_t nmulti = 0;
+    for (size_t i = 0; i < in->nsegs; i++)
+        nmulti += in->segs[i].nwriters > 1;
+    size_t nl = 3 * (size_t)nranks + 1;
     cursor *cur = malloc(nl * sizeof *cur);
+    uint64_t *multi = malloc((nmulti ? nmulti : 1) * 2 * sizeof *multi);
     uint8_t *wrote = calloc((size_t)nranks, 1);
     uint8_t *fetched = calloc((size_t)nranks, 1);
     int *seen = malloc((size_t)nranks * sizeof *seen);
     mlist m = {0};
-    if (!cur || !wrote || !fetched || !seen)
+    if (!cur || !multi || !wrote || !fetched || !seen)
         goto nomem;
+    nmulti = 0;
+    for (size_t i = 0; i < in->nsegs; i++)
+        if (in->segs[i].nwriters > 1) {
+            multi[2 * nmulti] = in->segs[i].start;
+            multi[2 * nmulti + 1] = in->segs[i].len;
+            nmulti++;
+        }
     for (int r = 0; r < nranks; r++) {
-        cur_init(&cur[2 * r], pairs + 2 * (size_t)wdispls[r], wcounts[r],
-                 npages);
-        cur_init(&cur[2 * r + 1], pairs + 2 * (size_t)fdispls[r], fcounts[r],
-                 npages);
+        cur_init(&cur[3 * r], in->pairs + 2 * (size_t)in->cdispls[r],
+                 in->ccounts[r], npages);
+        cur_init(&cur[3 * r + 1], in->pairs + 2 * (size_t)in->xdispls[r],
+                 in->xcounts[r], npages);
+        cur_init(&cur[3 * r + 2], in->pairs + 2 * (size_t)in->fdispls[r],
+                 in->fcounts[r], npages);
     }
+    cur_init(&cur[nl - 1], multi, (int)nmulti, npages);
     /* R: as long again as the run so far (no count of iterations here) */
     const double remaining = ph_crit_remaining((double)interval + 1, 0, 0);
     for (;;) {
@@ -146,36 +161,53 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
                 p = cur[l].pos;
         if (p == UINT64_MAX)
             break;
-        int ns = 0;
-        for (size_t l = 0; l < nl; l++) {
+        int ns = 0, nremote = 0;
+        for (size_t l = 0; l + 1 < nl; l++) {
             if (cur[l].pos != p)
                 continue;
-            int r = (int)(l / 2);
+            int r = (int)(l / 3);
             if (!wrote[r] && !fetched[r])
                 seen[ns++] = r;
-            if (l & 1)
+            if (l % 3 == 2) {
                 fetched[r] = 1;
-            else
+            } else if (!wrote[r]) {
                 wrote[r] = 1;
+                nremote++;
+            }
             cur_next(&cur[l], npages);
         }
+        if (cur[nl - 1].pos == p)
+            cur_next(&cur[nl - 1], npages);
         ph_dsm_evid *e = &ev[p];
-        int h = home(home_ctx, p);
+        int h = in->home(in->home_ctx, p);
+        int valid_home = h >= 0 && h < nranks;
+        /* the home wrote it now: it has more writers than remote ones */
+        const ph_dsm_seg *sg = ph_dsm_seg_find(in->segs, in->nsegs, p);
+        int nw = sg ? sg->nwriters : 0;
+        if (valid_home && nw > nremote && !wrote[h]) {
+            if (!fetched[h])
+                seen[ns++] = h;
+            wrote[h] = 1;
+        }
         int nwrote = 0, w1 = -1;            /* writers now, one of them */
         for (int k = 0; k < ns; k++)
             if (wrote[seen[k]]) {
                 nwrote++;
                 w1 = seen[k];
             }
-        /* written in the previous interval: a fetch now will recur */
-        int was_written = e->written_at != 0 && e->written_at == interval;
-        /* the home wrote it in this interval or the one before (every
-         * other interval: Jacobi's two grids) */
-        int home_writes = h >= 0 && h < nranks &&
-                          (wrote[h] || (e->home_wrote_at != 0 &&
-                                        e->home_wrote_at == interval));
+        /* written in the interval before: a fetch now will recur */
+        const ph_dsm_seg *ps = ph_dsm_seg_find(in->prev, in->nprev, p);
+        int was_written = ps != NULL;
+        /* ... by its home (Jacobi's two grids: every other interval); a
+         * page several ranks wrote was weighed then, its stamp is exact */
+        int home_wrote_before =
+            valid_home && ps &&
+            (ps->nwriters == 1 ? ps->writer == h
+                               : e->home_wrote_at != 0 &&
+                                     e->home_wrote_at == interval);
+        int home_writes = valid_home && (wrote[h] || home_wrote_before);
         int new_home = h;                   /* after this barrier */
-        if (h < 0 || h >= nranks) {
+        if (!valid_home) {
             /* a first-touch page nobody claimed: nothing to weigh */
         } else if (moved_at[p] == interval + 1) {
             /* JIAJIA's rule moved it at this barrier: a fresh start */
@@ -187,7 +219,7 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
              * wherever the home is, and elsewhere its own writes would
              * cost write faults, twins, diffs and the barrier's wait for
              * them (measured: Laplace's boundary rows moved to their
-             * readers ran 1.3-1.6x slower) */
+             * readers ran up to 1.6x slower) */
             ph_dsm_evid_update(e, -1, 0, interval);
         } else {
             if (counts)
@@ -207,11 +239,12 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
                     continue;
                 /* a fetch of a page nobody else writes (a cold miss of
                  * data read-only now) does not recur: no saving */
-                int recurs = fetched[r] && (others_wrote(nwrote, w1, r) || was_written);
-                double s = (recurs ? rc[r].fetch_ns : 0) +
-                           (wrote[r] ? rc[r].diff_ns : 0) - after;
-                if (s > bs) {           /* seen[] is in rank order */
-                    bs = s;
+                int recurs = fetched[r] &&
+                             (others_wrote(nwrote, w1, r) || was_written);
+                double sv = (recurs ? rc[r].fetch_ns : 0) +
+                            (wrote[r] ? rc[r].diff_ns : 0) - after;
+                if (sv > bs || (sv == bs && sv > 0 && r < best)) {
+                    bs = sv;
                     best = r;
                 }
             }
@@ -249,8 +282,6 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
                 }
             }
         }
-        if (nwrote)
-            e->written_at = interval + 1;
         if (new_home != h)
             e->home_wrote_at = 0;
         if (new_home >= 0 && new_home < nranks && wrote[new_home])
@@ -259,6 +290,7 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
             wrote[seen[k]] = fetched[seen[k]] = 0;
     }
     free(cur);
+    free(multi);
     free(wrote);
     free(fetched);
     free(seen);
@@ -266,6 +298,7 @@ long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
     return (long)m.n;
 nomem:
     free(cur);
+    free(multi);
     free(wrote);
     free(fetched);
     free(seen);

@@ -21,12 +21,15 @@
  * write faults, twins, diffs and the barrier's wait for them.  Measured
  * here: moving Laplace's boundary rows from their writers to the
  * neighbours that read them (what a per-page fetch-against-diff
- * comparison asks for) made four Laplace variants 1.3-1.6x slower at 2
+ * comparison asks for) made four Laplace variants up to 1.6x slower at 2
  * ranks.  So the rule weighs only pages whose home did not write them.
 
  * THE EVIDENCE.  Every remote fault is a sample, for free: at a barrier
  * every rank adds to the exchange of write notices the pages it fetched
- * in the interval (as ranges).  Then per page, with h its home:
+ * since the last exchange (as ranges; a barrier where nobody wrote has no
+ * exchange, and its fetches wait for the next one -- measured: an
+ * exchange of its own at every such barrier made Laplace's naive variant,
+ * two barriers an iteration, 1.3x slower).  Then per page, with h its home:
  *   traffic(r)   what rank r != h paid this interval: recurring * F(r) +
  *                wrote * D(r), where a fetch recurs when another rank
  *                wrote the page in this interval or anybody in the one
@@ -88,6 +91,7 @@
 #define PH_CLUSTER_MIGRATE_COST_H
 
 #include "cluster/migrate.h"
+#include "cluster/notice.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -115,8 +119,9 @@ typedef struct ph_dsm_evid {
                            0: none (zeroed memory is a page never seen) */
     uint32_t at;        /* barrier of E's last update + 1, 0: none */
     uint32_t frozen_at; /* barrier it froze at + 1, 0: not frozen */
-    uint32_t written_at;/* barrier of the last interval it was written + 1 */
-    uint32_t home_wrote_at; /* ... by its home then (cleared by a move) */
+    uint32_t home_wrote_at; /* barrier of the last interval its home wrote
+                               it + 1 (exact for pages weighed then; a
+                               move clears it) */
     uint32_t flags;     /* PH_DSM_EV_* */
 } ph_dsm_evid;
 #define PH_DSM_EV_READER_HOME 0x1u
@@ -136,26 +141,40 @@ typedef struct ph_dsm_cost_counts {
     uint64_t frozen;     /* pages frozen (ping-pong) */
 } ph_dsm_cost_counts;
 
-/* The cost moves of barrier `interval`.  pairs holds (start, length)
- * ranges, sorted and disjoint within a list: rank r's written pages at
- * pairs[2 wdispls[r] ..) (wcounts[r] ranges) and its fetched pages at
- * pairs[2 fdispls[r] ..) (fcounts[r] ranges); rc[0..nranks) the ranks'
- * costs (a rank whose fetch_ns is not > 0 makes no page move; the cost
- * rule is off).  moved_at and mig as for
- * ph_dsm_migrate_plan (pages JIAJIA's plan moved at this barrier, stamped
- * interval + 1, lose their evidence and do not move again).  ev[0..npages)
- * is updated.  *out (malloc'd, NULL when none) gets the moves (carry = 1)
- * in page order.  Returns their number, or -1/ENOMEM; *counts (may be
- * NULL) is added to. */
-long ph_dsm_migrate_cost_plan(const uint64_t *pairs, const int *wcounts,
-                              const int *wdispls, const int *fcounts,
-                              const int *fdispls, int nranks,
-                              const ph_dsm_rank_cost *rc,
+/* What a barrier's exchange gave every rank alike.  Range lists are
+ * (start, length) pairs, sorted and disjoint within a list; rank r's lists
+ * are at pairs[2 Xdispls[r] ..) with Xcounts[r] ranges. */
+typedef struct ph_dsm_cost_in {
+    const ph_dsm_seg *segs;       /* this barrier's merged notices */
+    size_t nsegs;
+    const ph_dsm_seg *prev;       /* the barrier before's (NULL, 0: none) */
+    size_t nprev;
+    const uint64_t *pairs;
+    const int *ccounts, *cdispls; /* written, homed elsewhere, copy valid
+                                     (JIAJIA's candidates) */
+    const int *xcounts, *xdispls; /* written, homed elsewhere, no valid copy */
+    const int *fcounts, *fdispls; /* fetched since the last exchange */
+    int nranks;
+    const ph_dsm_rank_cost *rc;   /* the ranks' costs; a rank whose
+                                     fetch_ns is not > 0: the rule is off */
+    ph_dsm_home_fn home;
+    void *home_ctx;
+} ph_dsm_cost_in;
+
+/* The cost moves of barrier `interval`.  The pages weighed are those a
+ * rank wrote away from their home, those fetched, and those several ranks
+ * wrote; a page only its home wrote is not visited (the home wrote a page
+ * when its writers in the notices outnumber the ranks that list it as a
+ * remote write).  moved_at and mig as for ph_dsm_migrate_plan (pages
+ * JIAJIA's plan moved at this barrier, stamped interval + 1, lose their
+ * evidence and do not move again).  ev[0..npages) is updated.  *out
+ * (malloc'd, NULL when none) gets the moves (carry = 1) in page order.
+ * Returns their number, or -1/ENOMEM; *counts (may be NULL) is added to. */
+long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                               const ph_dsm_migrate_cfg *mig,
                               const ph_dsm_cost_cfg *cfg, uint32_t interval,
                               uint32_t *moved_at, ph_dsm_evid *ev,
-                              size_t npages, ph_dsm_home_fn home,
-                              void *home_ctx, ph_dsm_move **out,
+                              size_t npages, ph_dsm_move **out,
                               ph_dsm_cost_counts *counts);
 
 /* The evidence of a page updated with one interval's best saving `s_ns`

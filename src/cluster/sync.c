@@ -250,45 +250,52 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         if (u == 0 || all_pages.v[i] != all_pages.v[u - 1])
             all_pages.v[u++] = all_pages.v[i];
     all_pages.n = u;
-    /* room for the notices and, after them, the migration candidates */
-    uint64_t *mine_pairs = malloc((u ? u : 1) * 4 * sizeof *mine_pairs);
+    /* room for the notices and, after them, the migration candidates, the
+     * cost rule's remote writes without a valid copy and its fetches */
+    uint64_t *mine_pairs = malloc(((u ? u : 1) * 6 + 2 * c->fetched.n) *
+                                  sizeof *mine_pairs);
     if (!mine_pairs)
         ph_dsm_fatal(c, "barrier: out of memory");
     size_t nranges = ph_dsm_notice_ranges(all_pages.v, u, mine_pairs);
     size_t written_here = u;
     /* the pages this rank wrote, homed elsewhere, whose copy here is valid
      * (migrate.h): the home may move here without moving data */
-    size_t ncand = 0;
+    size_t ncand = 0, nx = 0;
     if (c->mig.on && n > 1) {
+        /* (the cost rule's too: the written pages homed elsewhere without
+         * a valid copy, after them in the same array) */
+        ph_dsm_vec xs = {0};
         size_t k = 0;
         for (size_t i = 0; i < u; i++) {
             size_t p = (size_t)all_pages.v[i];
-            if ((c->state[p] & PGS_MASK) != PGS_INVALID &&
-                ph_dsm_home_known(c, p) != c->rank)
+            if (ph_dsm_home_known(c, p) == c->rank)
+                continue;
+            if ((c->state[p] & PGS_MASK) != PGS_INVALID)
                 all_pages.v[k++] = p;
+            else if (c->cost.on && ph_dsm_vec_push(&xs, p) < 0)
+                ph_dsm_fatal(c, "barrier: out of memory");
         }
         ncand = ph_dsm_notice_ranges(all_pages.v, k, mine_pairs + 2 * nranges);
+        nx = ph_dsm_notice_ranges(xs.v, xs.n, mine_pairs + 2 * (nranges + ncand));
+        ph_dsm_vec_free(&xs);
     }
     ph_dsm_vec_free(&all_pages);
-    /* the pages this rank fetched in the interval, after the candidates:
+    /* the pages this rank fetched since the last exchange, after those:
      * the cost rule's evidence (migrate_cost.h) */
     size_t nfetch = 0;
     if (c->cost.on && n > 1 && c->fetched.n > 0) {
-        uint64_t *grown = realloc(mine_pairs, ((u ? u : 1) * 4 +
-                                               2 * c->fetched.n) *
-                                                  sizeof *mine_pairs);
-        if (!grown)
-            ph_dsm_fatal(c, "barrier: out of memory");
-        mine_pairs = grown;
         if (c->fetched.n > 1)
             qsort(c->fetched.v, c->fetched.n, sizeof *c->fetched.v,
                   ph_cmp_u64);
         nfetch = ph_dsm_notice_ranges(c->fetched.v, c->fetched.n,
-                                      mine_pairs + 2 * (nranges + ncand));
+                                      mine_pairs + 2 * (nranges + ncand + nx));
     }
 
-    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0, (int64_t)ncand,
-                       (int64_t)nfetch, (int64_t)cost_pack(c)};
+    /* candidates and the cost rule's remote writes share a number: both
+     * are MPI counts (< 2^31) */
+    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0,
+                       (int64_t)(ncand | (uint64_t)nx << 32), (int64_t)nfetch,
+                       (int64_t)cost_pack(c)};
     if (c->rank == 0) {
         /* the log head is in rank 0's own window memory: a local atomic
          * load after MPI_Win_sync (unified memory model) */
@@ -308,11 +315,14 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     }
     MPI_Request q;
     int rc;
-    int64_t total = 0, anydirty = 0, totcand = 0, totfetch = 0;
+#define NCAND(i) ((int64_t)((uint64_t)all[(size_t)(i) * SX_N + SX_A + 3] & 0xffffffffu))
+#define NX(i) ((int64_t)((uint64_t)all[(size_t)(i) * SX_N + SX_A + 3] >> 32))
+    int64_t total = 0, anydirty = 0, totcand = 0, totx = 0, totfetch = 0;
     for (int i = 0; i < n; i++) {
         total += all[(size_t)i * SX_N + SX_A];
         anydirty += all[(size_t)i * SX_N + SX_A + 1];
-        totcand += all[(size_t)i * SX_N + SX_A + 3];
+        totcand += NCAND(i);
+        totx += NX(i);
         totfetch += all[(size_t)i * SX_N + SX_A + 4];
     }
     int carry = 0;                     /* a cost move carries data */
@@ -322,45 +332,53 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     ph_dsm_seg *segs = NULL;
     long nsegs = 0;
     ph_dsm_vec marked = {0};
-    if (total > 0 || totfetch > 0) {
+    /* (fetched pages alone do not make an exchange: they wait for the next
+     * barrier that has one, or the ranks would pay a collective more at
+     * every barrier a program reads in) */
+    int exchanged = total > 0;
+    if (total > 0) {
         /* 2. everybody's ranges, merged into segments of constant writers */
-        if (2 * (total + totcand + totfetch) > INT_MAX)
+        int64_t nall = total + totcand + totx + totfetch;
+        if (2 * nall > INT_MAX)
             ph_dsm_fatal(c, "barrier: %" PRId64 " write-notice ranges (more "
-                      "than an MPI count)", total + totcand + totfetch);
+                      "than an MPI count)", nall);
         int *counts = malloc((size_t)n * sizeof *counts);
         int *displs = malloc((size_t)n * sizeof *displs);
         int *ccounts = malloc((size_t)n * sizeof *ccounts);
         int *cdispls = malloc((size_t)n * sizeof *cdispls);
+        int *xcounts = malloc((size_t)n * sizeof *xcounts);
+        int *xdispls = malloc((size_t)n * sizeof *xdispls);
         int *fcounts = malloc((size_t)n * sizeof *fcounts);
         int *fdispls = malloc((size_t)n * sizeof *fdispls);
         int *c2 = malloc((size_t)n * sizeof *c2);
         int *d2 = malloc((size_t)n * sizeof *d2);
-        uint64_t *pairs = malloc((size_t)(total + totcand + totfetch) * 2 *
-                                 sizeof *pairs);
-        segs = malloc((size_t)(total ? total : 1) * 2 * sizeof *segs);
-        if (!counts || !displs || !ccounts || !cdispls || !fcounts ||
-            !fdispls || !c2 || !d2 || !pairs || !segs)
+        uint64_t *pairs = malloc((size_t)nall * 2 * sizeof *pairs);
+        segs = malloc((size_t)total * 2 * sizeof *segs);
+        if (!counts || !displs || !ccounts || !cdispls || !xcounts ||
+            !xdispls || !fcounts || !fdispls || !c2 || !d2 || !pairs || !segs)
             ph_dsm_fatal(c, "barrier: out of memory for %" PRId64 " write-"
                       "notice ranges", total);
-        /* rank i sends its notices, its candidates, its fetched pages */
+        /* rank i sends its notices, its candidates, its remote writes
+         * without a copy, its fetched pages */
         int at = 0;
         for (int i = 0; i < n; i++) {
             counts[i] = (int)all[(size_t)i * SX_N + SX_A];
-            ccounts[i] = (int)all[(size_t)i * SX_N + SX_A + 3];
+            ccounts[i] = (int)NCAND(i);
+            xcounts[i] = (int)NX(i);
             fcounts[i] = (int)all[(size_t)i * SX_N + SX_A + 4];
             displs[i] = at;
             cdispls[i] = at + counts[i];
-            fdispls[i] = at + counts[i] + ccounts[i];
-            c2[i] = 2 * (counts[i] + ccounts[i] + fcounts[i]);
+            xdispls[i] = cdispls[i] + ccounts[i];
+            fdispls[i] = xdispls[i] + xcounts[i];
+            c2[i] = 2 * (counts[i] + ccounts[i] + xcounts[i] + fcounts[i]);
             d2[i] = 2 * at;
-            at += counts[i] + ccounts[i] + fcounts[i];
+            at += counts[i] + ccounts[i] + xcounts[i] + fcounts[i];
         }
-        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * (nranges + ncand + nfetch)),
-                             MPI_UINT64_T, pairs, c2, d2, MPI_UINT64_T,
-                             c->comm, &q);
+        size_t nmine = nranges + ncand + nx + nfetch;
+        rc = MPI_Iallgatherv(mine_pairs, (int)(2 * nmine), MPI_UINT64_T,
+                             pairs, c2, d2, MPI_UINT64_T, c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Iallgatherv (write notices)", -1);
-        c->st.bytes_sent += 2 * (uint64_t)(nranges + ncand + nfetch) *
-                            sizeof(uint64_t);
+        c->st.bytes_sent += 2 * (uint64_t)nmine * sizeof(uint64_t);
         ph_dsm_wait_collective(c, &q, "the write notices of a barrier");
         nsegs = ph_dsm_notice_merge(pairs, counts, displs, n, segs);
         if (nsegs < 0)
@@ -391,11 +409,17 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
             if (!rcost)
                 ph_dsm_fatal(c, "barrier: out of memory");
             cost_unpack(c, all, rcost);
+            ph_dsm_cost_in in = {
+                .segs = segs, .nsegs = (size_t)nsegs,
+                .prev = c->last_segs, .nprev = c->last_nsegs,
+                .pairs = pairs,
+                .ccounts = ccounts, .cdispls = cdispls,
+                .xcounts = xcounts, .xdispls = xdispls,
+                .fcounts = fcounts, .fdispls = fdispls,
+                .nranks = n, .rc = rcost, .home = home_of, .home_ctx = c};
             long ncm = ph_dsm_migrate_cost_plan(
-                pairs, counts, displs, fcounts, fdispls, n, rcost, &c->mig,
-                &c->cost,
-                (uint32_t)c->st.barriers, c->moved_at, c->evid, c->npages,
-                home_of, c, &cm, &cc);
+                &in, &c->mig, &c->cost, (uint32_t)c->st.barriers, c->moved_at,
+                c->evid, c->npages, &cm, &cc);
             free(rcost);
             if (ncm < 0)
                 ph_dsm_fatal(c, "barrier: out of memory planning home "
@@ -431,6 +455,10 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         free(displs);
         free(ccounts);
         free(cdispls);
+#undef NCAND
+#undef NX
+        free(xcounts);
+        free(xdispls);
         free(fcounts);
         free(fdispls);
         free(c2);
@@ -512,11 +540,13 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         c->state[c->iw.v[i]] &= (uint8_t)~PGF_IW;
     for (size_t i = 0; i < c->np.n; i++)
         c->state[c->np.v[i]] &= (uint8_t)~PGF_NP;
-    for (size_t i = 0; i < c->fetched.n; i++)
-        c->pinfo[c->fetched.v[i]].flags &= (uint8_t)~PIF_FETCHED;
+    if (exchanged) {
+        for (size_t i = 0; i < c->fetched.n; i++)
+            c->pinfo[c->fetched.v[i]].flags &= (uint8_t)~PIF_FETCHED;
+        c->fetched.n = 0;
+    }
     c->iw.n = 0;
     c->np.n = 0;
-    c->fetched.n = 0;
     if (head > c->log_seen)
         c->log_seen = head;
     ph_dsm_win_sync(c);

@@ -71,6 +71,8 @@ typedef struct world {
     uint32_t moved_at[NP];
     ph_dsm_evid ev[NP];
     ph_dsm_cost_counts counts;
+    ph_dsm_seg prev[NP];          /* the last step's notices */
+    size_t nprev;
 } world;
 
 static void world_init(world *w, int nranks, double f, double d)
@@ -84,25 +86,53 @@ static void world_init(world *w, int nranks, double f, double d)
     w->cfg.melt_intervals = 4;
 }
 
-/* Plan barrier `interval` and apply the moves to homes[]; returns the
- * number of move records, *mv gets them (caller frees). */
+/* Plan barrier `interval` as sync.c feeds it: the notices (one segment
+ * per written page), per rank its remote writes (even pages as JIAJIA's
+ * candidates, odd ones as writes without a copy: the rule weighs both
+ * alike) and its fetches, the last step's notices; apply the moves to
+ * homes[].  Returns the number of move records, *mv gets them (caller
+ * frees). */
 static long step(world *w, const iv *x, uint32_t interval, ph_dsm_move **mv)
 {
-    uint64_t pairs[2 * 64 * 2 * MAXR];
-    int wc[MAXR], wd[MAXR], fc[MAXR], fd[MAXR];
-    size_t at = 0;
+    static uint64_t pairs[2 * 64 * 3 * MAXR];
+    int cc[MAXR], cd[MAXR], xc[MAXR], xd[MAXR], fc[MAXR], fd[MAXR];
+    ph_dsm_seg segs[NP];
+    size_t nsegs = 0, at = 0;
+    for (int p = 0; p < NP; p++) {
+        int nw = 0, wr = -1;
+        for (int r = 0; r < w->nranks; r++)
+            if (x->wrote[r] >> p & 1) {
+                nw++;
+                wr = r;
+            }
+        if (nw)
+            segs[nsegs++] = (ph_dsm_seg){(uint64_t)p, 1, nw, nw == 1 ? wr : -1};
+    }
     for (int r = 0; r < w->nranks; r++) {
-        wd[r] = (int)at;
-        wc[r] = (int)ranges_of(x->wrote[r], pairs + 2 * at);
-        at += (size_t)wc[r];
+        uint64_t remote = 0;
+        for (int p = 0; p < NP; p++)
+            if (homes[p] != r)
+                remote |= 1ull << p;
+        remote &= x->wrote[r];
+        cd[r] = (int)at;
+        cc[r] = (int)ranges_of(remote & 0x5555555555555555ull, pairs + 2 * at);
+        at += (size_t)cc[r];
+        xd[r] = (int)at;
+        xc[r] = (int)ranges_of(remote & 0xaaaaaaaaaaaaaaaaull, pairs + 2 * at);
+        at += (size_t)xc[r];
         fd[r] = (int)at;
         fc[r] = (int)ranges_of(x->fetched[r], pairs + 2 * at);
         at += (size_t)fc[r];
     }
-    long n = ph_dsm_migrate_cost_plan(pairs, wc, wd, fc, fd, w->nranks, w->rc,
-                                      &w->mig, &w->cfg, interval, w->moved_at,
-                                      w->ev, NP, home_fn, NULL, mv,
-                                      &w->counts);
+    ph_dsm_cost_in in = {
+        .segs = segs, .nsegs = nsegs, .prev = w->prev, .nprev = w->nprev,
+        .pairs = pairs, .ccounts = cc, .cdispls = cd, .xcounts = xc,
+        .xdispls = xd, .fcounts = fc, .fdispls = fd, .nranks = w->nranks,
+        .rc = w->rc, .home = home_fn, .home_ctx = NULL};
+    long n = ph_dsm_migrate_cost_plan(&in, &w->mig, &w->cfg, interval,
+                                      w->moved_at, w->ev, NP, mv, &w->counts);
+    memcpy(w->prev, segs, nsegs * sizeof *segs);
+    w->nprev = nsegs;
     for (long i = 0; i < n; i++) {
         CHECK_EQ((*mv)[i].carry, 1);
         for (uint64_t p = (*mv)[i].start; p < (*mv)[i].start + (*mv)[i].len;
@@ -342,7 +372,7 @@ static void test_jiajia(void)
     free(mv);
     CHECK_EQ(w.ev[41].flags, 0);
     CHECK(w.ev[41].gain_ns == 0);
-    CHECK_EQ(w.ev[41].written_at, 1);
+    CHECK_EQ(w.ev[41].home_wrote_at, 1);     /* its new home wrote it */
     /* page 40 went to 1; rank 1 stops writing it: rank 2's evidence
      * waits for the threshold (moved at 0, again at 5 at the earliest) */
     iv b = {{0}, {0}};
