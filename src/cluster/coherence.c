@@ -946,6 +946,22 @@ static void rearm_pages(ph_dsm *c, ph_dsm_vec *sel)
     }
 }
 
+/* Untracked home pages sel (a list of them, sorted on return) out of the
+ * untracked list and write-protected: their next write faults again. */
+static void untracked_rearm(ph_dsm *c, ph_dsm_vec *sel)
+{
+    for (size_t i = 0; i < sel->n; i++)
+        c->state[sel->v[i]] |= PGF_TMP;
+    size_t k = 0;
+    for (size_t i = 0; i < c->untracked.n; i++)
+        if (!(c->state[c->untracked.v[i]] & PGF_TMP))
+            c->untracked.v[k++] = c->untracked.v[i];
+    c->untracked.n = k;
+    for (size_t i = 0; i < sel->n; i++)
+        c->state[sel->v[i]] &= (uint8_t)~PGF_TMP;
+    rearm_pages(c, sel);
+}
+
 /* Untracked pages back to tracked, the next write (in the next write
  * interval) counting as the (K)th consecutive one. */
 static void retrack_all(ph_dsm *c, int note)
@@ -986,16 +1002,7 @@ void ph_dsm_home_foreign(ph_dsm *c, const ph_dsm_seg *segs, size_t nsegs)
     if (back.n == 0)
         return;
     /* those go back to tracked: out of the untracked list, write-protected */
-    for (size_t i = 0; i < back.n; i++)
-        c->state[back.v[i]] |= PGF_TMP;
-    size_t k = 0;
-    for (size_t i = 0; i < c->untracked.n; i++)
-        if (!(c->state[c->untracked.v[i]] & PGF_TMP))
-            c->untracked.v[k++] = c->untracked.v[i];
-    c->untracked.n = k;
-    for (size_t i = 0; i < back.n; i++)
-        c->state[back.v[i]] &= (uint8_t)~PGF_TMP;
-    rearm_pages(c, &back);
+    untracked_rearm(c, &back);
     c->st.home_retracked += back.n;
     ph_dsm_vec_free(&back);
 }
@@ -1364,18 +1371,8 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
             all++;
         }
     }
-    if (wp.n > 0) {
-        for (size_t i = 0; i < wp.n; i++)
-            c->state[wp.v[i]] |= PGF_TMP;
-        size_t k = 0;
-        for (size_t i = 0; i < c->untracked.n; i++)
-            if (!(c->state[c->untracked.v[i]] & PGF_TMP))
-                c->untracked.v[k++] = c->untracked.v[i];
-        c->untracked.n = k;
-        for (size_t i = 0; i < wp.n; i++)
-            c->state[wp.v[i]] &= (uint8_t)~PGF_TMP;
-        rearm_pages(c, &wp);
-    }
+    if (wp.n > 0)
+        untracked_rearm(c, &wp);
     ph_dsm_vec_free(&wp);
     c->st.migrations += all;
     c->st.migrations_cost += bycost;

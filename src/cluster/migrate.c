@@ -19,16 +19,11 @@ int ph_dsm_migrate_allowed(const ph_dsm_migrate_cfg *cfg, uint32_t interval,
     return interval - last >= k;
 }
 
-typedef struct moves {
-    ph_dsm_move *v;
-    size_t n, cap;
-} moves;
-
-static int emit(moves *m, uint64_t page, int to)
+int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry)
 {
     if (m->n > 0) {
         ph_dsm_move *l = &m->v[m->n - 1];
-        if (l->to == to && l->start + l->len == page) {
+        if (l->to == to && l->carry == carry && l->start + l->len == page) {
             l->len++;
             return 0;
         }
@@ -41,7 +36,7 @@ static int emit(moves *m, uint64_t page, int to)
         m->v = p;
         m->cap = cap;
     }
-    m->v[m->n++] = (ph_dsm_move){page, 1, to, 0};
+    m->v[m->n++] = (ph_dsm_move){page, 1, to, carry};
     return 0;
 }
 
@@ -66,7 +61,7 @@ long ph_dsm_migrate_plan(const ph_dsm_seg *segs, size_t nsegs,
                          uint32_t *moved_at, size_t npages,
                          ph_dsm_move **out)
 {
-    moves m = {0};
+    ph_dsm_moves m = {0};
     *out = NULL;
     if (!cfg->on)
         return 0;
@@ -92,7 +87,7 @@ long ph_dsm_migrate_plan(const ph_dsm_seg *segs, size_t nsegs,
                                                     moved_at[p]))
                             continue;
                         moved_at[p] = interval + 1;
-                        if (emit(&m, p, r) < 0) {
+                        if (ph_dsm_moves_add(&m, p, r, 0) < 0) {
                             free(m.v);
                             errno = ENOMEM;
                             return -1;

@@ -64,6 +64,15 @@ typedef struct ph_dsm_move {
     int carry;
 } ph_dsm_move;
 
+/* A growing list of moves. */
+typedef struct ph_dsm_moves {
+    ph_dsm_move *v;
+    size_t n, cap;
+} ph_dsm_moves;
+/* Page `page` moves to `to`: joins the last move when it continues it
+ * (same target, same carry, the next page).  -1 on ENOMEM. */
+int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry);
+
 /* The moves of barrier `interval`.  segs/nsegs: the merged write notices
  * (ph_dsm_notice_merge).  Rank r's candidate ranges are
  * cand[2 displs[r] .. 2 (displs[r] + counts[r])) as (start, length),

@@ -80,32 +80,6 @@ static int others_wrote(int nwrote, int w1, int r)
     return nwrote > 1 || (nwrote == 1 && w1 != r);
 }
 
-typedef struct mlist {
-    ph_dsm_move *v;
-    size_t n, cap;
-} mlist;
-
-static int emit(mlist *m, uint64_t page, int to)
-{
-    if (m->n > 0) {
-        ph_dsm_move *l = &m->v[m->n - 1];
-        if (l->to == to && l->start + l->len == page) {
-            l->len++;
-            return 0;
-        }
-    }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 16;
-        ph_dsm_move *p = realloc(m->v, cap * sizeof *p);
-        if (!p)
-            return -1;
-        m->v = p;
-        m->cap = cap;
-    }
-    m->v[m->n++] = (ph_dsm_move){page, 1, to, 1};
-    return 0;
-}
-
 long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                               const ph_dsm_migrate_cfg *mig,
                               const ph_dsm_cost_cfg *cfg, uint32_t interval,
@@ -133,7 +107,7 @@ long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
     uint8_t *wrote = calloc((size_t)nranks, 1);
     uint8_t *fetched = calloc((size_t)nranks, 1);
     int *seen = malloc((size_t)nranks * sizeof *seen);
-    mlist m = {0};
+    ph_dsm_moves m = {0};
     if (!cur || !multi || !wrote || !fetched || !seen)
         goto nomem;
     nmulti = 0;
@@ -266,7 +240,7 @@ long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                     if (counts)
                         counts->frozen++;
                 } else {
-                    if (emit(&m, p, t) < 0)
+                    if (ph_dsm_moves_add(&m, p, t, 1) < 0)
                         goto nomem;
                     new_home = t;
                     moved_at[p] = interval + 1;

@@ -46,21 +46,12 @@ typedef struct iv {
 
 static size_t ranges_of(uint64_t mask, uint64_t *out)
 {
+    uint64_t pages[64];
     size_t n = 0;
-    for (int p = 0; p < 64;) {
-        if (!(mask >> p & 1)) {
-            p++;
-            continue;
-        }
-        int q = p;
-        while (q < 64 && (mask >> q & 1))
-            q++;
-        out[2 * n] = (uint64_t)p;
-        out[2 * n + 1] = (uint64_t)(q - p);
-        n++;
-        p = q;
-    }
-    return n;
+    for (int p = 0; p < 64; p++)
+        if (mask >> p & 1)
+            pages[n++] = (uint64_t)p;
+    return ph_dsm_notice_ranges(pages, n, out);
 }
 
 typedef struct world {
