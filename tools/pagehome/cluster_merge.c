@@ -51,7 +51,11 @@ int cluster_rank_of(const char *path, json_t *obj)
 static int not_a_counter(const char *key)
 {
     static const char *const names[] = {"rank", "ranks", "nranks", "pid", "version",
-                                        "pagehome_stats", "config", "cluster", NULL};
+                                        "pagehome_stats", "config", "cluster",
+                                        /* home migration's settings and cost model */
+                                        "on", "min_intervals", "cost_rule", "melt_intervals",
+                                        "fetch_ns", "diff_ns", "sync_ns", "measured_fetch_ns",
+                                        "measured_flush_ns", "measured_twin_ns", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(key, names[i]) == 0)
             return 1;

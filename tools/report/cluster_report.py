@@ -182,6 +182,19 @@ def run_items(cl):
         items.append(("kv", "home migration", "on, a page moves again at most every "
                       f"{int(num(cl.ranks[0].mig, 'min_intervals'))} barriers" if on
                       else "off (cluster_migrate=0)"))
+        m0 = cl.ranks[0].mig
+        if on and "cost_rule" in m0:
+            if num(m0, "cost_rule"):
+                bycost = max([num(r.mig, "migrations_cost") for r in cl.ranks] + [0])
+                carried = sum(num(r.mig, "migrated_carried") for r in cl.ranks)
+                frozen = max([num(r.mig, "cost_frozen") for r in cl.ranks] + [0])
+                items.append(("kv", "migration by cost",
+                              f"{int(bycost)} pages moved ({int(carried)} with their data), "
+                              f"{int(frozen)} frozen; start-up model: page fetch "
+                              f"{num(m0, 'fetch_ns') / 1000:.1f} us, diff "
+                              f"{num(m0, 'diff_ns') / 1000:.1f} us"))
+            else:
+                items.append(("kv", "migration by cost", "off (cluster_migrate_reads=0)"))
     end = ""
     if "exit_status" in info:
         end = f"exit status {info['exit_status']}"
