@@ -580,6 +580,13 @@ static void badinput(void)
     CHECK(ph_config_set("cluster_migrate", "maybe") == -1);
     CHECK(ph_config_get("cluster_migrate_min_intervals", after, sizeof after) == 0);
     CHECK(strcmp(before, after) == 0);
+    /* the cost rule's tunables (migrate_cost.h) */
+    CHECK(ph_config_get("cluster_migrate_melt_intervals", before, sizeof before) == 0);
+    CHECK(ph_config_set("cluster_migrate_melt_intervals", "0") == -1 && errno == EINVAL);
+    CHECK(ph_config_set("cluster_migrate_melt_intervals", "1000001") == -1);
+    CHECK(ph_config_set("cluster_migrate_reads", "often") == -1 && errno == EINVAL);
+    CHECK(ph_config_get("cluster_migrate_melt_intervals", after, sizeof after) == 0);
+    CHECK(strcmp(before, after) == 0);
     CHECK(ph_cluster_free(a) == 0);
 }
 
