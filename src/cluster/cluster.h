@@ -113,6 +113,9 @@ typedef struct ph_dsm_pinfo {
 #define PIF_FETCHED  0x10     /* fetched in this barrier interval (in the
                                * fetched list: migrate_cost.h's evidence) */
 
+/* Read-ahead streams followed at once (coherence.c). */
+#define PH_DSM_RA_STREAMS 8
+
 /* A growable list of page numbers. */
 typedef struct ph_dsm_vec {
     uint64_t *v;
@@ -312,6 +315,7 @@ struct ph_dsm {
 
     /* tunables, read once at init */
     long timeout_ms, fetch_pages, spin_us, poll_us, nlocks;
+    long fetch_max_pages;     /* cluster_fetch_max_pages (>= fetch_pages) */
     long home_untrack_after, home_recheck;
     ph_dsm_migrate_cfg mig;
     ph_dsm_cost_cfg cost;     /* on, melt: tunables; net: measured, agreed */
@@ -321,6 +325,13 @@ struct ph_dsm {
     double cost_twin_ns;      /* running mean: a write fault on a cached
                                * copy (its twin) per page made writable */
     size_t cost_fetched;      /* pages the fault being served fetched */
+    /* read-ahead (coherence.c): the streams of misses page after page */
+    struct ph_dsm_stream {
+        uint64_t next;        /* the page after its last fetched run */
+        uint32_t window;      /* pages its next miss fetches */
+        uint32_t used;        /* clock of its last miss (LRU) */
+    } ra[PH_DSM_RA_STREAMS];
+    uint32_t ra_clock;
     size_t cost_twinned;      /* ... made writable with twins */
     double whole_share;
     int write_predict;        /* cluster_write_predict */

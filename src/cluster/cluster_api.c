@@ -71,6 +71,9 @@ static void read_tunables(ph_dsm *c)
     c->nlocks = (long)ph_opt_int(PH_OPT_CLUSTER_LOCKS);
     c->timeout_ms = (long)ph_opt_int(PH_OPT_CLUSTER_TIMEOUT_MS);
     c->fetch_pages = (long)ph_opt_int(PH_OPT_CLUSTER_FETCH_PAGES);
+    c->fetch_max_pages = (long)ph_opt_int(PH_OPT_CLUSTER_FETCH_MAX_PAGES);
+    if (c->fetch_max_pages < c->fetch_pages)
+        c->fetch_max_pages = c->fetch_pages;
     c->whole_share = ph_opt_double(PH_OPT_CLUSTER_DIFF_WHOLE_SHARE);
     c->log_size = (uint64_t)ph_opt_int(PH_OPT_CLUSTER_NOTICE_LOG);
     c->spin_us = (long)ph_opt_int(PH_OPT_CLUSTER_SPIN_US);

@@ -11,7 +11,8 @@
  *                 protects it again (so the next write is seen).
  *   cached page   INVALID -> RO by a fetch (one MPI_Get for the page and
  *                 the following invalid pages with the same home, up to
- *                 cluster_fetch_pages) -> RW by a write fault, which first
+ *                 the read-ahead window: READ-AHEAD below) -> RW by
+ *                 a write fault, which first
  *                 copies the page to a twin; a write fault on a page
  *                 this rank wrote in its last copy also makes the
  *                 following such pages RW, twins first, in one ranged
@@ -383,14 +384,57 @@ static void fetch(ph_dsm *c, size_t page, size_t n, int home)
     c->st.fetch_ns += ph_now_ns() - t0;
 }
 
+/* READ-AHEAD.  A miss fetches the missing page and the invalid pages
+ * after it with the same home, in one get: cluster_fetch_pages of them,
+ * or more for a stream.  A miss on the page right after the run the
+ * previous miss of a stream fetched (a thread reading through an array
+ * page after page) doubles that stream's window, up to
+ * cluster_fetch_max_pages; a miss anywhere else starts a new stream (the
+ * least recently used of PH_DSM_RA_STREAMS is replaced: one per thread
+ * reading its own part) at cluster_fetch_pages.  So a scattered read
+ * fetches no more than before, and reading through 1024 pages takes 4,
+ * 8, 16, then 32 pages per miss: 35 misses instead of 256. */
+static size_t ra_window(ph_dsm *c, size_t page)
+{
+    struct ph_dsm_stream *s = NULL, *lru = &c->ra[0];
+    for (int i = 0; i < PH_DSM_RA_STREAMS; i++) {
+        if (c->ra[i].window && c->ra[i].next == page) {
+            s = &c->ra[i];
+            break;
+        }
+        if (c->ra[i].used < lru->used)
+            lru = &c->ra[i];
+    }
+    if (s) {
+        uint64_t w = (uint64_t)s->window * 2;
+        s->window = (uint32_t)(w < (uint64_t)c->fetch_max_pages
+                                   ? w : (uint64_t)c->fetch_max_pages);
+    } else {
+        s = lru;
+        s->window = (uint32_t)c->fetch_pages;
+    }
+    s->used = ++c->ra_clock;
+    return s->window;
+}
+
+/* The stream whose window was just used fetched [page, page + n). */
+static void ra_fetched(ph_dsm *c, size_t page, size_t n)
+{
+    for (int i = 0; i < PH_DSM_RA_STREAMS; i++)
+        if (c->ra[i].used == c->ra_clock) {
+            c->ra[i].next = page + n;
+            return;
+        }
+}
+
 /* How many pages from `page` on to fetch in one get: invalid, same home,
- * same allocation, at most cluster_fetch_pages. */
+ * same allocation, at most the read-ahead window. */
 static size_t fetch_run(ph_dsm *c, size_t page, int home, long ai)
 {
     ph_dsm_alloc *a = alloc_at(c, ai);
     size_t end = a->start + a->npages;
-    size_t n = 1;
-    while (n < (size_t)c->fetch_pages && page + n < end) {
+    size_t n = 1, max = ra_window(c, page);
+    while (n < max && page + n < end) {
         size_t q = page + n;
         if ((c->state[q] & PGS_MASK) != PGS_INVALID)
             break;
@@ -493,6 +537,7 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
     if (st == PGS_INVALID) {
         size_t n = fetch_run(c, p, home, ai);
         fetch(c, p, n, home);
+        ra_fetched(c, p, n);
         if (!write)
             c->cost_fetched = n;            /* a read miss: its cost */
         for (size_t i = 0; i < n; i++) {
