@@ -28,7 +28,7 @@ ph=$build/tools/pagehome/pagehome
 prog=$build/workloads/cluster/fft_dsm
 [ -x "$ph" ] && [ -x "$prog" ] || { echo "fft_table2.sh: build $build first (pagehome, fft_dsm)" >&2; exit 2; }
 status=0
-printf '%-6s %-5s %12s %9s  %s\n' impl RxT median_s fetched verification
+printf '%-6s %-5s %12s %9s %6s  %s\n' impl RxT median_s fetched gets verification
 IFS=, read -ra cfgs <<<"$configs"
 for impl in 0 1 2 3 4 flat; do
     for cfg in "${cfgs[@]}"; do
@@ -43,7 +43,8 @@ for impl in 0 1 2 3 4 flat; do
         fi
         sec=$(sed -n 's/.*median_seconds=\([0-9.]*\).*/\1/p' <<<"$line")
         fet=$(sed -n 's/.*fetched=\([0-9]*\).*/\1/p' <<<"$line")
-        printf '%-6s %-5s %12s %9s  %s\n' "$impl" "$cfg" "$sec" "$fet" "${ver%% (*}"
+        gets=$(sed -n 's/.*gets=\([0-9]*\).*/\1/p' <<<"$line")
+        printf '%-6s %-5s %12s %9s %6s  %s\n' "$impl" "$cfg" "$sec" "$fet" "$gets" "${ver%% (*}"
     done
 done
 exit $status

@@ -15,9 +15,10 @@
  * holds it (block homes: by the home) before the clock starts.
  *
  * Prints on rank 0, per repetition and then the median:
- *   fft_dsm impl=I N=n ranks=R threads=T rep=k seconds=S fetched=P
+ *   fft_dsm impl=I N=n ranks=R threads=T rep=k seconds=S fetched=P gets=G
  * (S: wall time of the transform between two cluster barriers; P: pages
- * fetched by all ranks during it, from the DSM's statistics), then the
+ * fetched by all ranks during it, G: the gets that fetched them, from the
+ * DSM's statistics), then the
  * verdict: rank 0 computes the sequential hybrid transform of the same
  * input in private memory and compares every point (equal bit for bit);
  * --no-check skips it.  WL_FAULT=1 corrupts one shared value first.
@@ -62,8 +63,8 @@ static const fg_ops dsm_ops = {ph_cluster_gang_split, ph_cluster_gang_join,
                                ph_cluster_gang_barrier, ph_cluster_gang_size,
                                gang_range, ph_cluster_barrier, team_range};
 
-/* This rank's pages fetched so far (the DSM's statistics, as JSON). */
-static long pages_fetched(void)
+/* One of this rank's counters so far (the DSM's statistics, as JSON). */
+static long dsm_stat(const char *name)
 {
     int fd = memfd_create("fft_dsm_stats", 0);
     if (fd < 0 || ph_cluster_stats_write(fd) < 0)
@@ -74,8 +75,10 @@ static long pages_fetched(void)
         wl_die(PROG, "cannot read the DSM statistics");
     buf[len] = '\0';
     close(fd);
-    const char *at = strstr(buf, "\"pages_fetched\":");
-    long v = at ? strtol(at + strlen("\"pages_fetched\":"), NULL, 10) : -1;
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *at = strstr(buf, key);
+    long v = at ? strtol(at + strlen(key), NULL, 10) : -1;
     free(buf);
     return v;
 }
@@ -119,7 +122,8 @@ int main(int argc, char **argv)
     if (ph_placement_parse(&pl, ptext) != 0)
         wl_die(PROG, ph_last_error());
     fg_cplx *S = ph_cluster_alloc(bytes, &pl), *T = ph_cluster_alloc(bytes, &pl);
-    long *fetched = ph_cluster_alloc((size_t)nr * sizeof(long), NULL);
+    /* per rank: pages fetched, then gets (fetch calls) */
+    long *fetched = ph_cluster_alloc((size_t)nr * 2 * sizeof(long), NULL);
     fg_cplx *w = malloc(n / 2 * sizeof *w);
     if (!S || !T || !fetched || !w)
         wl_die(PROG, ph_last_error());
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
                  impl == 2 || impl == 4, &dsm_ops, 0};
 
     double *secs = malloc((size_t)reps * sizeof *secs);
-    long total_fetched = 0;
+    long total_fetched = 0, total_gets = 0;
     if (!secs)
         wl_die(PROG, "out of memory");
     for (long rep = 0; rep < reps; rep++) {
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
                 S[k] = fg_input(k);
             ph_cluster_barrier();
         }
-        long f0 = pages_fetched();
+        long f0 = dsm_stat("pages_fetched"), g0 = dsm_stat("fetch_calls");
         ph_cluster_barrier();
         double t0 = wl_wtime_s();
         if (impl == 0) {
@@ -158,23 +162,28 @@ int main(int argc, char **argv)
         }
         ph_cluster_barrier();
         double dt = wl_wtime_s() - t0;
-        fetched[me] = pages_fetched() - f0;
+        fetched[2 * me] = dsm_stat("pages_fetched") - f0;
+        fetched[2 * me + 1] = dsm_stat("fetch_calls") - g0;
         ph_cluster_barrier();
-        total_fetched = 0;
-        for (int r = 0; r < nr; r++)
-            total_fetched += fetched[r];
+        total_fetched = total_gets = 0;
+        for (int r = 0; r < nr; r++) {
+            total_fetched += fetched[2 * r];
+            total_gets += fetched[2 * r + 1];
+        }
         secs[rep] = dt;
         if (me == 0)
             printf("%s impl=%s N=%zu ranks=%d threads=%d homes=%s rep=%ld "
-                   "seconds=%.4f fetched=%ld\n", PROG, impls[impl], n, nr,
-                   omp_get_max_threads(), ptext, rep, dt, total_fetched);
+                   "seconds=%.4f fetched=%ld gets=%ld\n", PROG, impls[impl], n,
+                   nr, omp_get_max_threads(), ptext, rep, dt, total_fetched,
+                   total_gets);
         ph_cluster_barrier();
     }
     qsort(secs, (size_t)reps, sizeof *secs, cmp_double);
     if (me == 0)
         printf("%s impl=%s N=%zu ranks=%d threads=%d homes=%s median_seconds=%.4f "
-               "fetched=%ld\n", PROG, impls[impl], n, nr, omp_get_max_threads(),
-               ptext, secs[reps / 2], total_fetched);
+               "fetched=%ld gets=%ld\n", PROG, impls[impl], n, nr,
+               omp_get_max_threads(), ptext, secs[reps / 2], total_fetched,
+               total_gets);
     if (me == 0 && wl_fault_injected())
         S[n / 3].re += 1e-6;
 
