@@ -24,7 +24,8 @@
  * see; a write through a second mapping of the rank's arena memfd is
  * another, and one that can be kept going for the whole of a fault: while
  * rank 0's reader misses on each page (homed at rank 1, fetched one page
- * at a time: cluster_fetch_pages=1), a writer thread, raised to SCHED_FIFO
+ * at a time: cluster_fetch_pages=1 and no read-ahead,
+ * cluster_fetch_max_pages=1), a writer thread, raised to SCHED_FIFO
  * on a CPU of its own (every other thread of both ranks is moved off it)
  * so that nothing preempts it while the service thread maps the page,
  * writes a word of that page through the alias without pause from before

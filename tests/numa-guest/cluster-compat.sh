@@ -23,6 +23,7 @@ fail=0
 # the host may deschedule the guest's CPUs under it)
 "$here/../cluster/run.sh" --timeout 300 2 --env OMP_NUM_THREADS=2 \
     --env PAGEHOME_CLUSTER_MIGRATE=0 --env PAGEHOME_CLUSTER_FETCH_PAGES=1 \
+    --env PAGEHOME_CLUSTER_FETCH_MAX_PAGES=1 \
     "$build/tests/cluster/test_map_gap" alias 48 3 25 || fail=1
 # the seeded stress and the litmus tests on the two-step path
 "$here/../cluster/run.sh" --timeout 300 2 \
