@@ -369,8 +369,10 @@ struct ph_dsm {
     uint64_t home_wiv_bar;    /* barriers + 1 when home_wiv last grew */
     uint32_t recheck_next, recheck_period, recheck_at, recheck_wiv;
     size_t recheck_last;
-    ph_dsm_seg *last_segs;       /* the last barrier's merged write notices */
+    ph_dsm_seg *last_segs;       /* the merged write notices of the last
+                                  * barrier that exchanged any */
     size_t last_nsegs;
+    uint32_t last_segs_at;       /* ... its barrier number + 1 */
     unsigned char **twins;    /* twin buffers by index */
     size_t ntwins, captwins;
     uint32_t *free_twins;     /* free indices */

@@ -169,7 +169,7 @@ long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                 nwrote++;
                 w1 = seen[k];
             }
-        /* written in the interval before: a fetch now will recur */
+        /* written at the exchange before: a fetch now will recur */
         const ph_dsm_seg *ps = ph_dsm_seg_find(in->prev, in->nprev, p);
         int was_written = ps != NULL;
         /* ... by its home (Jacobi's two grids: every other interval); a
@@ -177,8 +177,8 @@ long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
         int home_wrote_before =
             valid_home && ps &&
             (ps->nwriters == 1 ? ps->writer == h
-                               : e->home_wrote_at != 0 &&
-                                     e->home_wrote_at == interval);
+                               : in->prev_at != 0 &&
+                                     e->home_wrote_at == in->prev_at);
         int home_writes = valid_home && (wrote[h] || home_wrote_before);
         int new_home = h;                   /* after this barrier */
         if (!valid_home) {

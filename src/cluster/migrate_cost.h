@@ -15,8 +15,8 @@
  * (a producer's buffer read by a consumer in the next interval) whose
  * home does not use them.
  *
- * WHAT STAYS.  A page whose home wrote it in this interval or the one
- * before stays with its writer: its readers fetch after every write
+ * WHAT STAYS.  A page whose home wrote it in this interval or at the
+ * exchange before stays with its writer: its readers fetch after every write
  * wherever the home is, and elsewhere the home's own writes would cost it
  * write faults, twins, diffs and the barrier's wait for them.  Measured
  * here: moving Laplace's boundary rows from their writers to the
@@ -32,9 +32,9 @@
  * two barriers an iteration, 1.3x slower).  Then per page, with h its home:
  *   traffic(r)   what rank r != h paid this interval: recurring * F(r) +
  *                wrote * D(r), where a fetch recurs when another rank
- *                wrote the page in this interval or anybody in the one
- *                before (a first read of data nobody writes is not
- *                fetched again: no saving in moving it), F(r) what one page fetched on a fault costs
+ *                wrote the page in this interval or anybody at the
+ *                exchange before (a first read of data nobody writes is
+ *                not fetched again: no saving in moving it), F(r) what one page fetched on a fault costs
  *                rank r, D(r) what writing a page it does not home costs
  *                it: the write fault that makes the twin and the diff sent
  *                home at the barrier (THE COSTS, below);
@@ -147,8 +147,10 @@ typedef struct ph_dsm_cost_counts {
 typedef struct ph_dsm_cost_in {
     const ph_dsm_seg *segs;       /* this barrier's merged notices */
     size_t nsegs;
-    const ph_dsm_seg *prev;       /* the barrier before's (NULL, 0: none) */
+    const ph_dsm_seg *prev;       /* the last exchange's before this one
+                                     (NULL, 0: none) */
     size_t nprev;
+    uint32_t prev_at;             /* its barrier + 1 (0: none) */
     const uint64_t *pairs;
     const int *ccounts, *cdispls; /* written, homed elsewhere, copy valid
                                      (JIAJIA's candidates) */

@@ -9,7 +9,7 @@
  *   2. if anything was written: MPI_Iallgatherv of the written pages as
  *      (start, length) ranges (the write notices), merged into segments
  *      of constant writers (single-writer pages: the whole-page rule, and
- *      the next issue's home migration; kept in c->last_segs);
+ *      home migration; the last exchange's are kept in c->last_segs);
  *   3. flush the dirty pages: a page nobody else wrote goes whole when
  *      more than cluster_diff_whole_share of it changed, others as exact
  *      runs; write-protect the home pages written (the next write is seen);
@@ -412,6 +412,7 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
             ph_dsm_cost_in in = {
                 .segs = segs, .nsegs = (size_t)nsegs,
                 .prev = c->last_segs, .nprev = c->last_nsegs,
+                .prev_at = c->last_segs_at,
                 .pairs = pairs,
                 .ccounts = ccounts, .cdispls = cdispls,
                 .xcounts = xcounts, .xdispls = xdispls,
@@ -531,9 +532,16 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         ph_dsm_wait_collective(c, &q, "a barrier's home moves");
     }
     /* the interval's writers, for the next issue's home migration */
-    free(c->last_segs);
-    c->last_segs = segs;
-    c->last_nsegs = nsegs > 0 ? (size_t)nsegs : 0;
+    if (exchanged) {
+        /* the notices of the last exchange: what the cost rule calls
+         * written before (its fetched pages wait for an exchange too) */
+        free(c->last_segs);
+        c->last_segs = segs;
+        c->last_nsegs = nsegs > 0 ? (size_t)nsegs : 0;
+        c->last_segs_at = (uint32_t)c->st.barriers + 1;
+    } else {
+        free(segs);
+    }
     c->st.cur.written = written_here;
     /* a new interval */
     for (size_t i = 0; i < c->iw.n; i++)

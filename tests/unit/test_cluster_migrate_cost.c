@@ -64,6 +64,7 @@ typedef struct world {
     ph_dsm_cost_counts counts;
     ph_dsm_seg prev[NP];          /* the last step's notices */
     size_t nprev;
+    uint32_t prev_at;             /* its interval + 1 */
 } world;
 
 static void world_init(world *w, int nranks, double f, double d)
@@ -80,7 +81,8 @@ static void world_init(world *w, int nranks, double f, double d)
 /* Plan barrier `interval` as sync.c feeds it: the notices (one segment
  * per written page), per rank its remote writes (even pages as JIAJIA's
  * candidates, odd ones as writes without a copy: the rule weighs both
- * alike) and its fetches, the last step's notices; apply the moves to
+ * alike) and its fetches, the notices of the last step that had any;
+ * apply the moves to
  * homes[].  Returns the number of move records, *mv gets them (caller
  * frees). */
 static long step(world *w, const iv *x, uint32_t interval, ph_dsm_move **mv)
@@ -117,13 +119,17 @@ static long step(world *w, const iv *x, uint32_t interval, ph_dsm_move **mv)
     }
     ph_dsm_cost_in in = {
         .segs = segs, .nsegs = nsegs, .prev = w->prev, .nprev = w->nprev,
+        .prev_at = w->prev_at,
         .pairs = pairs, .ccounts = cc, .cdispls = cd, .xcounts = xc,
         .xdispls = xd, .fcounts = fc, .fdispls = fd, .nranks = w->nranks,
         .rc = w->rc, .home = home_fn, .home_ctx = NULL};
     long n = ph_dsm_migrate_cost_plan(&in, &w->mig, &w->cfg, interval,
                                       w->moved_at, w->ev, NP, mv, &w->counts);
-    memcpy(w->prev, segs, nsegs * sizeof *segs);
-    w->nprev = nsegs;
+    if (nsegs > 0) {             /* sync.c keeps the last exchange's */
+        memcpy(w->prev, segs, nsegs * sizeof *segs);
+        w->nprev = nsegs;
+        w->prev_at = interval + 1;
+    }
     for (long i = 0; i < n; i++) {
         CHECK_EQ((*mv)[i].carry, 1);
         for (uint64_t p = (*mv)[i].start; p < (*mv)[i].start + (*mv)[i].len;
