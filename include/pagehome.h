@@ -531,7 +531,10 @@ PH_CLUSTER_API int ph_cluster_stats_write(int fd);
  * threads of other gangs see them after a synchronisation they take part
  * in that follows it (the join of a common parent, ph_cluster_barrier, a
  * lock taken later, or their own next gang synchronisation, which reads
- * the same log).  A gang whose threads all live on one rank synchronises
+ * the same log).  A synchronisation of a gang holding every thread of
+ * every rank (a split of the whole team, the join back to it) is a
+ * ph_cluster_barrier in effect: the same memory effects, and homes may
+ * move there.  A gang whose threads all live on one rank synchronises
  * inside that rank and moves no data.  Do not mix a gang call on some
  * ranks with ph_cluster_barrier on others at the same point. */
 PH_CLUSTER_API int ph_cluster_gang_split(int count);

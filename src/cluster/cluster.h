@@ -267,6 +267,9 @@ typedef struct ph_dsm_stats {
                                    * home, atomics' operands, its part of
                                    * collectives and gang messages */
     uint64_t barriers, lock_acquires, lock_releases;
+    uint64_t gang_syncs;          /* gang synchronisations between ranks */
+    uint64_t gang_barriers;       /* ... of the whole team: barriers (in
+                                   * `barriers` too) */
     uint64_t selective_acquires, selective_releases;
     uint64_t invalidations, invalidate_all;
     uint64_t ft_claims_won, ft_claims_lost;
@@ -578,6 +581,9 @@ void ph_dsm_read_notices(ph_dsm *c);
 /* a release as at a lock release: every dirty page's diff home, home
  * pages write-protected again, this rank's write notices into the log */
 void ph_dsm_release_all(ph_dsm *c);
+/* a barrier for a gang synchronisation of the whole team (every thread of
+ * every rank is in it), after the gang's members agreed on the call */
+void ph_dsm_gang_barrier(ph_dsm *c, ph_dsm_req *r);
 
 /* ---- gang.c (service thread side) ---- */
 /* r->addr: the ph_gang_sync of a gang with threads on several ranks */

@@ -21,6 +21,17 @@
  *   3. ACQUIRE: each member reads the notice log from where it last read
  *      and drops its copies of pages other ranks wrote (ph_dsm_read_notices).
  *
+ * A gang of the whole team (the top split and the last join: every thread
+ * of every rank is in the call) is a cluster barrier instead of 1 and 3:
+ * after the meeting (2) the ranks exchange their write notices and flush
+ * as a barrier does (sync.c), so a page only one rank wrote goes home
+ * whole rather than as exact byte runs, home pages written at every
+ * interval stay untracked instead of being write-protected at every
+ * release, and homes may move.  Only there may a page go whole: in a gang
+ * of some ranks, another gang may write other bytes of the same page at
+ * the same time (its own data: race free), which a whole page would undo
+ * at the home.
+ *
  * THE CONSISTENCY CONTRACT (stated in pagehome.h).  Writes before a gang
  * synchronisation are visible after it to every thread of the gang: their
  * diffs are home before the first rank answers, and each member drops the
@@ -121,8 +132,11 @@ void ph_dsm_do_gang(ph_dsm *c, ph_dsm_req *r)
         return;
     }
     int r0 = s->first / team, r1 = (s->first + s->size - 1) / team;
+    /* the whole team: every thread of every rank is here, as in a barrier */
+    int whole = s->first == 0 && s->size == s->team && s->kind >= 0;
     uint64_t t0 = ph_now_ns();
-    if (s->kind >= 0)
+    c->st.gang_syncs++;
+    if (s->kind >= 0 && !whole)
         ph_dsm_release_all(c);
     int64_t h[H_N] = {GANG_MAGIC, s->kind, s->arg, s->first, s->size,
                       s->level, s->team};
@@ -184,6 +198,13 @@ void ph_dsm_do_gang(ph_dsm *c, ph_dsm_req *r)
                         ph_dsm_who(c, (int)v[V_RANK], w1, sizeof w1),
                         kind_text(v[V_KIND]), v[V_ARG], s->first,
                         s->first + s->size - 1);
+        return;
+    }
+    if (whole) {
+        /* the barrier's exchange (its own barrier_ns; the meeting's is
+         * counted here) */
+        c->st.barrier_ns += ph_now_ns() - t0;
+        ph_dsm_gang_barrier(c, r);
         return;
     }
     ph_dsm_read_notices(c);

@@ -382,6 +382,8 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     U(barriers);
     U(lock_acquires);
     U(lock_releases);
+    U(gang_syncs);
+    U(gang_barriers);
     U(selective_acquires);
     U(selective_releases);
     U(invalidations);

@@ -64,7 +64,8 @@ void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
  * MPI matching unrelated collectives.
  */
 enum { SX_KIND, SX_SEQ, SX_A, SX_N = 8 };
-enum { SK_BARRIER = 1, SK_ALLOC, SK_FREE, SK_FINALIZE, SK_READONLY, SK_COUNT };
+enum { SK_BARRIER = 1, SK_ALLOC, SK_FREE, SK_FINALIZE, SK_READONLY, SK_GANG,
+       SK_COUNT };
 
 static const char *kind_name(int64_t k)
 {
@@ -74,6 +75,7 @@ static const char *kind_name(int64_t k)
     case SK_FREE: return "ph_cluster_free";
     case SK_FINALIZE: return "ph_cluster_finalize";
     case SK_READONLY: return "ph_cluster_readonly";
+    case SK_GANG: return "a gang call of the whole team";
     default: return "an unknown call";
     }
 }
@@ -576,6 +578,13 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 void ph_dsm_do_barrier(ph_dsm *c, ph_dsm_req *r)
 {
     barrier(c, r, r->op == PH_DSM_REQ_FINALIZE ? SK_FINALIZE : SK_BARRIER);
+}
+
+void ph_dsm_gang_barrier(ph_dsm *c, ph_dsm_req *r)
+{
+    barrier(c, r, SK_GANG);
+    if (r->ret == 0)
+        c->st.gang_barriers++;
 }
 
 /* ---- the notice log ------------------------------------------------- */

@@ -11,7 +11,9 @@
  *   every thread sees every gang's data;
  *   mismatched calls between ranks and inside a rank: EPROTO on every
  *   thread of the gang, the parent still works;
- *   gang-scoped release / acquire.
+ *   gang-scoped release / acquire;
+ *   a synchronisation of the whole team is a barrier (pages one rank wrote
+ *   go home whole).
  * Run with OMP_NUM_THREADS=2 (ctest does) on 2 and 4 ranks.
  */
 #include "common.h"
@@ -175,6 +177,51 @@ static void test_acquire_release(void)
     ph_cluster_free(x);
 }
 
+/* A gang synchronisation of the whole team is a barrier: a page only one
+ * rank wrote goes home whole, not as byte runs (a gang of some ranks
+ * releases exact runs: another gang may write the same page meanwhile,
+ * which gang_rounds's shared slot page checks at 4 ranks). */
+static void test_whole_team(void)
+{
+    if (n < 2)
+        return;
+    enum { NP = 4 };
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "node:0");
+    long *x = ph_cluster_alloc(NP * PAGE, &pl);
+    CHECK(x != NULL);
+    if (!x)
+        return;
+    CHECK_EQ(ph_cluster_barrier(), 0);
+    long long whole0 = cl_stat_of("whole_pages_sent");
+    long long runs0 = cl_stat_of("diff_runs");
+    long long gb0 = cl_stat_of("gang_barriers");
+    long long gs0 = cl_stat_of("gang_syncs");
+    long bad = 0;
+    size_t nl = NP * PAGE / sizeof(long);
+#pragma omp parallel reduction(+ : bad)
+    {
+        bad += ph_cluster_gang_split(2) < 0;
+        if (me == n - 1 && omp_get_thread_num() == 0)
+            /* 7 of 8 words changed in every byte: 64 runs a page */
+            for (size_t i = 0; i < nl; i++)
+                x[i] = i % 8 == 0 ? 0 : 0x1111111111111111L + (long)i;
+        bad += ph_cluster_gang_join() != 0;
+        for (size_t i = 0; i < nl; i++)
+            bad += x[i] != (i % 8 == 0 ? 0 : 0x1111111111111111L + (long)i);
+    }
+    CHECK_EQ(bad, 0);
+    /* split and join: every rank in two barriers of the whole team */
+    CHECK_EQ(cl_stat_of("gang_barriers") - gb0, 2);
+    CHECK_EQ(cl_stat_of("gang_syncs") - gs0, 2);
+    if (me == n - 1) {
+        CHECK_EQ(cl_stat_of("whole_pages_sent") - whole0, NP);
+        CHECK_EQ(cl_stat_of("diff_runs") - runs0, 0);
+    }
+    CHECK_EQ(ph_cluster_barrier(), 0);
+    ph_cluster_free(x);
+}
+
 int main(int argc, char **argv)
 {
     cl_init(&argc, &argv);
@@ -191,5 +238,6 @@ int main(int argc, char **argv)
         CHECK_EQ(gang_rounds(4, 30, seed + 3), 0);
     test_mismatch();
     test_acquire_release();
+    test_whole_team();
     return cl_finish("test_cluster_gang");
 }
