@@ -41,7 +41,9 @@
  * (a Monte Carlo kernel) or take long over its first iterations, and then
  * no callback comes to count.  A watchdog thread, started at the first
  * outermost region, decides the fallback when period_wait_ms have passed
- * since then without a period; when a period is found after such a
+ * since then without a period -- or, while regions and barriers keep
+ * coming (slow iterations still showing their period), after up to
+ * OMPT_WAIT_ROUNDS such waits; when a period is found after such a
  * fallback, the engine goes back to the iterative mechanism (the
  * sampling mechanism only stood in until the iteration was known).
  *
@@ -109,6 +111,9 @@ static struct {
     int switched;           /* the engine now samples */
     uint64_t decided_at;    /* regions when decided */
     int by_time;            /* the fallback came from the watchdog */
+    int wait_rounds;        /* the watchdog's waits so far (0: none) */
+    uint64_t master_barriers; /* barriers of outermost regions, as the
+                               * primary thread met them */
     int switched_back;      /* a period found later: iterative again */
     uint64_t first_region_ns; /* the first outermost region began */
     uint64_t decided_ms;    /* ms after it when the fallback was decided */
@@ -205,18 +210,43 @@ static void fall_back(int fb)
     }
 }
 
+/* Regions and barriers the detectors were fed so far (under st.lock). */
+static uint64_t ids_fed_locked(void)
+{
+    return st.regions_n + st.master_barriers;
+}
+
 /* The watchdog: at period_wait_ms after the first outermost region, the
- * fallback when nothing was decided by then. */
+ * fallback when nothing was decided by then -- unless regions or barriers
+ * are still coming (at least OMPT_WAIT_PROGRESS in the last wait): a
+ * program whose iterations are slow (a few regions a second) is still
+ * showing its period, and the sampling mechanism would only stand in for
+ * the iterative one meanwhile.  Then it waits again, at most
+ * OMPT_WAIT_ROUNDS waits in all; a stream that stopped (one long region)
+ * falls back at the end of the first wait without new ids. */
+#define OMPT_WAIT_PROGRESS 2
+#define OMPT_WAIT_ROUNDS 4
 static void *watchdog_main(void *arg)
 {
     (void)arg;
     uint64_t wait_ns = (uint64_t)ph_opt_int(PH_OPT_PERIOD_WAIT_MS) * 1000000u;
     pthread_mutex_lock(&st.lock);
     uint64_t due = st.first_region_ns + wait_ns;
-    struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u),
-                          .tv_nsec = (long)(due % 1000000000u)};
-    while (!st.watchdog_stop && ph_now_ns() < due)
-        pthread_cond_timedwait(&st.watchdog_cv, &st.lock, &ts);
+    uint64_t seen = ids_fed_locked();
+    for (int round = 1;; round++) {
+        st.wait_rounds = round;
+        struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u),
+                              .tv_nsec = (long)(due % 1000000000u)};
+        while (!st.watchdog_stop && !st.decided && ph_now_ns() < due)
+            pthread_cond_timedwait(&st.watchdog_cv, &st.lock, &ts);
+        if (st.watchdog_stop || st.decided || round >= OMPT_WAIT_ROUNDS)
+            break;
+        uint64_t now_ids = ids_fed_locked();
+        if (now_ids - seen < OMPT_WAIT_PROGRESS)
+            break;
+        seen = now_ids;
+        due += wait_ns;
+    }
     int fb = 0;
     if (!st.watchdog_stop && !st.decided) {
         ph_period_report rr, br;
@@ -512,6 +542,7 @@ static void on_sync_region(ompt_sync_region_t kind,
     if (tls_depth != 1 || tls_index != 0 || !codeptr)
         return;
     pthread_mutex_lock(&st.lock);
+    st.master_barriers++;
     int boundary = 0;
     if (ph_period_length(st.regions) == 0) {
         boundary = ph_period_feed(st.barriers, (uintptr_t)codeptr);
@@ -562,6 +593,10 @@ int ph_preload_ompt_summary(char *buf, size_t len)
     uintptr_t ba = st.barrier_anchor;
     int decided = st.decided, switched = st.switched;
     uint64_t decided_at = st.decided_at;
+    char waits[48] = "";
+    if (st.wait_rounds > 1)
+        snprintf(waits, sizeof waits, "; the watchdog waited %d times",
+                 st.wait_rounds);
     pthread_mutex_unlock(&st.lock);
 
     char what[160];
@@ -592,7 +627,7 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     "ompt: %llu regions, %s, %llu iteration boundaries "
                     "(%llu from barriers); %llu nested regions, %llu "
                     "barriers, %u threads, %llu thread notes (%llu "
-                    "failed)%s%s%s",
+                    "failed)%s%s%s%s%s",
                     (unsigned long long)nreg, what,
                     (unsigned long long)(rb + bb), (unsigned long long)bb,
                     (unsigned long long)atomic_load(&st.nested),
@@ -601,7 +636,8 @@ int ph_preload_ompt_summary(char *buf, size_t len)
                     (unsigned long long)atomic_load(&st.notes),
                     (unsigned long long)atomic_load(&st.note_errors),
                     st.engine_on ? "" : "; engine off (statistics only)",
-                    ph_ompt_chain_other() ? "; beside the tool " : "",
+                    switched ? "; the sampling mechanism stood in" : "",
+                    waits, ph_ompt_chain_other() ? "; beside the tool " : "",
                     ph_ompt_chain_other() ? ph_ompt_chain_other() : "");
 }
 
@@ -654,6 +690,8 @@ void ph_preload_ompt_report(struct ph_jw *w)
             ph_jw_uint(w, st.decided_ms);
         else
             ph_jw_null(w);
+        ph_jw_key(w, "watchdog_waits");
+        ph_jw_uint(w, (uint64_t)st.wait_rounds);
         ph_jw_key(w, "back_to_iterative");
         ph_jw_bool(w, st.switched_back && st.switched);
         ph_jw_key(w, "period");

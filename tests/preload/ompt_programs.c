@@ -9,13 +9,16 @@
  *   oneregion  one parallel region, the time loop inside it (3 worksharing
  *              loops x 10 steps): iterations come from the barriers
  *   noperiod   70 different regions, each run once: no period (fallback)
+ *   slowsteps  5 steps of 8 regions that each last PH_SLOW_MS (default 10)
+ *              ms: the period shows only after 16 regions, later than a
+ *              short period_wait_ms, while regions keep coming
  *
  * The program prints its results (integers: the same with any runtime
  * schedule of the reductions) to stdout.  When pagehome is preloaded
  * (ph_engine_stats found with dlsym) it then checks, exiting 1 on failure:
  *   - the engine's iteration count is within PH_EXPECT_ITERS ("MIN:MAX");
  *   - the OMPT summary (ph_preload_ompt_summary) contains every
- *     '|'-separated text of PH_EXPECT_SUMMARY;
+ *     '|'-separated text of PH_EXPECT_SUMMARY, and not PH_REJECT_SUMMARY;
  *   - its own stdout equals that of the same program run without the
  *     preload (it runs itself again, LD_PRELOAD removed).
  * PH_REGISTER=1 registers the arrays as hot areas (ph_area_register via
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define N (1 << 16)
@@ -163,6 +167,34 @@ static void prog_noperiod(void)
     say("sum: %llu\n", (unsigned long long)sum(a));
 }
 
+static long slow_ms = 10;
+#define SLOW_REGION(k)                                                      \
+    do {                                                                    \
+        _Pragma("omp parallel")                                             \
+        {                                                                   \
+            _Pragma("omp for schedule(static)")                             \
+            for (int i = 0; i < N; i++)                                     \
+                a[i] += (uint64_t)(k);                                      \
+            _Pragma("omp master")                                           \
+            {                                                               \
+                struct timespec ts_ = {0, slow_ms * 1000000L};              \
+                while (nanosleep(&ts_, &ts_) != 0 && errno == EINTR)        \
+                    ;                                                       \
+            }                                                               \
+        }                                                                   \
+    } while (0);
+
+static void prog_slowsteps(void)
+{
+    if (getenv("PH_SLOW_MS"))
+        slow_ms = atol(getenv("PH_SLOW_MS"));
+    for (int step = 0; step < 5; step++) {
+        SLOW_REGION(1) SLOW_REGION(2) SLOW_REGION(3) SLOW_REGION(4)
+        SLOW_REGION(5) SLOW_REGION(6) SLOW_REGION(7) SLOW_REGION(8)
+        say("step %d: %llu\n", step, (unsigned long long)sum(a));
+    }
+}
+
 /* ---- checks (only under the preload) ------------------------------------ */
 
 static int failed;
@@ -242,6 +274,9 @@ static void check(char **argv)
             if (!strstr(line, t))
                 fail("summary lacks \"%s\"", t);
     }
+    const char *reject = getenv("PH_REJECT_SUMMARY");
+    if (reject && *reject && strstr(line, reject))
+        fail("summary has \"%s\"", reject);
     ph_engine_stats_t st;
     memset(&st, 0, sizeof st);
     if (stats(&st) != 0) {
@@ -287,8 +322,10 @@ int main(int argc, char **argv)
         prog_oneregion();
     else if (strcmp(mode, "noperiod") == 0)
         prog_noperiod();
+    else if (strcmp(mode, "slowsteps") == 0)
+        prog_slowsteps();
     else {
-        fprintf(stderr, "usage: %s steps|cold|oneregion|noperiod\n",
+        fprintf(stderr, "usage: %s steps|cold|oneregion|noperiod|slowsteps\n",
                 argv[0]);
         return 2;
     }
