@@ -72,7 +72,8 @@ module pagehome
        ph_cluster_homes, ph_cluster_barrier, ph_cluster_lock, ph_cluster_unlock, &
        ph_cluster_acquire, ph_cluster_release, ph_cluster_readonly, ph_cluster_thread_num, &
        ph_cluster_num_threads, ph_cluster_static_range, ph_cluster_static_next, &
-       ph_cluster_affinity_range, ph_cluster_affinity_next, ph_cluster_stats_write
+       ph_cluster_affinity_range, ph_cluster_affinity_next, ph_cluster_stats_write, &
+       ph_cluster_stat
   ! Same layout as struct ph_cluster_info in pagehome.h.
   type, bind(c), public :: ph_cluster_info_t
      integer(c_int) :: rank = 0, nranks = 0, threads = 0
@@ -460,6 +461,13 @@ module pagehome
        import :: c_int
        integer(c_int), value :: fd
        integer(c_int) :: ph_cluster_stats_write
+     end function
+     ! name: a C string (trim(name) // c_null_char)
+     function ph_cluster_stat(name, value) bind(c, name="ph_cluster_stat")
+       import :: c_int, c_char, c_long_long
+       character(kind=c_char), dimension(*), intent(in) :: name
+       integer(c_long_long), intent(out) :: value
+       integer(c_int) :: ph_cluster_stat
      end function
      function ph_finalize() bind(c, name="ph_finalize")
        import :: c_int

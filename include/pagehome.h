@@ -516,6 +516,12 @@ PH_CLUSTER_API int ph_cluster_affinity_next(const void *base, size_t elem_bytes,
 /* This rank's statistics (faults by kind, traffic, synchronisation, time,
  * one record per barrier interval) as JSON. */
 PH_CLUSTER_API int ph_cluster_stats_write(int fd);
+/* One of this rank's counters by the key it has in that JSON's "faults",
+ * "traffic", "sync", "migration" and "page_classes" objects
+ * ("pages_fetched", "whole_pages_sent", "barriers", "migrated_in",
+ * "read_only", ...), since ph_cluster_init.  0; -1 with ENOENT for a name that is not a counter,
+ * EINVAL for NULL. */
+PH_CLUSTER_API int ph_cluster_stat(const char *name, unsigned long long *value);
 
 /* Gangs over the cluster's team: the threads of every rank, numbered
  * rank * team + thread (ph_cluster_thread_num), split into gangs of

@@ -54,28 +54,11 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-/* one statistic of this rank by name ("key": number) */
+/* one counter of this rank by name */
 static long long stat_of(const char *key)
 {
-    int fd = memfd_create("stats", 0);
-    long long v = -1;
-    if (fd < 0)
-        return v;
-    if (ph_cluster_stats_write(fd) == 0) {
-        off_t len = lseek(fd, 0, SEEK_END);
-        char *buf = len > 0 ? malloc((size_t)len + 1) : NULL;
-        if (buf && pread(fd, buf, (size_t)len, 0) == len) {
-            buf[len] = '\0';
-            char pat[96];
-            snprintf(pat, sizeof pat, "\"%s\":", key);
-            char *at = strstr(buf, pat);
-            if (at)
-                v = strtoll(at + strlen(pat), NULL, 10);
-        }
-        free(buf);
-    }
-    close(fd);
-    return v;
+    unsigned long long v = 0;
+    return ph_cluster_stat(key, &v) == 0 ? (long long)v : -1;
 }
 
 int main(int argc, char **argv)

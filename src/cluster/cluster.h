@@ -201,6 +201,7 @@ enum {
     PH_DSM_REQ_FREE,
     PH_DSM_REQ_HOMES,
     PH_DSM_REQ_STATS,
+    PH_DSM_REQ_STAT,         /* one counter: addr the name, result the value */
     PH_DSM_REQ_FINALIZE,
     PH_DSM_REQ_READONLY,
     PH_DSM_REQ_GANG          /* gang.c: a gang's synchronisation between ranks */
@@ -617,6 +618,9 @@ void ph_dsm_stats_claim(ph_dsm *c, size_t page);
  * every rank (collective, whether or not it has a record) */
 void ph_dsm_stats_alloc_end(ph_dsm *c, ph_dsm_alloc *a, int how);
 int ph_dsm_stats_json(ph_dsm *c, int fd);
+/* The counter `name` (its key in the JSON's faults, traffic, sync,
+ * migration and page_classes objects): 0, or -1 with errno ENOENT. */
+int ph_dsm_stat(const ph_dsm *c, const char *name, uint64_t *value);
 void ph_dsm_stats_free(ph_dsm *c);
 
 #endif

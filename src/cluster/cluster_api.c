@@ -716,6 +716,17 @@ int ph_cluster_affinity_next(const void *base, size_t elem_bytes, size_t n,
                     (size_t)*end, begin, end);
 }
 
+int ph_cluster_stat(const char *name, unsigned long long *value)
+{
+    ph_dsm *c = ctx("ph_cluster_stat");
+    if (!c)
+        return -1;
+    if (!name || !value)
+        return ph_fail(EINVAL, "ph_cluster_stat: name or value is NULL");
+    ph_dsm_req r = {.op = PH_DSM_REQ_STAT, .addr = name, .result = value};
+    return ph_dsm_call(c, &r) < 0 ? -1 : 0;
+}
+
 int ph_cluster_stats_write(int fd)
 {
     ph_dsm *c = ctx("ph_cluster_stats_write");

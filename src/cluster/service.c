@@ -352,6 +352,21 @@ static void dispatch(ph_dsm *c, ph_dsm_req *r)
             r->ret = 0;
         req_done(r);
         break;
+    case PH_DSM_REQ_STAT: {
+        uint64_t v = 0;
+        if (ph_dsm_stat(c, r->addr, &v) < 0) {
+            ph_dsm_req_fail(r, ENOENT, "ph_cluster_stat: no counter named "
+                            "\"%.64s\" (the names are the keys of the "
+                            "faults, traffic, sync, migration and page_classes "
+                            "objects of "
+                            "ph_cluster_stats_write)", (const char *)r->addr);
+        } else {
+            *(unsigned long long *)r->result = v;
+            r->ret = 0;
+        }
+        req_done(r);
+        break;
+    }
     case PH_DSM_REQ_FINALIZE:
         ph_dsm_do_barrier(c, r);
         write_stats_file(c);

@@ -36,6 +36,7 @@
 #include "base/json_write.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,7 +314,103 @@ static void interval_json(ph_jw *w, const ph_dsm_interval *v)
     ph_jw_end(w);
 }
 
-#define U(name) do { ph_jw_key(&w, #name); ph_jw_uint(&w, s->name); } while (0)
+/* The counters of ph_dsm_stats by JSON object, each named as its field:
+ * the JSON below and ph_dsm_stat (by name; the page classes too) read the
+ * same lists. */
+#define FAULT_COUNTERS(X) \
+    X(fault_read_home) \
+    X(fault_read_remote) \
+    X(fault_write_home) \
+    X(fault_write_remote) \
+    X(fault_spurious) \
+    X(gap_writes)
+#define TRAFFIC_COUNTERS(X) \
+    X(pages_fetched) \
+    X(fetch_calls) \
+    X(twins) \
+    X(twins_predicted) \
+    X(predicted_unwritten) \
+    X(diffs_sent) \
+    X(diff_runs) \
+    X(diff_bytes) \
+    X(whole_pages_sent) \
+    X(rma_calls) \
+    X(flushes) \
+    X(collectives) \
+    X(bytes_sent)
+#define SYNC_COUNTERS(X) \
+    X(barriers) \
+    X(lock_acquires) \
+    X(lock_releases) \
+    X(gang_syncs) \
+    X(gang_barriers) \
+    X(selective_acquires) \
+    X(selective_releases) \
+    X(invalidations) \
+    X(invalidate_all) \
+    X(notices_logged) \
+    X(notices_read) \
+    X(notice_log_wraps) \
+    X(single_writer_pages) \
+    X(multi_writer_pages) \
+    X(ft_claims_won) \
+    X(ft_claims_lost) \
+    X(allocs) \
+    X(frees) \
+    X(home_untracked) \
+    X(home_retracked) \
+    X(home_prefilled) \
+    X(readonly_hints) \
+    X(readonly_pages) \
+    X(readonly_fetched)
+#define MIGRATION_COUNTERS(X) \
+    X(migrations) \
+    X(migrated_in) \
+    X(migrated_out)
+#define COST_COUNTERS(X) \
+    X(migrations_cost) \
+    X(migrated_carried) \
+    X(cost_weighed) \
+    X(cost_frozen)
+#define ALL_COUNTERS(X) \
+    FAULT_COUNTERS(X) TRAFFIC_COUNTERS(X) SYNC_COUNTERS(X) \
+    MIGRATION_COUNTERS(X) COST_COUNTERS(X)
+
+#define COUNTER_JSON(name) { ph_jw_key(&w, #name); ph_jw_uint(&w, s->name); }
+
+/* every one a 64-bit counter (ph_dsm_stat copies 8 bytes) */
+#define COUNTER_CHECK(name)                                                 \
+    _Static_assert(sizeof(((ph_dsm_stats *)0)->name) == sizeof(uint64_t), \
+                   #name " is not a 64-bit counter");
+ALL_COUNTERS(COUNTER_CHECK)
+#undef COUNTER_CHECK
+
+static const struct counter {
+    const char *name;
+    size_t offset;
+} counters[] = {
+#define COUNTER_ENTRY(name) {#name, offsetof(ph_dsm_stats, name)},
+    ALL_COUNTERS(COUNTER_ENTRY)
+#undef COUNTER_ENTRY
+};
+
+int ph_dsm_stat(const ph_dsm *c, const char *name, uint64_t *value)
+{
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        if (strcmp(counters[i].name, name) == 0) {
+            memcpy(value, (const char *)&c->st + counters[i].offset,
+                   sizeof *value);
+            return 0;
+        }
+    for (int k = 0; k < PH_DSM_NCLASSES; k++)
+        if (strcmp(ph_dsm_class_name(k), name) == 0) {
+            *value = c->st.pages_class[k];
+            return 0;
+        }
+    errno = ENOENT;
+    return -1;
+}
+
 
 int ph_dsm_stats_json(ph_dsm *c, int fd)
 {
@@ -352,57 +449,17 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
 
     ph_jw_key(&w, "faults");
     ph_jw_object(&w, 0);
-    U(fault_read_home);
-    U(fault_read_remote);
-    U(fault_write_home);
-    U(fault_write_remote);
-    U(fault_spurious);
-    U(gap_writes);
+    FAULT_COUNTERS(COUNTER_JSON)
     ph_jw_end(&w);
 
     ph_jw_key(&w, "traffic");
     ph_jw_object(&w, 0);
-    U(pages_fetched);
-    U(fetch_calls);
-    U(twins);
-    U(twins_predicted);
-    U(predicted_unwritten);
-    U(diffs_sent);
-    U(diff_runs);
-    U(diff_bytes);
-    U(whole_pages_sent);
-    U(rma_calls);
-    U(flushes);
-    U(collectives);
-    U(bytes_sent);
+    TRAFFIC_COUNTERS(COUNTER_JSON)
     ph_jw_end(&w);
 
     ph_jw_key(&w, "sync");
     ph_jw_object(&w, 0);
-    U(barriers);
-    U(lock_acquires);
-    U(lock_releases);
-    U(gang_syncs);
-    U(gang_barriers);
-    U(selective_acquires);
-    U(selective_releases);
-    U(invalidations);
-    U(invalidate_all);
-    U(notices_logged);
-    U(notices_read);
-    U(notice_log_wraps);
-    U(single_writer_pages);
-    U(multi_writer_pages);
-    U(ft_claims_won);
-    U(ft_claims_lost);
-    U(allocs);
-    U(frees);
-    U(home_untracked);
-    U(home_retracked);
-    U(home_prefilled);
-    U(readonly_hints);
-    U(readonly_pages);
-    U(readonly_fetched);
+    SYNC_COUNTERS(COUNTER_JSON)
     ph_jw_end(&w);
 
     /* home migration (migrate.h): pages whose home moved (the same count
@@ -413,9 +470,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     ph_jw_int(&w, c->mig.on);
     ph_jw_key(&w, "min_intervals");
     ph_jw_uint(&w, c->mig.min_intervals);
-    U(migrations);
-    U(migrated_in);
-    U(migrated_out);
+    MIGRATION_COUNTERS(COUNTER_JSON)
     /* by cost (migrate_cost.h): on, the agreed network cost model, moves
      * (of migrations), pages that came here with their data, page-
      * intervals weighed, pages frozen */
@@ -436,10 +491,7 @@ int ph_dsm_stats_json(ph_dsm *c, int fd)
     ph_jw_double(&w, c->cost_diff_ns);
     ph_jw_key(&w, "measured_twin_ns");
     ph_jw_double(&w, c->cost_twin_ns);
-    U(migrations_cost);
-    U(migrated_carried);
-    U(cost_weighed);
-    U(cost_frozen);
+    COST_COUNTERS(COUNTER_JSON)
     ph_jw_end(&w);
 
     /* page classes, counted when an allocation goes (free, finalize): the

@@ -41,29 +41,12 @@ static inline uint64_t cl_h3(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
     return cl_mix(cl_mix(cl_mix(seed ^ a) ^ b) ^ c);
 }
 
-/* A number from this rank's statistics (ph_cluster_stats_write's first
- * "key": N), -1 when it is not there. */
+/* A counter of this rank's statistics by name (ph_cluster_stat), -1 when
+ * there is none. */
 static inline long long cl_stat_of(const char *key)
 {
-    int fd = memfd_create("stats", 0);
-    if (fd < 0)
-        return -1;
-    long long v = -1;
-    if (ph_cluster_stats_write(fd) == 0) {
-        off_t len = lseek(fd, 0, SEEK_END);
-        char *buf = len > 0 ? malloc((size_t)len + 1) : NULL;
-        if (buf && pread(fd, buf, (size_t)len, 0) == len) {
-            buf[len] = '\0';
-            char pat[96];
-            snprintf(pat, sizeof pat, "\"%s\":", key);
-            char *at = strstr(buf, pat);
-            if (at)
-                v = strtoll(at + strlen(pat), NULL, 10);
-        }
-        free(buf);
-    }
-    close(fd);
-    return v;
+    unsigned long long v = 0;
+    return ph_cluster_stat(key, &v) == 0 ? (long long)v : -1;
 }
 
 /* Lock-protected accumulators: `nacc` counters 64 bytes apart (acc[i *

@@ -177,5 +177,14 @@ int main(int argc, char **argv)
     }
     CHECK(ph_cluster_free(x) == 0);
     CHECK(ph_cluster_free(y) == 0);
+    /* counters by name */
+    unsigned long long v = 0, frees = 0;
+    CHECK(ph_cluster_stat(NULL, &v) == -1 && errno == EINVAL);
+    CHECK(ph_cluster_stat("barriers", NULL) == -1 && errno == EINVAL);
+    CHECK(ph_cluster_stat("no_such_counter", &v) == -1 && errno == ENOENT);
+    CHECK_MSG("no counter named");
+    CHECK(ph_cluster_stat("rank", &v) == -1 && errno == ENOENT); /* not a counter */
+    CHECK(ph_cluster_stat("frees", &frees) == 0 && frees >= 3);
+    CHECK(ph_cluster_stat("private", &v) == 0);               /* a page class */
     return cl_finish("badinput");
 }

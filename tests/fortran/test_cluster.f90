@@ -17,6 +17,7 @@ program test_cluster
   integer(c_size_t) :: n, i, per
   integer(c_long) :: b, e, total
   integer(c_int) :: st(4)
+  integer(c_long_long) :: nstat
 
   call check(ph_cluster_init() == 0, "ph_cluster_init")
   me = ph_cluster_rank()
@@ -65,6 +66,11 @@ program test_cluster
   call check(index(ph_f_last_error(), "does not exist") > 0, "message: " // ph_f_last_error())
 
   call check(ph_cluster_barrier() == 0, "barrier")
+  ! counters by name: the barriers so far; an unknown name fails
+  call check(ph_cluster_stat("barriers" // c_null_char, nstat) == 0, "ph_cluster_stat")
+  call check(nstat >= 4, "at least 4 barriers counted")
+  call check(ph_cluster_stat("no_such_counter" // c_null_char, nstat) == -1, &
+       "ph_cluster_stat of an unknown name fails")
   call check(ph_cluster_free(q) == 0, "free")
   call check(ph_cluster_free(p) == 0, "free")
   if (me == 0) print '(a,i0,a,i0,a)', "test_cluster (Fortran): ", passed, " passed, ", failed, " failed"

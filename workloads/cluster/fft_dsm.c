@@ -63,24 +63,13 @@ static const fg_ops dsm_ops = {ph_cluster_gang_split, ph_cluster_gang_join,
                                ph_cluster_gang_barrier, ph_cluster_gang_size,
                                gang_range, ph_cluster_barrier, team_range};
 
-/* One of this rank's counters so far (the DSM's statistics, as JSON). */
+/* One of this rank's counters so far (the DSM's statistics). */
 static long dsm_stat(const char *name)
 {
-    int fd = memfd_create("fft_dsm_stats", 0);
-    if (fd < 0 || ph_cluster_stats_write(fd) < 0)
+    unsigned long long v = 0;
+    if (ph_cluster_stat(name, &v) < 0)
         wl_die(PROG, "cannot read the DSM statistics");
-    off_t len = lseek(fd, 0, SEEK_END);
-    char *buf = malloc((size_t)len + 1);
-    if (!buf || pread(fd, buf, (size_t)len, 0) != len)
-        wl_die(PROG, "cannot read the DSM statistics");
-    buf[len] = '\0';
-    close(fd);
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", name);
-    const char *at = strstr(buf, key);
-    long v = at ? strtol(at + strlen(key), NULL, 10) : -1;
-    free(buf);
-    return v;
+    return (long)v;
 }
 
 static int cmp_double(const void *a, const void *b)
