@@ -621,13 +621,17 @@ double ph_crit_chance(const uint64_t *now, int n)
     return sq;
 }
 
+int ph_crit_hood_impure(const ph_crit_hood *h, uint32_t min_pages)
+{
+    /* at most half the pages with two samples or more are pure */
+    return h && h->multi > 0 && h->multi >= min_pages &&
+           2 * (uint64_t)h->pure <= (uint64_t)h->multi;
+}
+
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages)
 {
-    if (!h || n < 2 || n > PH_CRIT_HOOD_NODES || h->multi == 0 ||
-        h->multi < min_pages || h->pairs == 0)
-        return 0;
-    /* at most half the pages with two samples or more are pure */
-    if (!(2 * (uint64_t)h->pure <= (uint64_t)h->multi))
+    if (!h || n < 2 || n > PH_CRIT_HOOD_NODES || h->pairs == 0 ||
+        !ph_crit_hood_impure(h, min_pages))
         return 0;
     /* agreement of neighbours at most halfway between chance and
      * certainty */

@@ -213,7 +213,14 @@ int ph_crit_one_node(const int *homes, size_t n);
  * sampling mechanism moves a page with a single sample when its
  * neighbours agree (a block-owned array: its neighbours are owned by the
  * same thread), instead of waiting for a second sample a whole sweep of
- * the hot pages later.
+ * the hot pages later.  It also asks them about a page whose few samples
+ * (fewer than 4n) all name one node when its chunk is impure (sign (1)
+ * alone, without the other two): a table read at random whose
+ * neighbours' dominant nodes agree more than chance in the first wake-ups
+ * (a binary search ends its lookups on neighbouring pages) has about
+ * sum(p_k^2) of its two-sample pages pure by chance, and those are not
+ * owned; pages of an array whose owners changed are impure too, but their
+ * neighbours agree on the new owner.
  *
  * Pages that never settle: a page the ping-pong rule froze has two
  * owners that alternate; after it melts it moves again only to a node
@@ -250,6 +257,9 @@ void ph_crit_hood_add(ph_crit_hood *h, const uint32_t *acc,
  * interval whose samples came from the nodes as now[0..n) says:
  * sum (now_k / total)^2; 1/n when now is all 0. */
 double ph_crit_chance(const uint64_t *now, int n);
+/* 1 when at least min_pages pages of the neighbourhood have two samples
+ * or more and at most half of those are pure: sign (1) above alone. */
+int ph_crit_hood_impure(const ph_crit_hood *h, uint32_t min_pages);
 /* 1 when the neighbourhood is uniformly shared (see above). */
 int ph_crit_uniform_shared(const ph_crit_hood *h, int n, uint32_t min_pages);
 /* 1 when one page's own counts show uniform sharing (see above). */

@@ -487,6 +487,15 @@ static void hood_of(ph_engine *e, ph_hot *h, size_t first, size_t last,
     }
 }
 
+/* The accesses in a page's counts t[0..n). */
+static uint64_t tot_samples(const uint32_t *t, int n)
+{
+    uint64_t s = 0;
+    for (int k = 0; k < n; k++)
+        s += t[k];
+    return s;
+}
+
 /* A frozen page melts when it was frozen long enough. */
 static void melt(const ph_engine *e, ph_page *pg, pass *ps)
 {
@@ -638,6 +647,21 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                     if (!ok && kind == PH_INV_SAMPLING && !pg->migrations &&
                         !pg->freezes &&
                         ph_crit_settled(tot, n, target, share, 1)) {
+                        ph_crit_hood near;
+                        hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0,
+                                i + HOOD_RADIUS + 1, &near);
+                        ok = ph_crit_hood_agrees(&near, n, target,
+                                                 HOOD_MIN_SAMPLED,
+                                                 HOOD_AGREE_SHARE);
+                    }
+                    /* few samples all from one node, in a chunk whose
+                     * pages with two samples are mostly not from one node
+                     * (ph_crit_hood_impure): chance, unless the
+                     * neighbours agree */
+                    if (ok && kind == PH_INV_SAMPLING &&
+                        ps->hood_chunk == i / PH_HOT_CHUNK_PAGES &&
+                        tot_samples(tot, n) < 4 * (uint64_t)n * unit &&
+                        ph_crit_hood_impure(&ps->hood, HOOD_MIN_MULTI)) {
                         ph_crit_hood near;
                         hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0,
                                 i + HOOD_RADIUS + 1, &near);

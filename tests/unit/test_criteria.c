@@ -764,6 +764,32 @@ static void hood_of_pages(ph_crit_hood *h, int n, int samples, int random,
     }
 }
 
+/* sign (1) alone: enough pages with two samples, at most half pure */
+static void test_hood_impure(void)
+{
+    ph_crit_hood h;
+    ph_crit_hood_clear(&h);
+    CHECK_EQ(ph_crit_hood_impure(NULL, 1), 0);
+    CHECK_EQ(ph_crit_hood_impure(&h, 0), 0);          /* nothing sampled */
+    for (int p = 0; p < 10; p++) {                    /* 5 pure, 5 not */
+        uint32_t acc[4] = {0};
+        acc[p % 4] = 2;
+        if (p % 2)
+            acc[(p + 1) % 4] = 1;
+        ph_crit_hood_add(&h, acc, NULL, 4, 1);
+    }
+    CHECK_EQ(h.multi, 10);
+    CHECK_EQ(h.pure, 5);
+    CHECK_EQ(ph_crit_hood_impure(&h, 8), 1);
+    CHECK_EQ(ph_crit_hood_impure(&h, 11), 0);         /* too few pages */
+    uint32_t one[4] = {3, 0, 0, 0};                   /* a sixth pure page */
+    ph_crit_hood_add(&h, one, NULL, 4, 1);
+    CHECK_EQ(ph_crit_hood_impure(&h, 8), 0);
+    uint32_t single[4] = {0, 1, 0, 0};                /* one sample: not counted */
+    ph_crit_hood_add(&h, single, NULL, 4, 1);
+    CHECK_EQ(h.multi, 11);
+}
+
 static void test_uniform_shared(void)
 {
     ph_crit_hood h;
@@ -961,6 +987,7 @@ static void test_melt_after(void)
 
 int main(void)
 {
+    test_hood_impure();
     test_uniform_shared();
     test_page_uniform();
     test_hood_agrees();
