@@ -151,18 +151,31 @@ int main(int argc, char **argv)
     CHECK_EQ(cl_stat_of("twins"), twins0);
     CHECK_EQ(cl_stat_of("twins_predicted"), pred0);
     ph_cluster_barrier();      /* everybody has read before anybody writes */
-    long long remote = 0;      /* the homes (migration may have moved some) */
-    for (size_t pg = 0; pg < NPAGES; pg++)
-        remote += ph_cluster_home(x + pg * (PAGE / 8)) != me;
+    /* the homes: migration may have moved some (the cost rule weighs
+     * measured times, so which ones depends on the machine's load); a
+     * write fault predicts at most the rest of a run of remote pages */
+    long long remote = 0, runs = 0, in_run = 0;
+    for (size_t pg = 0; pg < NPAGES; pg++) {
+        int r = ph_cluster_home(x + pg * (PAGE / 8)) != me;
+        remote += r;
+        runs += r && (in_run == 0 || in_run == 64);
+        in_run = r ? (in_run == 64 ? 1 : in_run + 1) : 0;
+    }
     for (size_t pg = 0; pg < NPAGES; pg++)
         mine[pg * (PAGE / 8)] = cl_h3(seed, 7, pg, (uint64_t)me);
     long long wf = cl_stat_of("fault_write_remote") - wf0;
     long long pred = cl_stat_of("twins_predicted") - pred0;
     if (n > 1 && strtol(on, NULL, 10) != 0) {
         /* one fault per run of cached pages (block homes) */
-        CHECK(pred > 0);
-        CHECK(wf < remote);
+        if (runs < remote) {
+            CHECK(pred > 0);
+            CHECK(wf < remote);
+        }
         CHECK_EQ(wf + pred, remote);
+        if (wf + pred != remote || (runs < remote && pred == 0))
+            fprintf(stderr, "rank %d: %lld remote pages in %lld runs: %lld "
+                    "write faults, %lld predicted\n", me, remote, runs, wf,
+                    pred);
     } else {
         CHECK_EQ(pred, 0);
         CHECK_EQ(wf, remote);
