@@ -496,6 +496,17 @@ static uint64_t tot_samples(const uint32_t *t, int n)
     return s;
 }
 
+/* The pages within HOOD_RADIUS of page i of h agree that target owns
+ * them (ph_crit_hood_agrees on their latest interval). */
+static int near_agrees(ph_engine *e, ph_hot *h, size_t i, int target)
+{
+    ph_crit_hood near;
+    hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0, i + HOOD_RADIUS + 1,
+            &near);
+    return ph_crit_hood_agrees(&near, e->nnodes, target, HOOD_MIN_SAMPLED,
+                               HOOD_AGREE_SHARE);
+}
+
 /* A frozen page melts when it was frozen long enough. */
 static void melt(const ph_engine *e, ph_page *pg, pass *ps)
 {
@@ -647,12 +658,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                     if (!ok && kind == PH_INV_SAMPLING && !pg->migrations &&
                         !pg->freezes &&
                         ph_crit_settled(tot, n, target, share, 1)) {
-                        ph_crit_hood near;
-                        hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0,
-                                i + HOOD_RADIUS + 1, &near);
-                        ok = ph_crit_hood_agrees(&near, n, target,
-                                                 HOOD_MIN_SAMPLED,
-                                                 HOOD_AGREE_SHARE);
+                        ok = near_agrees(e, h, i, target);
                     }
                     /* few samples all from one node, in a chunk whose
                      * pages with two samples are mostly not from one node
@@ -662,12 +668,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                         ps->hood_chunk == i / PH_HOT_CHUNK_PAGES &&
                         tot_samples(tot, n) < 4 * (uint64_t)n * unit &&
                         ph_crit_hood_impure(&ps->hood, HOOD_MIN_MULTI)) {
-                        ph_crit_hood near;
-                        hood_of(e, h, i > HOOD_RADIUS ? i - HOOD_RADIUS : 0,
-                                i + HOOD_RADIUS + 1, &near);
-                        ok = ph_crit_hood_agrees(&near, n, target,
-                                                 HOOD_MIN_SAMPLED,
-                                                 HOOD_AGREE_SHARE);
+                        ok = near_agrees(e, h, i, target);
                     }
                     if (!ok) {
                         inv->unsettled++;
