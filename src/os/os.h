@@ -91,16 +91,16 @@
  *    (its record of notes full) is lost, and the page falls back to the
  *    asking thread's node.
  *  - note_moved() (optional: NULL where a page keeps its node wherever
- *    its mapping goes, as on Linux) is async-signal-safe too.  It tells
- *    the machine that the pages of [src, src+len) move, or have just
- *    moved, to [dst, dst+len) as they are (userfaultfd's UFFDIO_MOVE: the
- *    sampler parks watched pages in a stash and brings them back), so a
- *    page keeps its home across the trip.  The simulator applies notes in
- *    order at its next settling call, before it looks at residency: the
- *    mover notes a page after it left a place nobody queries (its way
- *    out to the stash) and before it arrives where the program's pages
- *    are queried (its way back), so no query sees an arrived page without
- *    its home.
+ *    its mapping goes, as on Linux) is never called in a signal handler
+ *    (it may take a lock).  It tells the machine that the pages of
+ *    [src, src+len) move, or have just moved, to [dst, dst+len) as they
+ *    are (userfaultfd's UFFDIO_MOVE: the sampler parks watched pages in a
+ *    stash and brings them back), so a page keeps its home across the
+ *    trip.  The simulator applies it at once, after the touches noted
+ *    before it, and never drops one: the mover notes a page after it left
+ *    a place nobody queries (its way out to the stash) and before it
+ *    arrives where the program's pages are queried (its way back), so no
+ *    query sees an arrived page without its home.
  *  - Every operation is thread-safe.
  */
 #ifndef PH_OS_OS_H
