@@ -682,6 +682,28 @@ int ph_crit_shared_steady(const uint32_t *past, const uint32_t *now, int n,
            ph_crit_dominant(now, n) == target;
 }
 
+int ph_crit_shared_dominant(const uint32_t *now, int n, int target,
+                            uint32_t unit)
+{
+    if (!now || n < 2 || target < 0 || target >= n)
+        return 0;
+    const double u = unit ? (double)unit : 1.0;
+    double sum = 0, others = 0, max = 0;
+    for (int i = 0; i < n; i++) {
+        double s = (double)now[i] / u;
+        sum += s;
+        if (i == target)
+            continue;
+        others += s;
+        if (s > max)
+            max = s;
+    }
+    if (sum < 4.0 * n)
+        return 0;
+    double m = others / (n - 1), t = (double)now[target] / u;
+    return t - max > 4.0 * sqrt(m) && t - max > m / 4.0;
+}
+
 int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
                         uint32_t min_pages, double min_share)
 {

@@ -274,6 +274,19 @@ int ph_crit_page_uniform(const uint32_t *acc, int n, uint32_t unit);
  * node reads, all of it on one node).  1 steady, 0 not. */
 int ph_crit_shared_steady(const uint32_t *past, const uint32_t *now, int n,
                           int target, uint32_t unit);
+/* The same in one interval, for the first one (no past yet): a page
+ * whose rich counts now[0..n) (at least 4n samples of unit accesses)
+ * name target above what chance gives a page every node reads alike.
+ * With samples s_i, m the mean of the other nodes' and M the largest of
+ * them, target's count exceeds M by more than 4 sqrt(m) (four standard
+ * deviations of a node's samples when every node reads alike, a Poisson
+ * count) and by more than m/4.  A vector every thread reads whole and
+ * its owners also write (CG's p: 151 samples from the owner's node, 100
+ * from each other one) qualifies; the largest reader of a table read at
+ * random (8 nodes of 100 samples: about 114) does not.  1 dominant, 0
+ * not. */
+int ph_crit_shared_dominant(const uint32_t *now, int n, int target,
+                            uint32_t unit);
 /* 1 when the neighbourhood agrees that target owns its pages. */
 int ph_crit_hood_agrees(const ph_crit_hood *h, int n, int target,
                         uint32_t min_pages, double min_share);

@@ -622,12 +622,17 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                 /* a page of a table every node reads at random stays
                  * where it is: moving it chases the last sample -- unless
                  * the iterations' rich counts name the same largest
-                 * reader every time (ph_crit_shared_steady) */
+                 * reader every time (ph_crit_shared_steady), or this
+                 * iteration's alone name it beyond chance
+                 * (ph_crit_shared_dominant: the first iteration has no
+                 * past, and a vector its owners write would wait a whole
+                 * iteration on the wrong node) */
                 if (target >= 0 &&
                     (ps->hood_shared || ph_crit_page_uniform(cur, n, unit)) &&
                     !(kind == PH_INV_ITERATIVE &&
-                      ph_crit_shared_steady(ph_cnt_prev(cnt, n), cur, n,
-                                            target, unit))) {
+                      (ph_crit_shared_steady(ph_cnt_prev(cnt, n), cur, n,
+                                             target, unit) ||
+                       ph_crit_shared_dominant(cur, n, target, unit)))) {
                     inv->shared++;
                     target = -1;
                 }

@@ -974,6 +974,49 @@ static void test_shared_steady(void)
     CHECK_EQ(ph_crit_shared_steady(past, now, 1, 0, 1), 0);
 }
 
+static void test_shared_dominant(void)
+{
+    /* CG's p on 8 nodes, unit 64: 151 samples from the owner's node, 100
+     * from each other one (the model's counts) -- beyond chance */
+    uint32_t p[8] = {9689, 6400, 6400, 6400, 6400, 6400, 6400, 6400};
+    CHECK_EQ(ph_crit_shared_dominant(p, 8, 0, 64), 1);
+    CHECK_EQ(ph_crit_shared_dominant(p, 8, 1, 64), 0);   /* not its reader */
+    /* a table read alike by 8 nodes of 100 samples: the largest about
+     * 114 (excess 14 < 4 sqrt(100) = 40) */
+    uint32_t table[8] = {114, 100, 97, 105, 92, 101, 99, 96};
+    CHECK_EQ(ph_crit_shared_dominant(table, 8, 0, 1), 0);
+    /* the edge: the others' mean 100 (4 sqrt(100) = 40, 100/4 = 25),
+     * measured from the largest of the others */
+    uint32_t edge[8] = {140, 100, 100, 100, 100, 100, 100, 100};
+    CHECK_EQ(ph_crit_shared_dominant(edge, 8, 0, 1), 0); /* 40: not more */
+    edge[0] = 141;
+    CHECK_EQ(ph_crit_shared_dominant(edge, 8, 0, 1), 1); /* 41 */
+    edge[1] = 99;
+    edge[2] = 101;                                       /* mean 100, max 101 */
+    CHECK_EQ(ph_crit_shared_dominant(edge, 8, 0, 1), 0); /* 40 */
+    edge[0] = 142;
+    CHECK_EQ(ph_crit_shared_dominant(edge, 8, 0, 1), 1); /* 41 */
+    /* small counts: 4 sqrt(m) is not enough where m / 4 is more (m = 400:
+     * 80 and 100) */
+    uint32_t big[4] = {490, 400, 400, 400};
+    CHECK_EQ(ph_crit_shared_dominant(big, 4, 0, 1), 0);
+    big[0] = 501;
+    CHECK_EQ(ph_crit_shared_dominant(big, 4, 0, 1), 1);
+    /* thin: fewer than 4n samples in all, whatever the shares */
+    uint32_t thin[4] = {12, 1, 1, 1};
+    CHECK_EQ(ph_crit_shared_dominant(thin, 4, 0, 1), 0);
+    CHECK_EQ(ph_crit_shared_dominant(p, 8, 0, 6400), 0); /* one sample = 6400 */
+    /* nothing, bad arguments */
+    uint32_t none[4] = {0};
+    CHECK_EQ(ph_crit_shared_dominant(none, 4, 0, 1), 0);
+    CHECK_EQ(ph_crit_shared_dominant(NULL, 4, 0, 1), 0);
+    CHECK_EQ(ph_crit_shared_dominant(p, 8, 8, 1), 0);
+    CHECK_EQ(ph_crit_shared_dominant(p, 8, -1, 1), 0);
+    CHECK_EQ(ph_crit_shared_dominant(p, 1, 0, 1), 0);
+    /* unit 0 counts as 1 */
+    CHECK_EQ(ph_crit_shared_dominant(big, 4, 0, 0), 1);
+}
+
 static void test_melt_after(void)
 {
     CHECK_EQ(ph_crit_melt_after(8, 0), 8);
@@ -994,6 +1037,7 @@ int main(void)
     test_melt_after();
     test_interval_skewed();
     test_shared_steady();
+    test_shared_dominant();
     test_settled();
     test_competitive_basic();
     test_competitive_indexing();

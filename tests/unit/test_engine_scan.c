@@ -326,7 +326,8 @@ static void one_case(uint64_t seed, size_t off, int competitive)
             hood_shared = ph_crit_uniform_shared(&hd, n, HOOD_MIN_MULTI);
         }
         if (t >= 0 && (hood_shared || ph_crit_page_uniform(cur, n, unit_w)) &&
-            !ph_crit_shared_steady(PREV(i), cur, n, t, unit_w)) {
+            !(ph_crit_shared_steady(PREV(i), cur, n, t, unit_w) ||
+              ph_crit_shared_dominant(cur, n, t, unit_w))) {
             x.shared++;
             t = -1;
         }
