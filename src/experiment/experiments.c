@@ -347,8 +347,9 @@ static void e1_targets(ph_exp_table *x, size_t first, const machine *m,
             note(x, "%s, %s %d threads, %s: %.3fx overall, %.3fx last half; "
                  "the first iteration runs on the initial placement (the "
                  "engine learns from it), so with a single-node slowdown "
-                 "of %.2fx over %d iterations the overall ratio is at "
-                 "least 1 + (S - 1) / I = %.3fx; %llu pages moved, %.3f s "
+                 "of %.2fx over %d iterations the overall ratio is about "
+                 "1 + (S - 1) / I = %.3fx (no less if the later iterations "
+                 "ran at first-touch's speed); %llu pages moved, %.3f s "
                  "of migration (%.1f iterations' time)",
                  m->p->name, ph_exp_app_name(r->cell.app),
                  r->cell.nthreads, label, r->norm_total, r->norm_last, S, I,
