@@ -609,20 +609,6 @@ static void sim_note_touch(ph_os *os, void *addr, size_t len, int node)
     put_note(os->impl, (uintptr_t)addr, len, node);
 }
 
-static void carry_homes(sim_state *s, uintptr_t to, uintptr_t from, size_t n);
-static void drain_touches(sim_state *s, ph_os *os);
-
-/* Not in a signal handler (os.h): applied at once, after the touches
- * noted before it. */
-static void sim_note_moved(ph_os *os, void *dst, const void *src, size_t len)
-{
-    sim_state *s = os->impl;
-    pthread_mutex_lock(&s->lock);
-    drain_touches(s, os);
-    carry_homes(s, (uintptr_t)dst, (uintptr_t)src, len / PH_PAGE_4K);
-    pthread_mutex_unlock(&s->lock);
-}
-
 /* Lock held: the pages of [from, from + n pages) moved to [to, ...) as
  * they are: each home (or first-touch note) goes along.  4 KiB ranges
  * only (the sampler's userfaultfd mechanism moves nothing else). */
@@ -681,6 +667,17 @@ static void drain_touches(sim_state *s, ph_os *os)
             }
         }
     }
+}
+
+/* Not in a signal handler (os.h): applied at once, after the touches
+ * noted before it. */
+static void sim_note_moved(ph_os *os, void *dst, const void *src, size_t len)
+{
+    sim_state *s = os->impl;
+    pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
+    carry_homes(s, (uintptr_t)dst, (uintptr_t)src, len / PH_PAGE_4K);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- costs ---------------------------------------------------------------- */
