@@ -41,6 +41,11 @@
  *   detected.  A munmap range overlapping more than MAX_OVERLAP hot blocks
  *   handles the first MAX_OVERLAP of them.
  */
+/* This file defines mmap and mmap64 as two symbols, as libc exports them.
+ * A build with -D_FILE_OFFSET_BITS=64 (as distributions build) makes
+ * glibc's headers redirect mmap to mmap64, and clang then refuses the two
+ * definitions; off_t is 64 bits on a 64-bit ABI either way. */
+#undef _FILE_OFFSET_BITS
 #include "preload/hot.h"
 #include "preload/preload.h"
 #include "preload/realsym.h"

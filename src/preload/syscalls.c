@@ -35,6 +35,10 @@
  * goes through the same move_pages.  Not wrapped: mbind (pages it skips
  * are moved by the engine anyway) and raw syscall(2).
  */
+/* This file defines read, recv and the others themselves: glibc's
+ * _FORTIFY_SOURCE wrappers of the same names (a distribution's build
+ * flags) would be declared before these definitions. */
+#undef _FORTIFY_SOURCE
 #include "preload/preload.h"
 
 #include "sample/source.h"
