@@ -72,6 +72,41 @@ void ph_api_fork_child(void)
         ph_engine_fork_child(e);
 }
 
+void ph_api_fork_prepare_machine(void)
+{
+    ph_machine_fork_prepare();
+}
+
+void ph_api_fork_parent_machine(void)
+{
+    ph_machine_fork_parent();
+}
+
+void ph_api_fork_child_machine(void)
+{
+    ph_machine_fork_child();
+}
+
+/* Registered when the preload library does not order the locks itself:
+ * the engine's, then the machine's (innermost). */
+static void atfork_prepare(void)
+{
+    ph_api_fork_prepare();
+    ph_machine_fork_prepare();
+}
+
+static void atfork_parent(void)
+{
+    ph_machine_fork_parent();
+    ph_api_fork_parent();
+}
+
+static void atfork_child(void)
+{
+    ph_machine_fork_child();
+    ph_api_fork_child();
+}
+
 int ph_api_exit_stats_due(void)
 {
     return atomic_load(&eng_ptr) && !atomic_load(&finalized) &&
@@ -150,8 +185,7 @@ static ph_engine *engine(const char *fn)
                 atexit(at_exit);
                 at_quick_exit(at_exit);
                 if (!atomic_load(&fork_by_caller))
-                    pthread_atfork(ph_api_fork_prepare, ph_api_fork_parent,
-                                   ph_api_fork_child);
+                    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
                 atexit_done = 1;
             }
             ph_statsfile_notice();

@@ -40,6 +40,11 @@ __attribute__((visibility("hidden"))) void ph_api_fork_external(void);
 __attribute__((visibility("hidden"))) void ph_api_fork_prepare(void);
 __attribute__((visibility("hidden"))) void ph_api_fork_parent(void);
 __attribute__((visibility("hidden"))) void ph_api_fork_child(void);
+/* The machine's locks (machine.h), taken last: after every lock whose
+ * holder may call the machine (the sampler's gate too). */
+__attribute__((visibility("hidden"))) void ph_api_fork_prepare_machine(void);
+__attribute__((visibility("hidden"))) void ph_api_fork_parent_machine(void);
+__attribute__((visibility("hidden"))) void ph_api_fork_child_machine(void);
 
 /* Exit paths that run no atexit handler (_exit, _Exit): due is 1 when
  * this process has statistics to write (an engine, a stats_file it owns,

@@ -133,6 +133,30 @@ ph_machine *ph_machine_get(void)
     return m;
 }
 
+void ph_machine_fork_prepare(void)
+{
+    pthread_mutex_lock(&proc_lock);
+    ph_machine *m = atomic_load(&proc_ptr);
+    if (m)
+        ph_os_fork_prepare(m->os);
+}
+
+void ph_machine_fork_parent(void)
+{
+    ph_machine *m = atomic_load(&proc_ptr);
+    if (m)
+        ph_os_fork_parent(m->os);
+    pthread_mutex_unlock(&proc_lock);
+}
+
+void ph_machine_fork_child(void)
+{
+    ph_machine *m = atomic_load(&proc_ptr);
+    if (m)
+        ph_os_fork_child(m->os);
+    pthread_mutex_init(&proc_lock, NULL);
+}
+
 ph_machine *ph_machine_get_for(const char *who)
 {
     ph_machine *m = ph_machine_get();

@@ -60,6 +60,13 @@ void ph_machine_close(ph_machine *m);
 ph_machine *ph_machine_get(void);
 /* The same, failing with the message prefixed by "who: ". */
 ph_machine *ph_machine_get_for(const char *who);
+/* fork(): prepare takes the process machine's lock and then its os's
+ * (os.h: innermost, after every lock whose holder may call the machine),
+ * parent releases them, child makes them afresh.  Nothing when no
+ * machine is made. */
+void ph_machine_fork_prepare(void);
+void ph_machine_fork_parent(void);
+void ph_machine_fork_child(void);
 /* Tests only: close the process machine so that the next ph_machine_get()
  * makes a new one from the current tunables.  No other thread may be using
  * pagehome. */

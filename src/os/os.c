@@ -401,6 +401,24 @@ void ph_os_note_moved(ph_os *os, void *dst, const void *src, size_t len)
         os->ops->note_moved(os, dst, src, len);
 }
 
+void ph_os_fork_prepare(ph_os *os)
+{
+    if (os && os->ops->fork_prepare)
+        os->ops->fork_prepare(os);
+}
+
+void ph_os_fork_parent(ph_os *os)
+{
+    if (os && os->ops->fork_parent)
+        os->ops->fork_parent(os);
+}
+
+void ph_os_fork_child(ph_os *os)
+{
+    if (os && os->ops->fork_child)
+        os->ops->fork_child(os);
+}
+
 int ph_os_tracks_touch(const ph_os *os)
 {
     return os && os->ops->note_touch != NULL;

@@ -102,6 +102,14 @@
  *    arrives where the program's pages are queried (its way back), so no
  *    query sees an arrived page without its home.
  *  - Every operation is thread-safe.
+ *  - fork() (optional: NULL where the machine keeps no lock of its own,
+ *    as on Linux).  fork_prepare() takes the implementation's locks,
+ *    fork_parent() releases them, fork_child() makes them afresh in the
+ *    child, whose one thread then finds the machine's state whole: no
+ *    thread of the parent was inside an operation at the fork.  The
+ *    caller takes them innermost, after every lock of its own whose
+ *    holder may call the machine (the engine does: engine.h), and calls
+ *    nothing of this machine between prepare and parent/child.
  */
 #ifndef PH_OS_OS_H
 #define PH_OS_OS_H
@@ -191,6 +199,10 @@ typedef struct ph_os_ops {
 
     int (*probe)(ph_os *os, ph_os_probe *out);
     void (*close)(ph_os *os);
+
+    void (*fork_prepare)(ph_os *os);
+    void (*fork_parent)(ph_os *os);
+    void (*fork_child)(ph_os *os);
 } ph_os_ops;
 
 struct ph_os {
@@ -231,6 +243,10 @@ void ph_os_note_moved(ph_os *os, void *dst, const void *src, size_t len);
 int ph_os_tracks_touch(const ph_os *os);
 int ph_os_set_thread_node(ph_os *os, int node);
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out);
+/* Around fork() (the contract above); a NULL os does nothing. */
+void ph_os_fork_prepare(ph_os *os);
+void ph_os_fork_parent(ph_os *os);
+void ph_os_fork_child(ph_os *os);
 
 /* ---- Linux extras (os_linux.c) ---- */
 

@@ -264,6 +264,28 @@ static void fy_close(ph_os *os)
     free(os);
 }
 
+/* fork(): this wrapper's lock, then the inner machine's (os.h). */
+static void fy_fork_prepare(ph_os *os)
+{
+    faulty_state *f = os->impl;
+    pthread_mutex_lock(&f->lock);
+    ph_os_fork_prepare(f->inner);
+}
+
+static void fy_fork_parent(ph_os *os)
+{
+    faulty_state *f = os->impl;
+    ph_os_fork_parent(f->inner);
+    pthread_mutex_unlock(&f->lock);
+}
+
+static void fy_fork_child(ph_os *os)
+{
+    faulty_state *f = os->impl;
+    ph_os_fork_child(f->inner);
+    pthread_mutex_init(&f->lock, NULL);
+}
+
 static const ph_os_ops faulty_ops = {
     .name = "faulty",
     .query = fy_query,
@@ -281,6 +303,9 @@ static const ph_os_ops faulty_ops = {
     .set_thread_node = fy_set_thread_node,
     .probe = fy_probe,
     .close = fy_close,
+    .fork_prepare = fy_fork_prepare,
+    .fork_parent = fy_fork_parent,
+    .fork_child = fy_fork_child,
 };
 
 ph_os *ph_os_faulty_open(ph_os *inner, const ph_fault_plan *plan)

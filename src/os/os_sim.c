@@ -680,6 +680,23 @@ static void sim_note_moved(ph_os *os, void *dst, const void *src, size_t len)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* fork(): the lock is taken by the caller's prepare, innermost (os.h);
+ * the child's one thread makes it afresh. */
+static void sim_fork_prepare(ph_os *os)
+{
+    pthread_mutex_lock(&((sim_state *)os->impl)->lock);
+}
+
+static void sim_fork_parent(ph_os *os)
+{
+    pthread_mutex_unlock(&((sim_state *)os->impl)->lock);
+}
+
+static void sim_fork_child(ph_os *os)
+{
+    pthread_mutex_init(&((sim_state *)os->impl)->lock, NULL);
+}
+
 /* ---- costs ---------------------------------------------------------------- */
 
 /* Every topology has its matrices (ph_topo_alloc makes them, the latency
@@ -1239,6 +1256,9 @@ static const ph_os_ops sim_ops = {
     .set_thread_node = sim_set_thread_node,
     .probe = sim_probe,
     .close = sim_close,
+    .fork_prepare = sim_fork_prepare,
+    .fork_parent = sim_fork_parent,
+    .fork_child = sim_fork_child,
 };
 
 ph_os *ph_os_sim_open(const struct ph_topology *topo)

@@ -18,7 +18,10 @@
  *            2b. the sampler's region gate (sample/source.h), which the
  *               memory manager takes under the engine's lock;
  *            3. ompt.c's lock (OMPT callbacks of other threads);
- *            4. the table of hot blocks (blocks.c).
+ *            4. the table of hot blocks (blocks.c);
+ *            5. the machine's locks (the simulator's registry: the
+ *               userfaultfd sampler's service thread, which no lock
+ *               above stops, notes every page it moves there).
  *   parent   releases them in the reverse order.
  *   child    makes each of them afresh (glibc's locks check the owner's
  *            TID, and the child's thread has another) and leaves the
@@ -50,10 +53,12 @@ static void fork_prepare(void)
     ph_sampler_gate_fork_prepare();
     ph_preload_ompt_fork_prepare();
     ph_blocks_lock(&ph_heap_blocks);
+    ph_api_fork_prepare_machine();
 }
 
 static void fork_parent(void)
 {
+    ph_api_fork_parent_machine();
     ph_blocks_unlock(&ph_heap_blocks);
     ph_preload_ompt_fork_parent();
     ph_sampler_gate_fork_parent();
@@ -63,6 +68,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    ph_api_fork_child_machine();
     ph_blocks_reset_lock(&ph_heap_blocks);
     ph_preload_ompt_fork_child();
     ph_sampler_gate_fork_child();

@@ -827,11 +827,15 @@ static int sp_add_range(ph_source *src, void *addr, size_t bytes)
         return -1;
     s->ranges[s->nranges++] = (sp_range){(size_t)slot, a, bytes / PG_BYTES,
                                          s->tracks_touch ? 2 : 0};
-    if (s->tracks_touch) {
+    /* Armed at once, unless a fork() is under way (or this is a fork
+     * child): the next arm() does it then (fresh > 0). */
+    if (s->tracks_touch && (!is_uffd(s) || ph_uffd_sampler_arm_begin())) {
         uint64_t t0 = ph_now_ns();
         pthread_mutex_lock(&gate_lock); /* the gate walks armed[] too */
         int rc = first_touch_arm(s, s->nranges - 1);
         pthread_mutex_unlock(&gate_lock);
+        if (is_uffd(s))
+            ph_uffd_sampler_arm_end();
         s->st.arm_ns += ph_now_ns() - t0;
         if (rc != 0)
             return ph_fail(errno, "sampler: mprotect(PROT_NONE) failed: %s",

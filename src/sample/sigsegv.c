@@ -672,6 +672,7 @@ void ph_sig_release_thread_rings(void)
  * The userfaultfd mechanism opened its runs before fork (uffd.c). */
 void ph_sig_fork_child(void)
 {
+    ph_uffd_sampler_fork_child();
     size_t n = atomic_load(&ph_sig_slot_hiwater);
     for (size_t i = 0; i < n; i++) {
         ph_sig_slot *s = &ph_sig_slots[i];
@@ -683,10 +684,13 @@ void ph_sig_fork_child(void)
         uintptr_t start = atomic_load(&s->start), end = atomic_load(&s->end);
         if (!runs || rp == 0)
             continue;
+        int uffd = ph_sig_insts[atomic_load(&s->inst)].mech == PH_SIG_MECH_UFFD;
         uintptr_t run_bytes = (uintptr_t)rp * PH_SIG_PAGE_BYTES;
         size_t nruns = (size_t)((end - start + run_bytes - 1) / run_bytes);
         for (size_t r = 0; r < nruns; r++) {
-            if (atomic_load(&runs[r]) != PH_RUN_FIRING)
+            unsigned char st = atomic_load(&runs[r]);
+            if (st != PH_RUN_FIRING &&
+                !(uffd && (st == PH_RUN_ARMED || st == PH_RUN_LIFTING || st == PH_RUN_ARMING)))
                 continue;
             uintptr_t a = start + r * run_bytes;
             uintptr_t b = a + run_bytes < end ? a + run_bytes : end;

@@ -159,14 +159,22 @@ void ph_uffd_sampler_remove(size_t slot);
  * is under way, or this is a child without a service thread). */
 int ph_uffd_sampler_arm_begin(void);
 void ph_uffd_sampler_arm_end(void);
+/* In a fork() child, before anything else of the mechanism runs there:
+ * from then on it never calls the inherited userfaultfd (whose ioctls
+ * act on the parent's memory), and ph_uffd_sampler_open() puts the
+ * pages of a run that were in the child's copy of the stash back with
+ * mremap(2). */
+void ph_uffd_sampler_fork_child(void);
 
 /* Install the handler (once per process; later calls return 0 at once).
  * 0 or -1/errno. */
 int ph_sig_install(void);
 /* Forget the calling thread's rings (thread exit; normal context). */
 void ph_sig_release_thread_rings(void);
-/* In a fork() child: runs other threads were opening are opened, the
- * counts of threads inside slots and instances reset. */
+/* In a fork() child: runs other threads were opening are opened (and,
+ * for the userfaultfd mechanism, runs left armed: the child's copies are
+ * not registered), the counts of threads inside slots and instances
+ * reset. */
 void ph_sig_fork_child(void);
 
 #endif

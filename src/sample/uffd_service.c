@@ -50,8 +50,13 @@
  * (no UFFD_FEATURE_EVENT_FORK), so a page moved out at fork time would
  * read as zeros in the child.  A pthread_atfork handler therefore lifts
  * every armed run before fork() (arming waits meanwhile); the child has
- * no service thread, and its sampler arms nothing.  A raw clone(2)
- * without CLONE_VM bypasses the handler: documented limit.
+ * no service thread, and its sampler arms nothing.  The inherited
+ * descriptor still names the parent's memory: the child never calls it
+ * (an UNREGISTER there once woke the parent's waiting threads on pages
+ * still in the stash).  Should a run be on its way back at the fork all
+ * the same, the child puts its copies back with mremap(2)
+ * (restore_in_child).  A raw clone(2) without CLONE_VM bypasses the
+ * handler: documented limit.
  *
  * COST (bench/README.md): a sample is a fault round trip through another
  * thread -- two context switches, a move and an unregister -- several
@@ -244,11 +249,50 @@ int ph_uffd_sampler_protect(size_t slot, uintptr_t a, size_t len)
     return 0;
 }
 
+/* In a fork() child: the pages of [a, a+len) that the fork found in the
+ * stash (absent from the run, present or swapped out in the child's copy
+ * of the stash: /proc/self/pagemap) are moved back by mremap(2), which
+ * moves the page-table entry as UFFDIO_MOVE would, and given the
+ * program's own protection where it set one.  The child's stash keeps a
+ * hole there; it is never armed again. */
+static void restore_in_child(size_t slot, uintptr_t a, size_t len)
+{
+    ph_sig_slot *s = &ph_sig_slots[slot];
+    uintptr_t st = stash_of(slot, a);
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    const uint64_t has = (uint64_t)3 << 62; /* present | swapped */
+    for (uintptr_t q = 0; q < len; q += PG) {
+        uint64_t run_e = 0, st_e = 0;
+        if (pread(fd, &run_e, sizeof run_e, (off_t)((a + q) / PG * sizeof run_e)) !=
+                (ssize_t)sizeof run_e ||
+            pread(fd, &st_e, sizeof st_e, (off_t)((st + q) / PG * sizeof st_e)) !=
+                (ssize_t)sizeof st_e)
+            break;
+        if ((run_e & has) || !(st_e & has))
+            continue;
+        ph_os_note_moved(os_of(slot), (void *)(a + q), (const void *)(st + q), PG);
+        if (mremap((void *)(st + q), PG, PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+                   (void *)(a + q)) == MAP_FAILED)
+            continue;
+        atomic_uchar *pp = atomic_load(&s->prog_prot);
+        unsigned char v = pp ? atomic_load(&pp[(a + q - atomic_load(&s->start)) / PG]) : 0;
+        if (v & PH_SIG_PROT_SET)
+            mprotect((void *)(a + q), PG, (int)(v & 7u));
+    }
+    close(fd);
+}
+
 int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
 {
     ph_uffd_sampler *us = of_slot(slot);
-    if (!us || atomic_load(&in_child) || !atomic_load(&ph_sig_slots[slot].stash))
+    if (!us || !atomic_load(&ph_sig_slots[slot].stash))
         return 0;
+    if (atomic_load(&in_child)) {
+        restore_in_child(slot, a, len);
+        return 0;
+    }
     uintptr_t st = stash_of(slot, a);
     ph_os *os = os_of(slot);
     if (move_span(us, os, a, st, len, 0, 0))
@@ -288,8 +332,15 @@ int ph_uffd_sampler_add(size_t slot)
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (st == MAP_FAILED)
         return ph_fail(errno, "sampler: no address space for a stash of %zu bytes", len);
+    if (atomic_load(&in_child)) {
+        /* the inherited userfaultfd acts on the parent's memory: never
+         * watched here */
+        munmap(st, len);
+        atomic_fetch_add(&us->unwatchable, 1);
+        return 0;
+    }
     madvise(st, len, MADV_NOHUGEPAGE);
-    if (!atomic_load(&in_child) && ph_uffd_register_missing(&us->u, st, len) != 0) {
+    if (ph_uffd_register_missing(&us->u, st, len) != 0) {
         int e = errno;
         munmap(st, len);
         errno = e;
@@ -298,7 +349,7 @@ int ph_uffd_sampler_add(size_t slot)
     /* Memory userfaultfd cannot move (shared, file-backed, hugetlbfs) is
      * accepted but never watched: the engine still places and moves it. */
     void *a = (void *)atomic_load(&s->start);
-    if (!atomic_load(&in_child) && ph_uffd_register_missing(&us->u, a, len) != 0) {
+    if (ph_uffd_register_missing(&us->u, a, len) != 0) {
         ph_uffd_unregister(&us->u, st, len);
         munmap(st, len);
         atomic_fetch_add(&us->unwatchable, 1);
@@ -392,6 +443,11 @@ static void at_prepare(void)
 static void at_parent(void)
 {
     atomic_store(&forking, 0);
+}
+
+void ph_uffd_sampler_fork_child(void)
+{
+    atomic_store(&in_child, 1);
 }
 
 static void at_child(void)

@@ -22,10 +22,14 @@
 #include "topo/topo.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SENTINEL 0x5A5A5A5A
@@ -729,6 +733,85 @@ static void linux_only(ph_os *os)
     CHECK_EQ(ph_os_unmap(os, p, 2 * PG), 0);
 }
 
+/* fork() while another thread is inside the machine: with the caller's
+ * pthread_atfork handlers taking the machine's locks innermost (os.h),
+ * every child finds the machine whole and can use it at once.  Without
+ * them a child whose fork met the other thread inside an operation waits
+ * for a lock nobody will release. */
+static _Atomic(ph_os *) fork_os;
+static void fk_prepare(void) { ph_os_fork_prepare(atomic_load(&fork_os)); }
+static void fk_parent(void) { ph_os_fork_parent(atomic_load(&fork_os)); }
+static void fk_child(void) { ph_os_fork_child(atomic_load(&fork_os)); }
+
+typedef struct busy_arg {
+    ph_os *os;
+    char *mem;
+    atomic_int stop;
+} busy_arg;
+
+static void *busy(void *arg)
+{
+    busy_arg *b = arg;
+    void *pg[2] = {b->mem, b->mem + PG};
+    int st[2];
+    while (!atomic_load(&b->stop)) {
+        ph_os_note_moved(b->os, b->mem + 2 * PG, b->mem, 2 * PG);
+        ph_os_note_moved(b->os, b->mem, b->mem + 2 * PG, 2 * PG);
+        (void)ph_os_query(b->os, 2, pg, st);
+    }
+    return NULL;
+}
+
+static void fork_while_busy(ph_os *os, const char *name)
+{
+    static int registered;
+    if (!registered) {
+        CHECK_EQ(pthread_atfork(fk_prepare, fk_parent, fk_child), 0);
+        registered = 1;
+    }
+    printf("-- %s: fork() while another thread uses the machine\n", name);
+    busy_arg b = {.os = os};
+    b.mem = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
+    CHECK(b.mem != NULL);
+    if (!b.mem)
+        return;
+    memset(b.mem, 1, 4 * PG);
+    atomic_store(&fork_os, os);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, busy, &b), 0);
+    int stuck = 0, bad = 0;
+    for (int round = 0; round < 200 && !stuck; round++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            void *pg[1] = {b.mem};
+            int st[1];
+            ph_os_note_moved(os, b.mem + 3 * PG, b.mem + PG, PG);
+            _exit(ph_os_query(os, 1, pg, st) == 0 && legal(os, st[0]) ? 0 : 3);
+        }
+        int status = 0;
+        struct timespec nap = {0, 1000000};
+        pid_t w = 0;
+        for (int ms = 0; ms < 10000 && (w = waitpid(pid, &status, WNOHANG)) == 0; ms++)
+            nanosleep(&nap, NULL);
+        if (w == 0) {
+            stuck = 1;
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            bad++;
+        }
+    }
+    atomic_store(&b.stop, 1);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    atomic_store(&fork_os, NULL);
+    CHECK_EQ(stuck, 0);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(ph_os_unmap(os, b.mem, 4 * PG), 0);
+}
+
 int main(void)
 {
     ph_options_init();
@@ -741,6 +824,7 @@ int main(void)
             suite(sim, "sim");
             bad_arguments(sim, "sim");
             sim_only(sim);
+            fork_while_busy(sim, "sim");
             ph_os_close(sim);
         }
         /* the suite also holds through the fault wrapper with no faults */
@@ -750,6 +834,7 @@ int main(void)
             CHECK_STR(ph_os_name(w), "faulty(sim)");
             suite(w, "faulty(sim), no faults planned");
             bad_arguments(w, "faulty(sim)");
+            fork_while_busy(w, "faulty(sim)");
             ph_os_close(w);
         }
     }
@@ -767,6 +852,7 @@ int main(void)
             suite(lx, "linux");
             bad_arguments(lx, "linux");
             linux_only(lx);
+            fork_while_busy(lx, "linux");
         } else if (lx) {
             bad_arguments(lx, "linux");
             printf("-- linux: move_pages(2) not permitted here (errno %d): Linux part "
