@@ -141,6 +141,17 @@ long ph_uffd_move(const ph_uffd *u, void *dst, const void *src, size_t len,
     return moved;
 }
 
+int ph_uffd_copy(const ph_uffd *u, void *dst, const void *src, size_t len, int dontwake)
+{
+    struct uffdio_copy c = {
+        .dst = (uintptr_t)dst,
+        .src = (uintptr_t)src,
+        .len = len,
+        .mode = dontwake ? UFFDIO_COPY_MODE_DONTWAKE : 0,
+    };
+    return ioctl(u->fd, UFFDIO_COPY, &c) == 0 ? 0 : -1;
+}
+
 int ph_uffd_zeropage(const ph_uffd *u, void *addr, size_t len)
 {
     struct uffdio_zeropage z = {.range = {.start = (uintptr_t)addr, .len = len}};

@@ -65,6 +65,10 @@ int ph_uffd_unregister(const ph_uffd *u, void *addr, size_t len);
  * on dst. */
 long ph_uffd_move(const ph_uffd *u, void *dst, const void *src, size_t len,
                   int allow_holes, int dontwake);
+/* UFFDIO_COPY: fill the missing pages of [dst, dst+len) with a copy of
+ * src (new pages, placed as a fault by the calling thread would place
+ * them).  0, or -1/errno (EEXIST: dst populated meanwhile). */
+int ph_uffd_copy(const ph_uffd *u, void *dst, const void *src, size_t len, int dontwake);
 /* Map the zero page at [addr, addr+len) (missing pages only) and wake. */
 int ph_uffd_zeropage(const ph_uffd *u, void *addr, size_t len);
 /* Wake the threads waiting on [addr, addr+len). */

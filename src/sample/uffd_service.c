@@ -90,7 +90,7 @@ typedef struct ph_uffd_sampler {
     pthread_t thread;
     atomic_int stop;
     int started;
-    atomic_uint_fast64_t faults, wakes, busy_pages, unwatchable;
+    atomic_uint_fast64_t faults, wakes, busy_pages, unwatchable, copied_back;
 } ph_uffd_sampler;
 
 /* Arming vs fork(): arm() counts itself in `arming` and gives up when a
@@ -307,6 +307,14 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
                 continue;
             if (errno == EEXIST) {
                 madvise((void *)(st + q), PG, MADV_DONTNEED);
+            } else if (errno == EBUSY || errno == EAGAIN) {
+                /* a stashed page the kernel will not move any more: it
+                 * went through a fork() past the handler (no longer
+                 * anon-exclusive) or is pinned.  Its data comes back as
+                 * a copy (on the service thread's node). */
+                if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0)
+                    madvise((void *)(st + q), PG, MADV_DONTNEED);
+                atomic_fetch_add(&us->copied_back, 1);
             } else if (errno == EINVAL &&
                        mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
                 (void)ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0);
