@@ -43,7 +43,8 @@
  * outermost region, decides the fallback when period_wait_ms have passed
  * since then without a period -- or, while regions and barriers keep
  * coming (slow iterations still showing their period), after up to
- * OMPT_WAIT_ROUNDS such waits; when a period is found after such a
+ * OMPT_WAIT_ROUNDS such waits (more while the stream is seen repeating
+ * itself: watchdog_main); when a period is found after such a
  * fallback, the engine goes back to the iterative mechanism (the
  * sampling mechanism only stood in until the iteration was known).
  *
@@ -221,11 +222,29 @@ static uint64_t ids_fed_locked(void)
  * are still coming (at least OMPT_WAIT_PROGRESS in the last wait): a
  * program whose iterations are slow (a few regions a second) is still
  * showing its period, and the sampling mechanism would only stand in for
- * the iterative one meanwhile.  Then it waits again, at most
- * OMPT_WAIT_ROUNDS waits in all; a stream that stopped (one long region)
- * falls back at the end of the first wait without new ids. */
+ * the iterative one meanwhile.  Then it waits again: OMPT_WAIT_ROUNDS
+ * waits in all while the stream has not repeated itself yet (its first
+ * cycle may be all there is), and up to OMPT_WAIT_ROUNDS_REPEATING while
+ * a detector sees it repeating (ph_period_report.repeating: a streak of
+ * ids equal to those one candidate period before -- the second cycle of a
+ * period in progress; a period of p regions locks after about 2p).  In a
+ * guest twice as slow, ft's 6-region period showed after the fourth
+ * wait, and the sampling mechanism that stood in left the iterative one
+ * too few steps.  A stream that stopped (one long region) falls back at
+ * the end of the first wait without new ids; one that keeps coming
+ * without a period still falls back by count (OMPT_DECIDE_IDS). */
 #define OMPT_WAIT_PROGRESS 2
 #define OMPT_WAIT_ROUNDS 4
+#define OMPT_WAIT_ROUNDS_REPEATING 16
+
+/* Under st.lock: a detector sees the stream repeating itself. */
+static int repeating_locked(void)
+{
+    ph_period_report rr, br;
+    ph_period_get_report(st.regions, &rr);
+    ph_period_get_report(st.barriers, &br);
+    return rr.repeating || br.repeating;
+}
 static void *watchdog_main(void *arg)
 {
     (void)arg;
@@ -239,7 +258,8 @@ static void *watchdog_main(void *arg)
                               .tv_nsec = (long)(due % 1000000000u)};
         while (!st.watchdog_stop && !st.decided && ph_now_ns() < due)
             pthread_cond_timedwait(&st.watchdog_cv, &st.lock, &ts);
-        if (st.watchdog_stop || st.decided || round >= OMPT_WAIT_ROUNDS)
+        if (st.watchdog_stop || st.decided || round >= OMPT_WAIT_ROUNDS_REPEATING ||
+            (round >= OMPT_WAIT_ROUNDS && !repeating_locked()))
             break;
         uint64_t now_ids = ids_fed_locked();
         if (now_ids - seen < OMPT_WAIT_PROGRESS)

@@ -302,4 +302,13 @@ void ph_period_get_report(const ph_period *pd, ph_period_report *out)
     out->last_period = pd->last_period;
     out->last_anchor = pd->last_anchor;
     out->fallback = ph_period_fallback(pd);
+    if (!pd->p) {
+        uint32_t best = 1;
+        size_t lim = pd->n < pd->cfg.max_period ? (size_t)pd->n : pd->cfg.max_period;
+        for (size_t q = 1; q <= lim; q++)
+            if (pd->run[q] > best) {
+                best = pd->run[q];
+                out->repeating = q;
+            }
+    }
 }

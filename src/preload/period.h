@@ -58,6 +58,10 @@ typedef struct ph_period_report {
     size_t last_period;    /* the period of the most recent lock, 0 never */
     uintptr_t last_anchor;
     int fallback;          /* ph_period_fallback() */
+    size_t repeating;      /* not locked: the candidate period whose
+                              current streak is longest, when that streak
+                              covers at least 2 ids (the stream is
+                              repeating itself: a lock may be near); else 0 */
 } ph_period_report;
 
 /* The defaults above. */

@@ -12,6 +12,8 @@
  *   slowsteps  5 steps of 8 regions that each last PH_SLOW_MS (default 10)
  *              ms: the period shows only after 16 regions, later than a
  *              short period_wait_ms, while regions keep coming
+ *   slowdistinct  20 different regions of PH_SLOW_MS ms each, run once:
+ *              regions keep coming, but the stream never repeats itself
  *
  * The program prints its results (integers: the same with any runtime
  * schedule of the reductions) to stdout.  When pagehome is preloaded
@@ -195,6 +197,18 @@ static void prog_slowsteps(void)
     }
 }
 
+static void prog_slowdistinct(void)
+{
+    if (getenv("PH_SLOW_MS"))
+        slow_ms = atol(getenv("PH_SLOW_MS"));
+    SLOW_REGION(1) SLOW_REGION(2) SLOW_REGION(3) SLOW_REGION(4)
+    SLOW_REGION(5) SLOW_REGION(6) SLOW_REGION(7) SLOW_REGION(8)
+    SLOW_REGION(9) SLOW_REGION(10) SLOW_REGION(11) SLOW_REGION(12)
+    SLOW_REGION(13) SLOW_REGION(14) SLOW_REGION(15) SLOW_REGION(16)
+    SLOW_REGION(17) SLOW_REGION(18) SLOW_REGION(19) SLOW_REGION(20)
+    say("sum: %llu\n", (unsigned long long)sum(a));
+}
+
 /* ---- checks (only under the preload) ------------------------------------ */
 
 static int failed;
@@ -324,8 +338,10 @@ int main(int argc, char **argv)
         prog_noperiod();
     else if (strcmp(mode, "slowsteps") == 0)
         prog_slowsteps();
+    else if (strcmp(mode, "slowdistinct") == 0)
+        prog_slowdistinct();
     else {
-        fprintf(stderr, "usage: %s steps|cold|oneregion|noperiod|slowsteps\n",
+        fprintf(stderr, "usage: %s steps|cold|oneregion|noperiod|slowsteps|slowdistinct\n",
                 argv[0]);
         return 2;
     }

@@ -340,6 +340,44 @@ static void test_seeded(void)
     ph_period_free(pd);
 }
 
+/* The report says when the unlocked stream is repeating itself (the
+ * watchdog of ompt.c waits longer then). */
+static void test_repeating(void)
+{
+    ph_period *pd = ph_period_new();
+    ph_period_report rep;
+    /* two init regions, then the first cycle of 6: no repetition yet */
+    ph_period_feed(pd, R(100));
+    ph_period_feed(pd, R(101));
+    for (int r = 0; r < 6; r++)
+        ph_period_feed(pd, R(r));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.repeating, 0);
+    /* one id of the second cycle: a single match is not a streak yet */
+    ph_period_feed(pd, R(0));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.repeating, 0);
+    /* two: period 6 is repeating, not locked yet */
+    ph_period_feed(pd, R(1));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.period, 0);
+    CHECK_EQ(rep.repeating, 6);
+    /* locked after the second cycle: no longer "repeating" */
+    for (int r = 2; r < 6; r++)
+        ph_period_feed(pd, R(r));
+    ph_period_feed(pd, R(0));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.period, 6);
+    CHECK_EQ(rep.repeating, 0);
+    /* a stream of distinct ids never repeats */
+    ph_period_reset(pd);
+    for (int i = 0; i < 40; i++)
+        ph_period_feed(pd, R(200 + i));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.repeating, 0);
+    ph_period_free(pd);
+}
+
 int main(void)
 {
     test_defaults();
@@ -349,6 +387,7 @@ int main(void)
     test_irregular_inserts();
     test_period_change();
     test_too_few_regions();
+    test_repeating();
     test_noise();
     test_seeded();
     return check_summary("test_period");
