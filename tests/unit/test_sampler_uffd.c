@@ -66,6 +66,15 @@ static unsigned char *map_pages(size_t n)
     return p;
 }
 
+/* Pages of buf[0, n) whose byte 7 is not what map_pages wrote. */
+static int wrong_pages(const unsigned char *buf, size_t n)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += buf[i * PG + 7] != (unsigned char)i;
+    return bad;
+}
+
 static ph_source *open_uffd(size_t budget)
 {
     ph_sampler_opts o = {budget, 4096, 1, 4096, 0, PH_SAMPLER_USERFAULTFD};
@@ -185,9 +194,7 @@ static void test_fork(void)
     CHECK_EQ(s->ops->arm(s, 1), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        int bad = 0;
-        for (size_t i = 0; i < 32; i++)
-            bad += buf[i * PG + 7] != (unsigned char)i;
+        int bad = wrong_pages(buf, 32);
         /* the child's sampler arms nothing and still works */
         bad += s->ops->arm(s, 1) != 0;
         buf[5 * PG] = 9;
@@ -197,10 +204,7 @@ static void test_fork(void)
     int status = 0;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    int bad = 0;
-    for (size_t i = 0; i < 32; i++)
-        bad += buf[i * PG + 7] != (unsigned char)i;
-    CHECK_EQ(bad, 0);
+    CHECK_EQ(wrong_pages(buf, 32), 0);
     CHECK_EQ(buf[5 * PG], 0); /* the child's write stayed in the child */
     s->ops->close(s);
     munmap(buf, 32 * PG);
@@ -221,9 +225,7 @@ static void test_fork_past_handlers(void)
     pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
     if (pid == 0) {
         ph_sig_fork_child();
-        int bad = 0;
-        for (size_t i = 0; i < 32; i++)
-            bad += buf[i * PG + 7] != (unsigned char)i;
+        int bad = wrong_pages(buf, 32);
         buf[3 * PG + 7] = 99;
         syscall(SYS_exit_group, bad ? 1 : 0);
     }
@@ -233,10 +235,7 @@ static void test_fork_past_handlers(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     /* the parent: every run still armed (touching gives a sample), and
      * its data its own */
-    int bad = 0;
-    for (size_t i = 0; i < 32; i++)
-        bad += buf[i * PG + 7] != (unsigned char)i;
-    CHECK_EQ(bad, 0);
+    CHECK_EQ(wrong_pages(buf, 32), 0);
     static coll c;
     c.n = 0;
     CHECK_EQ(s->ops->drain(s, collect, &c), 32);
