@@ -65,9 +65,12 @@
  *
  * Costs: every move call costs migrate_ns_call, every page moved
  * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
- * One mutex guards the registry and counters.  Arguments come checked
- * from the front door (os.c).  The simulator reads no tunable: everything
- * it models comes from the topology and the calls.
+ * One mutex guards the registry and counters.  It is never held across
+ * a real page fault (populate faults between two holds): the fault of a
+ * page the userfaultfd sampler watches waits for its service thread, and
+ * that thread takes the mutex to note the page's trip back.  Arguments
+ * come checked from the front door (os.c).  The simulator reads no
+ * tunable: everything it models comes from the topology and the calls.
  */
 #include "os/os.h"
 
@@ -852,13 +855,21 @@ static int sim_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
     return 0;
 }
 
-/* Give homes to the pages of [a, a+n pages) that have none.  exact: the
- * node must have room for all of them (else -1/ENOMEM, nothing changed);
- * otherwise full nodes fall back to the nearest with room.  Pages resident
- * without a home settle first (populate keeps resident pages where they
- * are).  Then the memory is faulted for real.  Lock held. */
-static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8_t *res,
-                      int node_idx, int exact, const char *who)
+/* Giving homes to the pages of [a, a+n pages) that have none, in three
+ * steps.  check (lock held): pages resident without a home settle
+ * (populate keeps resident pages where they are), and with exact the node
+ * must have room for all the others (else -1/ENOMEM, nothing changed;
+ * otherwise full nodes fall back to the nearest with room).  Then the
+ * memory is faulted for real, *without* the lock: a page of the range
+ * the userfaultfd sampler has in its stash makes the fault wait for its
+ * service thread, which tells of the page's trip back (note_moved, under
+ * the lock) before it wakes the faulting thread.  assign (lock held):
+ * every page still without a home gets one -- a page that came back
+ * meanwhile brought its own.  (Two populates racing for the last room of
+ * a node may both pass their checks; the assign then falls back like a
+ * populate that is not exact.) */
+static int give_homes_check(sim_state *s, ph_os *os, uintptr_t a, size_t n,
+                            const int8_t *res, int node_idx, int exact, const char *who)
 {
     const ph_topology *t = os->topo;
     uint64_t need[PH_MAX_NODES], need_tlb[PH_MAX_NODES];
@@ -904,12 +915,13 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
                                who, t->nodes[j].id, (unsigned long long)need_tlb[j],
                                (unsigned long long)pool_free(s, t, j));
         }
-    /* Pass 2: fault for real, then assign. */
-    if (ph_os_populate((void *)a, n * PH_PAGE_4K, 1) != 0) {
-        int e = errno;
-        return ph_fail(e == EFAULT ? ENOMEM : e, "%s: faulting %zu pages failed: %s", who,
-                       n, strerror(e));
-    }
+    return 0;
+}
+
+static void give_homes_assign(sim_state *s, ph_os *os, uintptr_t a, size_t n,
+                              int node_idx, int exact)
+{
+    const ph_topology *t = os->topo;
     for (size_t k = 0; k < n; k++) {
         uintptr_t p = a + k * PH_PAGE_4K;
         sim_range *r = find(s, p);
@@ -918,13 +930,12 @@ static int give_homes(sim_state *s, ph_os *os, uintptr_t a, size_t n, const int8
         if (r->home[first] >= 0)
             continue;
         int want = r->bound[first] >= 0 ? r->bound[first] : node_idx;
-        int h = exact        ? want
-                : r->hugetlb ? pick_tlb_home(s, t, want)
-                             : pick_home(s, t, want, un);
+        int h = r->hugetlb                           ? pick_tlb_home(s, t, want)
+                : exact && has_room(s, want, un) ? want
+                                                   : pick_home(s, t, want, un);
         set_unit_home(s, r, first, un, h);
         s->c.populated_pages += un;
     }
-    return 0;
 }
 
 static int populate_common(ph_os *os, void *addr, size_t len, int node, int exact,
@@ -947,10 +958,21 @@ static int populate_common(ph_os *os, void *addr, size_t len, int node, int exac
     drain_touches(s, os);
     if (exact)
         s->c.populate_calls++;
-    int rc = give_homes(s, os, a, n, res, idx, exact, who);
+    int rc = give_homes_check(s, os, a, n, res, idx, exact, who);
     pthread_mutex_unlock(&s->lock);
     free(res);
-    return rc;
+    if (rc != 0)
+        return rc;
+    if (ph_os_populate((void *)a, n * PH_PAGE_4K, 1) != 0) {
+        int e = errno;
+        return ph_fail(e == EFAULT ? ENOMEM : e, "%s: faulting %zu pages failed: %s", who,
+                       n, strerror(e));
+    }
+    pthread_mutex_lock(&s->lock);
+    drain_touches(s, os);
+    give_homes_assign(s, os, a, n, idx, exact);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 static int sim_populate_on(ph_os *os, void *addr, size_t len, int node)

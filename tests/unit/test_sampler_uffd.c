@@ -243,6 +243,42 @@ static void test_fork_past_handlers(void)
     munmap(buf, 32 * PG);
 }
 
+/* The machine's own calls that fault pages in (populate_on: placement)
+ * may meet watched pages: the faulting call waits for the service
+ * thread, which tells the machine the page is back (note_moved).  The
+ * simulator must not hold its lock across such a fault. */
+static atomic_int populate_done;
+
+static void *populate_thread(void *p)
+{
+    unsigned char *buf = p;
+    int rc = ph_os_populate_on(sim, buf, 32 * PG, sim->topo->nodes[2].id);
+    atomic_store(&populate_done, rc == 0 ? 1 : -1);
+    return NULL;
+}
+
+static void test_populate_watched(void)
+{
+    unsigned char *buf = map_pages(32);
+    ph_source *s = open_uffd(0);
+    CHECK_EQ(s->ops->add_range(s, buf, 32 * PG), 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    atomic_store(&populate_done, 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, populate_thread, buf), 0);
+    for (int ms = 0; ms < 10000 && !atomic_load(&populate_done); ms++)
+        usleep(1000);
+    if (!atomic_load(&populate_done)) {
+        fprintf(stderr, "populate_on over watched pages: no return in 10 s (deadlock)\n");
+        _exit(1);
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(atomic_load(&populate_done), 1);
+    CHECK_EQ(wrong_pages(buf, 32), 0);
+    s->ops->close(s);
+    munmap(buf, 32 * PG);
+}
+
 /* ---- remove while hammered ---------------------------------------------------- */
 
 typedef struct ham {
@@ -451,6 +487,7 @@ int main(void)
     test_kernel_access();
     test_fork();
     test_fork_past_handlers();
+    test_populate_watched();
     test_remove_hammered();
     test_shared_not_watched();
     test_homes_kept();
