@@ -18,4 +18,7 @@ void ph_settings_place(ph_place_cfg *out)
     out->plan.seed = (uint64_t)ph_opt_int(PH_OPT_SEED);
     out->huge_tlbfs = strcmp(ph_opt_str(PH_OPT_HUGE_SOURCE), "hugetlbfs") == 0;
     out->huge_fallback = ph_opt_bool(PH_OPT_HUGE_FALLBACK);
+    out->plan.own_policy = strcmp(ph_opt_str(PH_OPT_KERNEL_BALANCING), "exclude") == 0 &&
+                           strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0 &&
+                           !ph_opt_bool(PH_OPT_OBSERVE);
 }

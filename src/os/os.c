@@ -238,6 +238,7 @@ int ph_os_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
         return no_os("bind");
     switch (kind) {
     case PH_BIND_DEFAULT:
+    case PH_BIND_LOCAL:
         nodes = NULL;
         nnodes = 0;
         break;

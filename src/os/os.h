@@ -62,7 +62,11 @@
  *    has no other order); anything else fails with EINVAL.  The page at
  *    virtual page number v (address / page size of the range: 4 KiB, or
  *    2 MiB for huge pages) lands on nodes[v % n].  Unmapped holes in the
- *    range: -1/EFAULT.
+ *    range: -1/EFAULT.  LOCAL places like DEFAULT (the toucher's node)
+ *    but as the range's own policy (Linux: MPOL_LOCAL): the kernel's
+ *    automatic NUMA balancing scans only memory under the default policy,
+ *    so it leaves such a range -- like any range with a policy of its
+ *    own -- alone.  The simulator has no balancing: LOCAL is DEFAULT.
  *  - populate_on() faults in every page of a range so that new pages come
  *    from `node` (already resident pages stay; data is never changed).  A
  *    range's own bind() policy overrides `node`, as in the kernel.  It
@@ -125,7 +129,8 @@ typedef struct ph_os ph_os;
 enum ph_bind_kind {
     PH_BIND_DEFAULT = 0,    /* forget any binding: first touch */
     PH_BIND_PREFERRED = 1,  /* nodes[0]; falls back when the node is full */
-    PH_BIND_INTERLEAVE = 2  /* page at virtual page number v -> nodes[v % n] */
+    PH_BIND_INTERLEAVE = 2, /* page at virtual page number v -> nodes[v % n] */
+    PH_BIND_LOCAL = 3       /* first touch, as the range's own policy */
 };
 
 enum ph_map_flags {

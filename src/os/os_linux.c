@@ -437,12 +437,15 @@ static int lx_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
         mask_set(mask, nodes[i]);
     int mode = kind == PH_BIND_PREFERRED    ? MPOL_PREFERRED
                : kind == PH_BIND_INTERLEAVE ? MPOL_INTERLEAVE
+               : kind == PH_BIND_LOCAL      ? MPOL_LOCAL
                                             : MPOL_DEFAULT;
     const char *what = kind == PH_BIND_PREFERRED    ? "preferred"
                        : kind == PH_BIND_INTERLEAVE ? "interleave"
+                       : kind == PH_BIND_LOCAL      ? "local"
                                                     : "default";
-    long r = mode == MPOL_DEFAULT ? mbind(addr, len, mode, NULL, 0, 0)
-                                  : mbind(addr, len, mode, mask, LX_MAXNODE, 0);
+    long r = mode == MPOL_DEFAULT || mode == MPOL_LOCAL
+                 ? mbind(addr, len, mode, NULL, 0, 0)
+                 : mbind(addr, len, mode, mask, LX_MAXNODE, 0);
     if (r != 0) {
         int e = errno;
         return ph_fail(e, "bind: mbind(%p, %zu bytes, %s) failed: %s", addr, len, what,

@@ -112,8 +112,8 @@ int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
     ph_os *os = c->os;
     size_t P = p->page_bytes;
     if (p->policy == PH_POLICY_FIRST_TOUCH)
-        return ph_os_bind(os, (void *)base, npages * P, PH_BIND_DEFAULT,
-                             NULL, 0);
+        return ph_os_bind(os, (void *)base, npages * P,
+                          p->own_policy ? PH_BIND_LOCAL : PH_BIND_DEFAULT, NULL, 0);
     if (p->policy == PH_POLICY_INTERLEAVE)
         return ph_os_bind(os, (void *)base, npages * P,
                              PH_BIND_INTERLEAVE, p->nodes, p->nnodes);
@@ -228,7 +228,9 @@ static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
     } else if (probe) {
         rc = lazy_interleave(c, plan, m, map_bytes, npages, &base);
     } else if (ph_plan_is_lazy(plan)) {
-        rc = plan->policy == PH_POLICY_FIRST_TOUCH
+        /* first touch needs no policy, unless the block is to be left to
+         * the engine alone (own_policy: LOCAL, os.h) */
+        rc = plan->policy == PH_POLICY_FIRST_TOUCH && !plan->own_policy
                  ? 0
                  : ph_place_bind_lazy(c, plan, base, npages);
     } else {

@@ -434,6 +434,7 @@ int ph_plan_make_range(ph_plan *out, const ph_placement_t *pl,
     if (pb != PH_PAGE_4K && pb != PH_PAGE_2M)
         return ph_fail(EINVAL, "page size %zu is not 4K or 2M", pb);
     out->page_bytes = pb;
+    out->own_policy = def->own_policy;
 
     /* The nodes to spread over. */
     int list[PH_MAX_NODES];

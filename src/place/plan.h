@@ -61,6 +61,9 @@ typedef struct ph_plan {
     size_t data_offset;      /* bytes from the range start to element 0
                               * (ph_place of an array that does not start
                               * on a page boundary) */
+    int own_policy;          /* FIRST_TOUCH: bind the range LOCAL (os.h:
+                              * the kernel's NUMA balancing leaves it to
+                              * pagehome's engine), not DEFAULT */
 } ph_plan;
 
 /* What a request may leave out.  Plans read no tunable: the caller fills
@@ -72,6 +75,8 @@ typedef struct ph_plan_defaults {
                                          (text, as ph_placement_parse) */
     size_t page_bytes;                /* for page_bytes 0 */
     uint64_t seed;                    /* for a random request's seed 0 */
+    int own_policy;                   /* first touch as the range's own
+                                         policy (ph_plan.own_policy) */
 } ph_plan_defaults;
 
 /* Validate pl against topo into *out (NULL pl = def->placement).

@@ -12,6 +12,7 @@
 
 #include "api/settings.h"
 #include "machine/machine.h"
+#include "os/os.h"
 #include "pagehome.h"
 #include "place/alloc.h"
 #include "place/plan.h"
@@ -851,6 +852,53 @@ static void test_threads(void)
     CHECK_EQ(ph_registry_count(), before);
 }
 
+/* kernel_balancing: a first-touch plan asks for a policy of its own
+ * (LOCAL) only while the engine may migrate. */
+static void test_kernel_balancing(void)
+{
+    ph_place_cfg cfg;
+    ph_settings_place(&cfg);
+    CHECK_EQ(cfg.plan.own_policy, 1); /* defaults: exclude, iterative */
+    CHECK_EQ(ph_config_set("kernel_balancing", "share"), 0);
+    ph_settings_place(&cfg);
+    CHECK_EQ(cfg.plan.own_policy, 0);
+    CHECK_EQ(ph_config_set("kernel_balancing", "exclude"), 0);
+    CHECK_EQ(ph_config_set("engine", "off"), 0);
+    ph_settings_place(&cfg);
+    CHECK_EQ(cfg.plan.own_policy, 0);
+    CHECK_EQ(ph_config_set("engine", "sampling"), 0);
+    CHECK_EQ(ph_config_set("observe", "1"), 0);
+    ph_settings_place(&cfg);
+    CHECK_EQ(cfg.plan.own_policy, 0);
+    CHECK_EQ(ph_config_set("observe", "0"), 0);
+    CHECK_EQ(ph_config_set("engine", "iterative"), 0);
+    CHECK(ph_config_set("kernel_balancing", "both") != 0);
+    ph_settings_place(&cfg);
+    CHECK_EQ(cfg.plan.own_policy, 1);
+    /* and the plan carries it (the simulator places LOCAL as DEFAULT:
+     * first touch still decides) */
+    ph_plan plan;
+    CHECK_EQ(ph_plan_make(&plan, NULL, ph_machine_get()->topo, &cfg.plan), 0);
+    CHECK_EQ(plan.own_policy, 1);
+    ph_plan_release(&plan);
+    /* ph_alloc binds a first-touch block (LOCAL) only then */
+    ph_os *os = ph_machine_get()->os;
+    ph_sim_counters c0, c1, c2;
+    CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
+    void *p = ph_alloc(1 << 20, NULL);
+    CHECK(p != NULL);
+    CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
+    CHECK_EQ(c1.bind_calls, c0.bind_calls + 1);
+    CHECK_EQ(ph_config_set("kernel_balancing", "share"), 0);
+    void *q = ph_alloc(1 << 20, NULL);
+    CHECK(q != NULL);
+    CHECK_EQ(ph_sim_counters_get(os, &c2), 0);
+    CHECK_EQ(c2.bind_calls, c1.bind_calls);
+    CHECK_EQ(ph_config_set("kernel_balancing", "exclude"), 0);
+    CHECK_EQ(ph_free(p), 0);
+    CHECK_EQ(ph_free(q), 0);
+}
+
 int main(void)
 {
     setenv("PAGEHOME_TOPOLOGY", "nodes=4,cpus_per_node=1,huge_2m=0:4:0:0", 1);
@@ -867,6 +915,7 @@ int main(void)
     test_interleave_cyclic_block();
     test_random_static();
     test_first_touch();
+    test_kernel_balancing();
     test_huge_thp();
     test_hugetlbfs();
     test_bad_input();

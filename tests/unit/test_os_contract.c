@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -718,6 +719,24 @@ static void linux_only(ph_os *os)
         CHECK(hs[0] == 1);
         CHECK_EQ(ph_os_unmap(os, tl, PH_PAGE_2M), 0);
     }
+
+    /* LOCAL is a policy of the range's own (MPOL_LOCAL, 4), DEFAULT none
+     * (0): what the kernel's NUMA balancing looks at */
+    char *lp = ph_os_map(os, 8 * PG, PG, PH_MAP_NO_THP);
+    CHECK(lp != NULL);
+    int mode = -1;
+    CHECK_EQ(ph_os_bind(os, lp, 8 * PG, PH_BIND_LOCAL, NULL, 0), 0);
+    CHECK_EQ(syscall(SYS_get_mempolicy, &mode, NULL, 0UL, lp + PG, 2UL /* MPOL_F_ADDR */), 0);
+    CHECK_EQ(mode, 4);
+    memset(lp, 1, 8 * PG); /* first touch still places */
+    void *lq[1] = {lp};
+    int lst[1];
+    CHECK_EQ(ph_os_query(os, 1, lq, lst), 0);
+    CHECK(lst[0] >= 0);
+    CHECK_EQ(ph_os_bind(os, lp, 8 * PG, PH_BIND_DEFAULT, NULL, 0), 0);
+    CHECK_EQ(syscall(SYS_get_mempolicy, &mode, NULL, 0UL, lp + PG, 2UL), 0);
+    CHECK_EQ(mode, 0);
+    CHECK_EQ(ph_os_unmap(os, lp, 8 * PG), 0);
 
     /* a move to a node the topology lacks is -EINVAL, per page */
     char *p = ph_os_map(os, 2 * PG, PG, 0);

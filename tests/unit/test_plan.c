@@ -20,7 +20,7 @@
 
 /* What a request leaves out (ph_alloc takes it from the tunables; these
  * are their defaults: placement first-touch, pagesize 4K, seed 1). */
-static ph_plan_defaults def = {"first-touch", P4K, 1};
+static ph_plan_defaults def = {"first-touch", P4K, 1, 0};
 
 /* A topology with the given OS node ids and cpus_per_node CPUs each; only
  * the fields the policies read are filled in. */
