@@ -51,9 +51,8 @@
  * read as zeros in the child.  A pthread_atfork handler therefore lifts
  * every armed run before fork() (arming waits meanwhile); the child has
  * no service thread, and its sampler arms nothing.  The inherited
- * descriptor still names the parent's memory: the child never calls it
- * (an UNREGISTER there once woke the parent's waiting threads on pages
- * still in the stash).  Should a run be on its way back at the fork all
+ * descriptor still names the parent's memory (its ioctls act on the
+ * parent's address space): the child never calls it.  Should a run be on its way back at the fork all
  * the same, the child puts its copies back with mremap(2)
  * (restore_in_child).  A raw clone(2) without CLONE_VM bypasses the
  * handler: documented limit.
@@ -312,7 +311,8 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
                  * went through a fork() past the handler (no longer
                  * anon-exclusive) or is pinned.  Its data comes back as
                  * a copy (on the service thread's node). */
-                if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0)
+                if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
+                    errno == EEXIST) /* EEXIST: populated meanwhile, as above */
                     madvise((void *)(st + q), PG, MADV_DONTNEED);
                 atomic_fetch_add(&us->copied_back, 1);
             } else if (errno == EINVAL &&
@@ -336,17 +336,16 @@ int ph_uffd_sampler_add(size_t slot)
     ph_sig_slot *s = &ph_sig_slots[slot];
     ph_uffd_sampler *us = of_slot(slot);
     size_t len = atomic_load(&s->end) - atomic_load(&s->start);
+    if (atomic_load(&in_child)) {
+        /* the inherited userfaultfd acts on the parent's memory: never
+         * watched here */
+        atomic_fetch_add(&us->unwatchable, 1);
+        return 0;
+    }
     void *st = mmap(NULL, len, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (st == MAP_FAILED)
         return ph_fail(errno, "sampler: no address space for a stash of %zu bytes", len);
-    if (atomic_load(&in_child)) {
-        /* the inherited userfaultfd acts on the parent's memory: never
-         * watched here */
-        munmap(st, len);
-        atomic_fetch_add(&us->unwatchable, 1);
-        return 0;
-    }
     madvise(st, len, MADV_NOHUGEPAGE);
     if (ph_uffd_register_missing(&us->u, st, len) != 0) {
         int e = errno;
