@@ -89,7 +89,7 @@ typedef struct ph_uffd_sampler {
     pthread_t thread;
     atomic_int stop;
     int started;
-    atomic_uint_fast64_t faults, wakes, busy_pages, unwatchable, copied_back;
+    atomic_uint_fast64_t faults, wakes, busy_pages, unwatchable;
 } ph_uffd_sampler;
 
 /* Arming vs fork(): arm() counts itself in `arming` and gives up when a
@@ -314,7 +314,6 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
                 if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
                     errno == EEXIST) /* EEXIST: populated meanwhile, as above */
                     madvise((void *)(st + q), PG, MADV_DONTNEED);
-                atomic_fetch_add(&us->copied_back, 1);
             } else if (errno == EINVAL &&
                        mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
                 (void)ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0);
