@@ -328,6 +328,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "empty_intervals", e->empty_intervals);
     KU(&w, "samples", ss.samples);
     KU(&w, "dropped", ss.dropped);
+    KU(&w, "serial", ss.serial);
     KU(&w, "foreign_faults", ss.foreign_faults);
     KU(&w, "orphan_opens", ss.orphan_opens);
     KU(&w, "intervals", ss.intervals);

@@ -212,6 +212,7 @@ static int inst_open(sampler *s, ph_os *os)
         in->node_index[id] = (int16_t)ph_topo_node_index(os->topo, id);
     atomic_store(&in->traps, 0);
     atomic_store(&in->dropped, 0);
+    atomic_store(&in->serial, 0);
     atomic_store(&in->handler_ns, 0);
     uint64_t gen = PH_SIG_GEN(atomic_load(&in->word)) + 1;
     atomic_store_explicit(&in->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);
@@ -411,7 +412,7 @@ static void lift(sampler *s, size_t from, size_t to)
     lift_to(s, from, to, PH_RUN_IDLE);
 }
 
-/* ---- the region gate (mprotect mechanism) ------------------------------------
+/* ---- the region gate ------------------------------------
  *
  * A PROT_NONE page makes the kernel's own accesses fail (EFAULT), so once
  * the OpenMP tools interface tells pagehome where parallel regions are
@@ -422,7 +423,13 @@ static void lift(sampler *s, size_t from, size_t to)
  * page.  Opening the gate protects the suspended runs, closing it lifts
  * the armed ones back to SUSPENDED; a run that fired stays IDLE (one
  * sample per run and interval, as before).  The gate's mprotect time
- * counts as arming time (the sampling budget sees it). */
+ * counts as arming time (the sampling budget sees it).  The userfaultfd
+ * mechanism keeps its runs watched (the kernel waits instead of
+ * failing), but a trap while the gate is closed is the serial code's --
+ * the master initialising every page, a verification pass -- and is not
+ * kept as a sample (ph_sig_serial), and its run, opened, is SUSPENDED
+ * until the gate opens again: samples describe the accesses of the
+ * parallel regions, whose threads the pages are placed for. */
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int gate_enabled;
@@ -440,6 +447,12 @@ static void resume(sampler *s)
 {
     int entered = 0;
     for (size_t k = 0; k < s->narmed;) {
+        /* a trap being served may leave its run SUSPENDED (serial code's):
+         * wait for it (the thread it stopped goes on as soon as the run is
+         * open, before its state is stored, and may be opening the gate
+         * now) */
+        while (atomic_load(run_state(&s->armed[k])) == PH_RUN_FIRING)
+            sched_yield();
         if (atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
             k++;
             continue;
@@ -476,15 +489,23 @@ static void gate_apply_locked(void)
     if (want == gate_applied)
         return;
     gate_applied = want;
+    atomic_store(&ph_sig_serial, !want);
     for (size_t i = 0; i < PH_SIG_MAX_INSTANCES; i++) {
         sampler *s = gate_samplers[i];
         if (!s || s->narmed == 0)
             continue;
         uint64_t t0 = ph_now_ns();
-        if (want)
+        if (!is_uffd(s)) {
+            if (want)
+                resume(s);
+            else
+                lift_to(s, 0, s->narmed, PH_RUN_SUSPENDED);
+        } else if (want && ph_uffd_sampler_arm_begin()) {
+            /* its runs stay watched in serial code (the kernel waits);
+             * only those a serial trap opened are watched again */
             resume(s);
-        else
-            lift_to(s, 0, s->narmed, PH_RUN_SUSPENDED);
+            ph_uffd_sampler_arm_end();
+        }
         s->st.arm_ns += ph_now_ns() - t0;
     }
 }
@@ -937,6 +958,7 @@ static void sp_stats(ph_source *src, ph_source_stats *out)
     ph_sig_inst *in = &ph_sig_insts[s->inst];
     *out = s->st;
     out->dropped = atomic_load(&in->dropped);
+    out->serial = atomic_load(&in->serial);
     for (size_t k = 0; k < in->nrings; k++)
         out->dropped += atomic_load(&in->rings[k].dropped);
     out->foreign_faults = atomic_load(&ph_sig_foreign) - s->foreign_base;
@@ -1039,11 +1061,9 @@ ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts)
      * thread, which resolves the fault on the toucher's behalf) */
     s->tracks_touch = o.first_touch && ph_os_tracks_touch(os);
     s->src.ops = uffd ? &uffd_ops : &sampler_ops;
-    if (!uffd) {
-        pthread_mutex_lock(&gate_lock);
-        gate_samplers[s->inst] = s;
-        pthread_mutex_unlock(&gate_lock);
-    }
+    pthread_mutex_lock(&gate_lock);
+    gate_samplers[s->inst] = s;
+    pthread_mutex_unlock(&gate_lock);
     s->src.impl = s;
     return &s->src;
 }

@@ -75,6 +75,7 @@ ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
 atomic_size_t ph_sig_slot_hiwater;
 atomic_uint_fast64_t ph_sig_foreign;
 atomic_uint_fast64_t ph_sig_orphans;
+atomic_int ph_sig_serial;
 
 /* The disposition faults that are not ours go to: the one before ours,
  * or one the program installed later through transparent mode's
@@ -135,8 +136,11 @@ static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
-static void record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
-                   size_t run_len, int node)
+/* 1 when the trap was kept as a sample (or lost to a full ring), 0 when
+ * it was serial code's (ph_sig_serial): the run is then to be watched
+ * again when the next parallel region begins (SUSPENDED). */
+static int record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
+                  size_t run_len, int node)
 {
     size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
     ph_sig_inst *in = &ph_sig_insts[i];
@@ -151,14 +155,19 @@ static void record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run
         /* the userfaultfd service thread, for the faulting thread */
         ph_os_note_touch(in->os, (void *)run, run_len, in->os->topo->nodes[node].id);
     }
+    if (atomic_load_explicit(&ph_sig_serial, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&in->serial, 1, memory_order_relaxed);
+        return 0;
+    }
     ph_sig_ring *r = node >= 0 ? thread_ring(in, i) : NULL;
     if (!r) {
         atomic_fetch_add_explicit(&in->dropped, 1, memory_order_relaxed);
-        return;
+        return 1;
     }
     ph_sig_entry e = {page, (uint32_t)slot_gen, (uint16_t)slot, (int16_t)node};
     ring_push(r, in->ring_mask, &e);
     atomic_fetch_add_explicit(&in->traps, 1, memory_order_relaxed);
+    return 1;
 }
 
 /* ---- the run of a fault ---------------------------------------------------- */
@@ -259,9 +268,11 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
                                                 memory_order_acquire)) {
         uintptr_t a = start + r * run_bytes;
         uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-        record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1), a, b - a, node);
+        int kept = record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1),
+                          a, b - a, node);
         int ok = open_run(idx, s, a, b - a) == 0;
-        atomic_store_explicit(&runs[r], PH_RUN_IDLE, memory_order_release);
+        atomic_store_explicit(&runs[r], kept ? PH_RUN_IDLE : PH_RUN_SUSPENDED,
+                              memory_order_release);
         tl_idle_retry.addr = 0;
         return ok;
     }

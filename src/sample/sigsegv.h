@@ -85,6 +85,7 @@ typedef struct ph_sig_inst {
     uint64_t ring_mask;
     atomic_uint_fast64_t traps;       /* samples recorded into rings */
     atomic_uint_fast64_t dropped;     /* no ring, or no node */
+    atomic_uint_fast64_t serial;      /* traps in serial code, not kept */
     atomic_uint_fast64_t handler_ns;
     atomic_long users;                /* threads giving rings back */
     int tracks_touch;                 /* tell os who touched a run first */
@@ -118,6 +119,14 @@ extern atomic_uint_fast64_t ph_sig_foreign;
 /* Watched pages found protected with their run neither armed nor being
  * opened (a lapse of the run protocol), opened by the handler. */
 extern atomic_uint_fast64_t ph_sig_orphans;
+/* 1 while the region gate is closed (sampler.c: the OpenMP tools
+ * interface says no outermost parallel region is running): a trap then
+ * is serial code's -- an initialisation loop, a verification pass --
+ * and is not recorded as a sample (the touch is still told to the
+ * machine); its run is left SUSPENDED, to be watched again when the gate
+ * opens.  Mostly the userfaultfd mechanism's: the mprotect one keeps its
+ * runs open while the gate is closed. */
+extern atomic_int ph_sig_serial;
 
 /* Watch [a, a+len) of slot i (PROT_NONE, or moved out to the stash),
  * and open it again (read-write, or moved back).  Dispatch on the

@@ -67,6 +67,9 @@ typedef struct ph_source_stats {
                                  hot pages adds their number) */
     uint64_t samples;         /* samples delivered by drain() */
     uint64_t dropped;         /* samples lost (ring full) */
+    uint64_t serial;          /* traps in serial code (outside every
+                                 parallel region, once the OpenMP tools
+                                 interface tells), not kept as samples */
     uint64_t foreign_faults;  /* SIGSEGVs that were not ours (chained) */
     uint64_t orphan_opens;    /* our protections found with no run armed,
                                  opened by the handler (should stay 0) */

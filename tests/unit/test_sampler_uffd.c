@@ -16,7 +16,9 @@
  * and back (ph_os_note_moved), also when someone asks about it while it
  * is away; a query under a query hold, with the watched pages opened
  * first, never finds a page away while another thread arms and lifts
- * and a third touches pages (the service thread brings them back).
+ * and a third touches pages (the service thread brings them back); with
+ * the region gate enabled, serial code's traps are not samples and their
+ * runs are watched again when a region begins.
  */
 #include "check.h"
 
@@ -468,6 +470,51 @@ static void test_query_hold(void)
     munmap(buf, QH_PAGES * PG);
 }
 
+/* ---- the region gate: serial code's traps are no samples ---------------- */
+
+#define SG_PAGES 16
+/* Last: the gate, once enabled, stays (as in a process with OpenMP). */
+static void test_serial_gate(void)
+{
+    unsigned char *buf = map_pages(SG_PAGES);
+    ph_source *s = open_uffd(0);
+    CHECK_EQ(s->ops->add_range(s, buf, SG_PAGES * PG), 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    ph_sampler_note_node(1);
+    ph_os_set_thread_node(sim, 1);
+    ph_sampler_gate_enable(); /* no region running: closed */
+    /* serial code (an initialisation, a check) touches every page: the
+     * data is there, no sample is kept */
+    CHECK_EQ(wrong_pages(buf, SG_PAGES), 0);
+    static coll c;
+    c.n = 0;
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0);
+    ph_source_stats ss;
+    s->ops->stats(s, &ss);
+    CHECK_EQ(ss.serial, SG_PAGES);
+    /* a region begins: the runs the serial code opened are watched
+     * again, and the region's accesses are samples */
+    ph_sampler_gate(1);
+    for (size_t i = 0; i < SG_PAGES; i++)
+        buf[i * PG + 9] = 1;
+    CHECK_EQ(s->ops->drain(s, collect, &c), SG_PAGES);
+    int wrong = 0;
+    for (size_t k = 0; k < c.n; k++)
+        wrong += c.s[k].node != 1;
+    CHECK_EQ(wrong, 0);
+    ph_sampler_gate(0);
+    /* once taken, a run is not watched again by the gate */
+    CHECK_EQ(wrong_pages(buf, SG_PAGES), 0);
+    ph_sampler_gate(1);
+    CHECK_EQ(wrong_pages(buf, SG_PAGES), 0);
+    ph_sampler_gate(0);
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0);
+    s->ops->stats(s, &ss);
+    CHECK_EQ(ss.serial, SG_PAGES);
+    s->ops->close(s);
+    munmap(buf, SG_PAGES * PG);
+}
+
 int main(void)
 {
     ph_options_init();
@@ -492,6 +539,7 @@ int main(void)
     test_shared_not_watched();
     test_homes_kept();
     test_query_hold();
+    test_serial_gate();
     ph_os_close(sim);
     ph_topo_free(topo);
     return check_summary("test_sampler_uffd");
