@@ -218,8 +218,12 @@ long ph_engine_look_locked(ph_engine *e)
      * not a sweep of the iteration's: cold areas and self-tuning count
      * sweeps by the pages armed, so the marks move past it */
     uint64_t before = ph_engine_armed_pages(e);
+    uint64_t samples = e->interval_samples;
     ph_engine_disarm(e);
     ph_engine_arm(e);
+    /* the interval goes on: its samples so far are not an empty one's
+     * (else the iteration's own invocation would be skipped as one) */
+    e->interval_samples += samples;
     uint64_t armed = ph_engine_armed_pages(e) - before;
     for (size_t a = 0; a < e->nhots; a++) {
         e->hots[a]->armed_mark += armed;

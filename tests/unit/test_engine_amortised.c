@@ -268,6 +268,34 @@ static void test_early_look(void)
     rig_close(&r);
 }
 
+/* A look re-arms the source in the middle of the iteration; the samples
+ * it drained stay in the iteration's counts, and the iteration's own
+ * invocation runs on them even when nothing came after the look (it was
+ * skipped as an empty interval: the look's arm had reset the count). */
+static void test_early_then_quiet(void)
+{
+    ph_engine_cfg c = cfg_of(PH_CRITERION_AMORTISED);
+    c.mech = PH_MECH_HYBRID;
+    c.early_period_ms = 20;
+    rig r;
+    rig_open(&r, &c, 300, 700); /* node 2 has 70%: not decisive */
+    CHECK_EQ(ph_engine_set_iterations(r.e, 1000), 0);
+    CHECK_EQ(ph_engine_look(r.e), 0);
+    r.m.acc[0] = r.m.acc[2] = 0; /* nothing after the look */
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0);
+    ph_invocation inv[8];
+    size_t n = ph_engine_log(r.e, 0, inv, 8);
+    size_t iterative = 0;
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (inv[i].kind == PH_INV_ITERATIVE && inv[i].scanned == NPAGES)
+            iterative++;
+    CHECK_EQ(iterative, 1);
+    /* and it decides on the whole iteration's counts: 700 of 1000 from
+     * node 2 over 999 more iterations pays the move */
+    CHECK_EQ(on_node2(&r), NPAGES);
+    rig_close(&r);
+}
+
 /* The memory-manager thread looks by itself every early_period_ms. */
 static void test_early_manager(void)
 {
@@ -304,6 +332,7 @@ int main(void)
     test_known_length();
     test_evidence();
     test_early_look();
+    test_early_then_quiet();
     test_early_manager();
     ph_topo_free(topo);
     return check_summary("test_engine_amortised");
