@@ -495,16 +495,17 @@ static void gate_apply_locked(void)
         if (!s || s->narmed == 0)
             continue;
         uint64_t t0 = ph_now_ns();
-        if (!is_uffd(s)) {
-            if (want)
-                resume(s);
-            else
+        /* userfaultfd runs stay watched in serial code (the kernel
+         * waits): closing lifts nothing, opening re-arms only the runs a
+         * serial trap opened (an arm: not while a fork is under way) */
+        int uffd = is_uffd(s);
+        if (!want) {
+            if (!uffd)
                 lift_to(s, 0, s->narmed, PH_RUN_SUSPENDED);
-        } else if (want && ph_uffd_sampler_arm_begin()) {
-            /* its runs stay watched in serial code (the kernel waits);
-             * only those a serial trap opened are watched again */
+        } else if (!uffd || ph_uffd_sampler_arm_begin()) {
             resume(s);
-            ph_uffd_sampler_arm_end();
+            if (uffd)
+                ph_uffd_sampler_arm_end();
         }
         s->st.arm_ns += ph_now_ns() - t0;
     }
