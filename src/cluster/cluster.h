@@ -493,6 +493,12 @@ void ph_dsm_watchdog_stop(ph_dsm *c);
 /* Wait for a non-blocking collective, serving faults meanwhile and
  * probing the liveness of the other ranks when it takes long. */
 void ph_dsm_wait_collective(ph_dsm *c, MPI_Request *req, const char *what);
+/* The same for several requests at once (not counted as a collective). */
+void ph_dsm_wait_all(ph_dsm *c, MPI_Request *req, int nreq, const char *what);
+/* Every rank's `bytes` from `mine` into all[rank * bytes], by
+ * point-to-point messages waited for as a collective (transport.c). */
+void ph_dsm_allgather_small(ph_dsm *c, const void *mine, void *all,
+                            size_t bytes, const char *what);
 /* Remote atomics on the control window (blocking, watched). */
 int64_t ph_dsm_fop(ph_dsm *c, int rank, size_t disp, int64_t value, MPI_Op op,
                 const char *what);

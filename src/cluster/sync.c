@@ -4,8 +4,9 @@
  * collective allocation calls (which are synchronisation points too).
  *
  * BARRIER (after the local team has met, see cluster_api.c):
- *   1. one MPI_Iallgather of three numbers per rank: pages written in the
- *      interval, dirty cached pages, and (rank 0) the notice-log head;
+ *   1. one small allgather of a record per rank (ph_dsm_allgather_small:
+ *      point-to-point messages): pages written in the interval, dirty
+ *      cached pages, and (rank 0) the notice-log head;
  *   2. if anything was written: MPI_Iallgatherv of the written pages as
  *      (start, length) ranges (the write notices), merged into segments
  *      of constant writers (single-writer pages: the whole-page rule, and
@@ -56,12 +57,12 @@ void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
 /* ---- the record every collective call exchanges --------------------- */
 /*
  * Every collective call of the cluster layer (barrier, alloc, free,
- * finalize) starts with one MPI_Iallgather of the same 8-number record:
- * the kind of call, its sequence number among calls of that kind, and six
- * numbers of its own.  Ranks in different calls (one frees while another
- * allocates) therefore meet in the same MPI collective and every rank
- * sees the mismatch and fails the call with the same message, instead of
- * MPI matching unrelated collectives.
+ * finalize) starts with one allgather of the same 8-number record
+ * (ph_dsm_allgather_small): the kind of call, its sequence number among
+ * calls of that kind, and six numbers of its own.  Ranks in different
+ * calls (one frees while another allocates) therefore meet in the same
+ * exchange and every rank sees the mismatch and fails the call with the
+ * same message, instead of MPI matching unrelated collectives.
  */
 enum { SX_KIND, SX_SEQ, SX_A, SX_N = 8 };
 enum { SK_BARRIER = 1, SK_ALLOC, SK_FREE, SK_FINALIZE, SK_READONLY, SK_GANG,
@@ -90,12 +91,7 @@ static int exchange(ph_dsm *c, ph_dsm_req *r, int kind, const int64_t *mine6,
     rec[SX_KIND] = kind;
     rec[SX_SEQ] = (int64_t)kind_seq[kind]++;
     memcpy(rec + SX_A, mine6, 6 * sizeof *rec);
-    MPI_Request q;
-    int rc = MPI_Iallgather(rec, SX_N, MPI_INT64_T, all, SX_N, MPI_INT64_T,
-                            c->comm, &q);
-    ph_dsm_mpi_check(c, rc, "MPI_Iallgather", -1);
-    c->st.bytes_sent += sizeof rec;
-    ph_dsm_wait_collective(c, &q, what);
+    ph_dsm_allgather_small(c, rec, all, sizeof rec, what);
     for (int i = 1; i < c->nranks; i++) {
         if (all[(size_t)i * SX_N + SX_KIND] != all[SX_KIND]) {
             char w0[96], w1[96];
