@@ -412,7 +412,7 @@ static void lift(sampler *s, size_t from, size_t to)
     lift_to(s, from, to, PH_RUN_IDLE);
 }
 
-/* ---- the region gate ------------------------------------
+/* ---- the region gate -------------------------------------------------------
  *
  * A PROT_NONE page makes the kernel's own accesses fail (EFAULT), so once
  * the OpenMP tools interface tells pagehome where parallel regions are
