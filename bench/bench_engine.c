@@ -867,7 +867,8 @@ static void section_profile(size_t pages, int rounds, int nodes)
             if (cnt > PH_HOT_CHUNK_PAGES)
                 cnt = PH_HOT_CHUNK_PAGES;
             for (size_t q = 0; q < cnt; q++) {
-                uint32_t *w = blk + q * 3u * (size_t)n;
+                uint32_t *w = blk + q * ph_hot_stride(h);
+                uint32_t *pv = ph_cnt_prev(w, n), *cm = ph_cnt_cum(w, n);
                 uint64_t tot = 0;
                 for (int k = 0; k < n; k++)
                     tot += w[k];
@@ -879,9 +880,8 @@ static void section_profile(size_t pages, int rounds, int nodes)
                 }
                 for (int k = 0; k < n; k++) {
                     uint32_t cu = w[k];
-                    w[n + k] = cu;
-                    w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cu ? UINT32_MAX
-                                                                  : w[2 * n + k] + cu;
+                    pv[k] = cu;
+                    cm[k] = cm[k] > UINT32_MAX - cu ? UINT32_MAX : cm[k] + cu;
                     w[k] = 0;
                 }
             }

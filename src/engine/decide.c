@@ -40,8 +40,8 @@ int ph_engine_decide(const ph_engine *e, const ph_hot *h, const uint32_t *cnt,
     ph_latency_model m = e->lat;
     if (e->cfg.optimistic)
         m.migrate_ns = NULL;
-    return ph_crit_amortised(&m, cnt, cnt + n, home, h->factor, e->remaining,
-                             value);
+    return ph_crit_amortised(&m, cnt, ph_cnt_prev((uint32_t *)cnt, n), home,
+                             h->factor, e->remaining, value);
 }
 
 int ph_engine_set_iterations(ph_engine *e, unsigned long total)

@@ -210,10 +210,10 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
     uint16_t now = (uint16_t)e->iteration;
     uint64_t wt = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
     e->interval_samples += n;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t c64 = (uint64_t)s[k].count * wt;
-        uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
-        if (e->recording >= 0) {
+    if (e->recording >= 0) {
+        for (size_t k = 0; k < n; k++) {
+            uint64_t c64 = (uint64_t)s[k].count * wt;
+            uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
             if (e->nrec == e->cap_rec) {
                 size_t cap = e->cap_rec ? 2 * e->cap_rec : 4096;
                 ph_rec_sample *r = realloc(e->rec, cap * sizeof *r);
@@ -222,21 +222,37 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
                 e->rec = r;
                 e->cap_rec = cap;
             }
-            e->rec[e->nrec++] =
-                (ph_rec_sample){s[k].page, s[k].node, cnt};
-            continue;
+            e->rec[e->nrec++] = (ph_rec_sample){s[k].page, s[k].node, cnt};
         }
-        ph_hot *h = e->last_hot;
-        if (!h || s[k].page < h->base || s[k].page >= ph_hot_end(h)) {
-            h = ph_engine_find_locked(e, s[k].page);
-            if (!h)
-                continue;
-            e->last_hot = h;
-        }
-        size_t i = (s[k].page - h->base) / 4096;
-        if (ph_hot_add(h, i, s[k].node, cnt, now) == 0)
-            h->st.accesses += cnt;
+        return;
     }
+    /* Samples come in page order, so most fall in the area the last one
+     * did: its bounds are kept in locals (every sample goes through here)
+     * and its accesses summed before they are added to it. */
+    ph_hot *h = e->last_hot;
+    uintptr_t lo = h ? h->base : 0, span = h ? ph_hot_end(h) - h->base : 0;
+    uint64_t acc = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t c64 = (uint64_t)s[k].count * wt;
+        uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
+        uintptr_t off = s[k].page - lo;
+        if (off >= span) {
+            ph_hot *f = ph_engine_find_locked(e, s[k].page);
+            if (!f)
+                continue;
+            if (h)
+                h->st.accesses += acc;
+            acc = 0;
+            h = e->last_hot = f;
+            lo = h->base;
+            span = ph_hot_end(h) - h->base;
+            off = s[k].page - lo;
+        }
+        if (ph_hot_add(h, off / 4096, s[k].node, cnt, now) == 0)
+            acc += cnt;
+    }
+    if (h)
+        h->st.accesses += acc;
 }
 
 uint64_t ph_engine_drain(ph_engine *e)

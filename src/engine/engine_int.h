@@ -121,6 +121,9 @@ struct ph_engine {
     ph_invocation *log;
     size_t nlog, cap_log;
     struct ph_work *work;    /* invoke.c's arrays, kept between invocations */
+    uint64_t fast_blocks;    /* blocks invoke.c's fast path took */
+    int general_only;        /* tests: no fast path (the general one is the
+                                reference it is checked against) */
     ph_hot *last_hot;        /* the area the last sample fell in */
     /* the amortised criterion's view of the run (decide.c) */
     uint64_t intervals;      /* invocations that ended an interval */
@@ -182,6 +185,10 @@ typedef struct ph_huge_moves {
 int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
                         const size_t *idx, const int *home,
                         ph_huge_moves *mv, ph_invocation *inv);
+/* huge.c: unit u is 4 KiB pages and not due for another look, so
+ * ph_engine_huge_unit would leave its entries to the 4 KiB algorithm
+ * without reading them (invoke.c's fast path may then skip the list). */
+int ph_engine_huge_passive(const ph_hot *h, size_t u);
 /* huge.c: the moves queued on mv, in one batch; mv is emptied. */
 void ph_engine_huge_moves(ph_engine *e, ph_hot *h, ph_huge_moves *mv,
                           ph_invocation *inv);

@@ -8,7 +8,6 @@
 #include "engine/hot.h"
 
 #include "base/error.h"
-#include "criteria/amortised.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,8 +88,21 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
     size_t c = i / PH_HOT_CHUNK_PAGES;
     if (!h->chunks[c] && (!create || !ph_hot_chunk_new(h, c)))
         return NULL;
-    size_t off = (i % PH_HOT_CHUNK_PAGES) * ph_hot_page_words(h);
+    size_t off = (i % PH_HOT_CHUNK_PAGES) * ph_hot_stride(h);
     return h->chunks[c] + off;
+}
+
+/* Roll the 512 pages of chunk b; the evidence left (0 when every page's
+ * is zero).  Inlined with n a constant for the common node counts
+ * (ph_hot_roll_chunk), so that the loops over the nodes unroll: every
+ * page with counts is rolled at every interval. */
+static inline __attribute__((always_inline)) uint32_t
+roll_pages(uint32_t *b, int n)
+{
+    uint32_t left = 0;
+    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++)
+        left |= ph_hot_roll_page(b + p * (size_t)n, n);
+    return left;
 }
 
 void ph_hot_roll_chunk(ph_hot *h, size_t c)
@@ -101,22 +113,8 @@ void ph_hot_roll_chunk(ph_hot *h, size_t c)
     uint32_t *meta = ph_hot_chunk_meta(h, b);
     if (!meta[PH_HOT_FRESH] && !meta[PH_HOT_EVIDENCE])
         return; /* all zero but the cumulative counts: nothing changes */
-    const int n = h->nnodes;
-    const size_t pw = ph_hot_page_words(h);
-    uint32_t left = 0; /* evidence left after the roll */
-    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
-        uint32_t *w = b + p * pw;
-        /* evidence: the decayed mean of the past intervals */
-        ph_crit_evidence_roll(w + n, w, n);
-        for (int k = 0; k < n; k++) {
-            uint32_t cur = w[k];
-            w[2 * n + k] = w[2 * n + k] > UINT32_MAX - cur
-                               ? UINT32_MAX
-                               : w[2 * n + k] + cur;
-            w[k] = 0;
-            left |= w[n + k];
-        }
-    }
+    uint32_t left;
+    PH_CNT_BY_NODES(h->nnodes, left = roll_pages(b, nn_))
     meta[PH_HOT_FRESH] = 0;
     meta[PH_HOT_EVIDENCE] = left != 0;
 }

@@ -17,6 +17,7 @@
  *                                    ph_crit_evidence_roll; in a steady
  *                                    pattern the previous interval's
  *                                    counts), cumulative -- uint32 each,
+ *                                    in three sections of the chunk,
  *                                    so 12 * nnodes bytes a page, and 8
  *                                    bytes a chunk (pages sampled in the
  *                                    interval, evidence left)
@@ -34,6 +35,8 @@
 #define PH_ENGINE_HOT_H
 
 #include "pagehome.h"
+
+#include "criteria/amortised.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -129,14 +132,81 @@ static inline uintptr_t ph_hot_end(const ph_hot *h)
     return h->base + h->npages * 4096u;
 }
 
-/* Counts of page i: three arrays of nnodes (cur, prev, cum) in one block;
- * NULL when the page's chunk has none (create = 0) or cannot be made. */
+/* Counts of page i: three arrays of nnodes (cur, prev, cum); NULL when
+ * the page's chunk has none (create = 0) or cannot be made.  A chunk
+ * keeps them in three sections -- every page's cur, then every page's
+ * prev, then every page's cum -- so the ingest, which writes cur alone,
+ * streams a third of the counts (16 bytes a page at 4 nodes, not 48).
+ * The pointer returned is the page's cur; ph_cnt_prev and ph_cnt_cum
+ * find the others from it, and pages follow each other every
+ * ph_hot_stride words within a section. */
 uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create);
 static inline uint32_t *ph_cnt_cur(uint32_t *c, int n) { (void)n; return c; }
-static inline uint32_t *ph_cnt_prev(uint32_t *c, int n) { return c + n; }
-static inline uint32_t *ph_cnt_cum(uint32_t *c, int n) { return c + 2 * n; }
+static inline uint32_t *ph_cnt_prev(uint32_t *c, int n)
+{
+    return c + PH_HOT_CHUNK_PAGES * (size_t)n;
+}
+static inline uint32_t *ph_cnt_cum(uint32_t *c, int n)
+{
+    return c + 2u * PH_HOT_CHUNK_PAGES * (size_t)n;
+}
 
-/* uint32 words of counts per page */
+/* The OR and the sum of the n counts at c.  Every hot page's counts go
+ * through them at every interval (the ingest, the scan, the decision's
+ * fast path), so the common node counts get n as a constant and the loop
+ * unrolls to a few loads. */
+#define PH_CNT_BY_NODES(n, expr)                                             \
+    switch (n) {                                                             \
+    case 2: { const int nn_ = 2; expr; } break;                              \
+    case 4: { const int nn_ = 4; expr; } break;                              \
+    case 8: { const int nn_ = 8; expr; } break;                              \
+    default: { const int nn_ = (n); expr; } break;                           \
+    }
+static inline uint32_t ph_cnt_or(const uint32_t *c, int n)
+{
+    uint32_t a = 0;
+    PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a |= c[k])
+    return a;
+}
+static inline uint64_t ph_cnt_sum(const uint32_t *c, int n)
+{
+    uint64_t a = 0;
+    PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a += c[k])
+    return a;
+}
+/* The OR of the counts at c but c[skip]'s. */
+static inline uint32_t ph_cnt_or_but(const uint32_t *c, int n, int skip)
+{
+    uint32_t a = 0;
+    PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a |= k == skip ? 0 : c[k])
+    return a;
+}
+
+/* The end of an interval for one page (cur as ph_hot_counts gives it):
+ * prev = the evidence rolled with cur (ph_crit_evidence_roll), cum +=
+ * cur (saturating), cur = 0.  Returns the OR of the new evidence (0:
+ * none left).  Inline: hot.c rolls whole chunks with it, invoke.c the
+ * pages of its fast path while their counts are in registers. */
+static inline uint32_t ph_hot_roll_page(uint32_t *cur, int n)
+{
+    uint32_t *prev = ph_cnt_prev(cur, n), *cum = ph_cnt_cum(cur, n);
+    ph_crit_evidence_roll(prev, cur, n);
+    uint32_t left = 0;
+    for (int k = 0; k < n; k++) {
+        cum[k] = cum[k] > UINT32_MAX - cur[k] ? UINT32_MAX : cum[k] + cur[k];
+        cur[k] = 0;
+        left |= prev[k];
+    }
+    return left;
+}
+
+/* uint32 words between two consecutive pages' counts of one section */
+static inline size_t ph_hot_stride(const ph_hot *h)
+{
+    return (size_t)h->nnodes;
+}
+
+/* uint32 words of counts per page (the three sections) */
 static inline size_t ph_hot_page_words(const ph_hot *h)
 {
     return 3u * (size_t)h->nnodes;
@@ -166,17 +236,12 @@ static inline int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
     uint32_t *b = h->chunks[c];
     if (!b && !(b = ph_hot_chunk_new(h, c)))
         return -1;
-    uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * ph_hot_page_words(h);
+    uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * ph_hot_stride(h);
     if (!count)
         return 0;
-    if (!cur[node]) {
+    if (!cur[node] && !ph_cnt_or(cur, h->nnodes))
         /* the page's first access of the interval: it was all zero */
-        int any = 0;
-        for (int k = 0; k < h->nnodes && !any; k++)
-            any = cur[k] != 0;
-        if (!any)
-            ph_hot_chunk_meta(h, b)[PH_HOT_FRESH]++;
-    }
+        ph_hot_chunk_meta(h, b)[PH_HOT_FRESH]++;
     cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
                                                : cur[node] + count;
     h->now_acc[node] += count;

@@ -132,7 +132,7 @@ void ph_huge_moves_free(ph_huge_moves *mv)
 static void unit_sum(const ph_engine *e, const ph_hot *h, size_t u,
                      ph_crit_huge_sum *s)
 {
-    const size_t pw = ph_hot_page_words(h);
+    const size_t pw = ph_hot_stride(h);
     size_t p = h->unit_first + u * UNIT_PAGES, end = p + UNIT_PAGES;
     ph_crit_huge_clear(s, e->nnodes);
     while (p < end) {
@@ -145,6 +145,12 @@ static void unit_sum(const ph_engine *e, const ph_hot *h, size_t u,
             ph_crit_huge_add(s, b + (p % PH_HOT_CHUNK_PAGES) * pw, stop - p, pw);
         p = stop;
     }
+}
+
+int ph_engine_huge_passive(const ph_hot *h, size_t u)
+{
+    return u < h->nunits && h->unit_state[u] == PH_UNIT_SMALL &&
+           h->st.invocations % STATE_RECHECK != 0;
 }
 
 int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
@@ -221,7 +227,7 @@ int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
         }
     } else if (*stt == PH_UNIT_SPLIT && e->cfg.huge_collapse_after &&
                !e->cfg.observe) {
-        const size_t pw = ph_hot_page_words(h);
+        const size_t pw = ph_hot_stride(h);
         int pref = -2;
         for (size_t j = 0; j < n && pref != -1; j++) {
             const uint32_t *cur = h->chunks[idx[j] / PH_HOT_CHUNK_PAGES] +

@@ -31,11 +31,15 @@
  * the block completes roll their counts (those holding candidates after
  * the moves, which still read them).  A page whose accesses all came from
  * its home, in this interval and in the evidence, takes a fast path: no
- * criterion can send it anywhere, so none runs.  Chunks without a sample
- * in the interval are not scanned (hot.h keeps a count per chunk), nor
- * rolled once their evidence is gone.  The decisions are those of the
- * plain sequence -- scan all, 2 MiB units, 4 KiB pages, moves, roll --
- * which tests/unit/test_engine_scan.c checks.
+ * criterion can send it anywhere, so none runs.  A block whose sampled
+ * pages all do (most blocks of a program whose pages are where they
+ * belong) is not listed at all: fast_block counts it, keeps the
+ * neighbours' agreement and rolls its chunk in one loop.  Chunks without
+ * a sample in the interval are not scanned (hot.h keeps a count per
+ * chunk), nor rolled once their evidence is gone.  The decisions are
+ * those of the plain sequence -- scan all, 2 MiB units, 4 KiB pages,
+ * moves, roll -- which tests/unit/test_engine_scan.c checks, and it runs
+ * the fast path beside the general one over many intervals.
  */
 #include "engine/engine_int.h"
 
@@ -327,7 +331,7 @@ static int scan_block(ph_engine *e, ph_hot *h, work *w, pass *ps, size_t b0,
                       size_t b1, size_t u)
 {
     const int n = e->nnodes;
-    const size_t pw = ph_hot_page_words(h);
+    const size_t pw = ph_hot_stride(h);
     size_t start = w->sn;
     /* Homes: the bookkeeping's where known (the engine's own moves keep
      * it right), the OS's for the rest, and the OS's for all of them
@@ -358,11 +362,7 @@ static int scan_block(ph_engine *e, ph_hot *h, work *w, pass *ps, size_t b0,
         int all = ps->scan_left == chunk_end - p0;
         for (size_t i = p0; i < p1 && ps->scan_left; i++) {
             if (!all) {
-                const uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * pw;
-                uint32_t any = 0;
-                for (int k = 0; k < n; k++)
-                    any |= cur[k];
-                if (!any)
+                if (!ph_cnt_or(b + (i % PH_HOT_CHUNK_PAGES) * pw, n))
                     continue;
             }
             ps->scan_left--;
@@ -522,6 +522,129 @@ static void melt(const ph_engine *e, ph_page *pg, pass *ps)
     }
 }
 
+/* The fast path for a block [b0, b1) of a fused pass (a chunk, or a
+ * 2 MiB unit of 4 KiB pages that huge.c would pass on untouched) whose
+ * sampled pages all had their accesses, in this interval and in the
+ * evidence, from their homes, and whose homes the bookkeeping knows (not
+ * a refresh): the 4 KiB algorithm would only count them, add their
+ * neighbours' agreement, and melt the frozen ones -- done here in page
+ * order without listing them.  A first loop checks every sampled page
+ * (the counts come into the cache), a second does the work; 0 (nothing
+ * done) as soon as one page needs the general path.  A chunk the block
+ * holds whole, every page of it sampled, is also rolled in the second
+ * loop (no candidate reads its counts later), so ph_hot_roll_chunk does
+ * not read them all again.  The same results as scan_block, decide_list
+ * and the roll: tests/unit/test_engine_scan.c runs both side by side.
+ * The state the loop updates is kept in locals: the stores into the
+ * ph_page bytes would make the compiler reload every field. */
+static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
+                      size_t b1)
+{
+    if (ps->refresh)
+        return 0;
+    const int n = e->nnodes;
+    const size_t pw = ph_hot_stride(h);
+    for (size_t p0 = b0, p1; p0 < b1; p0 = p1) {
+        size_t c = p0 / PH_HOT_CHUNK_PAGES;
+        p1 = (c + 1) * PH_HOT_CHUNK_PAGES < b1 ? (c + 1) * PH_HOT_CHUNK_PAGES
+                                               : b1;
+        uint32_t *b = h->chunks[c];
+        if (!b || !ph_hot_chunk_meta(h, b)[PH_HOT_FRESH])
+            continue;
+        const uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
+        for (size_t i = p0; i < p1; i++, cur += pw) {
+            if (!ph_cnt_or(cur, n))
+                continue;
+            const ph_page *pg = &h->pages[i];
+            const int home = pg->home;
+            if (!(pg->flags & PH_PG_HOME_KNOWN) || home < 0 ||
+                ph_cnt_sum(cur, n) != cur[home])
+                return 0;
+            const uint32_t *prev = ph_cnt_prev((uint32_t *)cur, n);
+            if (ph_cnt_sum(prev, n) != prev[home])
+                return 0;
+        }
+    }
+    uint64_t scanned = 0, accesses = 0;
+    double carry = ps->chance_carry;
+    const double chance = ps->chance;
+    for (size_t p0 = b0, p1; p0 < b1; p0 = p1) {
+        size_t c = p0 / PH_HOT_CHUNK_PAGES;
+        p1 = (c + 1) * PH_HOT_CHUNK_PAGES < b1 ? (c + 1) * PH_HOT_CHUNK_PAGES
+                                               : b1;
+        uint32_t *b = h->chunks[c];
+        /* the scan's count of the chunk's sampled pages not seen yet */
+        if (c != ps->scan_chunk) {
+            ps->scan_chunk = c;
+            ps->scan_left = b ? ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] : 0;
+        }
+        uint32_t left = ps->scan_left;
+        if (!left)
+            continue;
+        size_t cend = (c + 1) * PH_HOT_CHUNK_PAGES < h->npages
+                          ? (c + 1) * PH_HOT_CHUNK_PAGES
+                          : h->npages;
+        const int all = left == cend - c * PH_HOT_CHUNK_PAGES;
+        const int roll = all && p0 == c * PH_HOT_CHUNK_PAGES && p1 == cend &&
+                         ps->roll_next == c;
+        /* neighbours' agreement, as decide_list keeps it: a sampled
+         * page's dominant node is its home here */
+        if (c != ps->adj_chunk) {
+            ps->adj_chunk = c;
+            ps->adj_last = -1;
+        }
+        int last = ps->adj_last;
+        uint32_t pairs = h->adj_pairs[c], agree = h->adj_agree[c],
+                 chn = h->adj_chance[c];
+        uint32_t evidence = 0;
+        uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
+        for (size_t i = p0; i < p1 && left; i++, cur += pw) {
+            if (!all && !ph_cnt_or(cur, n))
+                continue;
+            left--;
+            ph_page *pg = &h->pages[i];
+            const int home = pg->home;
+            if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
+                pg->first_home = (int8_t)home;
+            if (last >= 0) {
+                if (pairs == UINT16_MAX) {
+                    pairs /= 2;
+                    agree /= 2;
+                    chn /= 2;
+                }
+                pairs++;
+                agree += home == last;
+                carry += chance;
+                uint16_t held = (uint16_t)carry;
+                carry -= held;
+                chn = (uint16_t)(chn + held);
+            }
+            last = home;
+            scanned++;
+            accesses += cur[home];
+            if (pg->flags & PH_PG_FROZEN)
+                melt(e, pg, ps);
+            if (roll)
+                PH_CNT_BY_NODES(n, evidence |= ph_hot_roll_page(cur, nn_))
+        }
+        ps->scan_left = left;
+        ps->adj_last = last;
+        h->adj_pairs[c] = (uint16_t)pairs;
+        h->adj_agree[c] = (uint16_t)agree;
+        h->adj_chance[c] = (uint16_t)chn;
+        if (roll) {
+            uint32_t *meta = ph_hot_chunk_meta(h, b);
+            meta[PH_HOT_FRESH] = 0;
+            meta[PH_HOT_EVIDENCE] = evidence != 0;
+            ps->roll_next = c + 1;
+        }
+    }
+    ps->chance_carry = carry;
+    ps->inv.scanned += scanned;
+    ps->inv.accesses += accesses;
+    return 1;
+}
+
 /* The 4 KiB algorithm on the n sampled pages idx/home (page order) of h:
  * its candidates are appended to w (ps->m).  A page whose accesses, in
  * this interval and in the evidence, all came from its home takes the
@@ -532,7 +655,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                        const size_t *idx, const int *homes, size_t nl)
 {
     const int n = e->nnodes;
-    const size_t pw = ph_hot_page_words(h);
+    const size_t pw = ph_hot_stride(h);
     const int kind = ps->kind;
     const uint16_t now = ps->now;
     const uint32_t unit = ps->unit;
@@ -543,9 +666,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
         uint32_t *cnt = counts_at(h, i, pw);
         const uint32_t *cur = ph_cnt_cur(cnt, n);
         int home = homes[j];
-        uint64_t sum = 0;
-        for (int k = 0; k < n; k++)
-            sum += cur[k];
+        uint64_t sum = ph_cnt_sum(cur, n);
         uint64_t rem = home >= 0 ? sum - cur[home] : sum;
         int dnow = home >= 0 && rem == 0 ? (cur[home] ? home : -1)
                                          : ph_crit_dominant(cur, n);
@@ -582,11 +703,8 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
             pg->flags |= PH_PG_HOME_KNOWN;
         }
         if (rem == 0) {
-            const uint32_t *prev = ph_cnt_prev(cnt, n);
-            uint32_t prem = 0;
-            for (int k = 0; k < n; k++)
-                prem |= k == home ? 0 : prev[k];
-            if (!prem) { /* the fast path: every access local */
+            if (!ph_cnt_or_but(ph_cnt_prev(cnt, n), n, home)) {
+                /* the fast path: every access local */
                 melt(e, pg, ps);
                 continue;
             }
@@ -770,6 +888,14 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
             w->sn = 0;
         else if (list_grow(w, w->sn + (b1 - b0)) != 0)
             return area_failed(h, w, ps, fused);
+        /* a block at home takes the fast path */
+        if (fused && !e->general_only &&
+            (u == SIZE_MAX || ph_engine_huge_passive(h, u)) &&
+            fast_block(e, h, ps, b0, b1)) {
+            e->fast_blocks++;
+            roll_done(h, w, ps, b1 / PH_HOT_CHUNK_PAGES);
+            continue;
+        }
         if (scan_block(e, h, w, ps, b0, b1, u) != 0)
             return area_failed(h, w, ps, fused);
         if (fused) {
@@ -785,7 +911,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         /* the sampling mechanism: an interval one node dominated (the
          * others did not run much) moves nothing */
         uint64_t now_t[PH_MAX_NODES] = {0}, run_t[PH_MAX_NODES] = {0};
-        const size_t pw = ph_hot_page_words(h);
+        const size_t pw = ph_hot_stride(h);
         for (size_t j = 0; j < w->sn; j++) {
             uint32_t *cnt = counts_at(h, w->sidx[j], pw);
             const uint32_t *cur = ph_cnt_cur(cnt, n), *cum = ph_cnt_cum(cnt, n);
@@ -801,7 +927,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     ph_invocation inv = ps->inv;
     size_t m = ps->m;
     const double *per_node = ps->per_node;
-    const size_t pw = ph_hot_page_words(h);
+    const size_t pw = ph_hot_stride(h);
     *found = (size_t)inv.candidates;
     size_t kept = e->cfg.observe ? 0 : keep_critical(w, m, *left == SIZE_MAX ? 0 : *left);
     if (*left != SIZE_MAX)

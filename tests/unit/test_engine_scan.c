@@ -88,6 +88,31 @@ static int silent(void *arg, size_t range, size_t page, uint32_t *acc, int nnode
     return 0;
 }
 
+/* Homes of the mapping: whole 2 MiB pages on random nodes, or split
+ * units with random 4 KiB homes (a random half, and the units only partly
+ * in an area that starts `off` pages in). */
+static void place_units(ph_os *os, char *mem, size_t off, uint64_t *s)
+{
+    for (size_t u = 0; u < MAP_UNITS; u++) {
+        char *a = mem + u * UNIT * PG;
+        int node = (int)rnd(s, NN);
+        CHECK_EQ(ph_os_populate_on(os, a, UNIT * PG, topo->nodes[node].id), 0);
+        /* units only partly in the area are split: the 4 KiB
+         * algorithm would move their 2 MiB page for each subpage */
+        int partial = (u == 0 && off) || u == MAP_UNITS - 1;
+        if (rnd(s, 2) == 0 && !partial)
+            continue;
+        CHECK_EQ(ph_os_huge_split(os, a, UNIT * PG, 1), 0);
+        void *pages[UNIT];
+        int nodes[UNIT], st[UNIT];
+        for (size_t k = 0; k < UNIT; k++) {
+            pages[k] = a + k * PG;
+            nodes[k] = topo->nodes[rnd(s, NN)].id;
+        }
+        CHECK(ph_os_move(os, UNIT, pages, nodes, st) >= 0);
+    }
+}
+
 static void one_case(uint64_t seed, size_t off, int competitive)
 {
     uint64_t s = seed;
@@ -98,25 +123,7 @@ static void one_case(uint64_t seed, size_t off, int competitive)
     CHECK(os && mv && mem);
     if (!os || !mv || !mem)
         return;
-    /* homes: whole 2 MiB pages, or split units with random 4 KiB homes */
-    for (size_t u = 0; u < MAP_UNITS; u++) {
-        char *a = mem + u * UNIT * PG;
-        int node = (int)rnd(&s, NN);
-        CHECK_EQ(ph_os_populate_on(os, a, UNIT * PG, topo->nodes[node].id), 0);
-        /* units only partly in the area are split: the 4 KiB
-         * algorithm would move their 2 MiB page for each subpage */
-        int partial = (u == 0 && off) || u == MAP_UNITS - 1;
-        if (rnd(&s, 2) == 0 && !partial)
-            continue;
-        CHECK_EQ(ph_os_huge_split(os, a, UNIT * PG, 1), 0);
-        void *pages[UNIT];
-        int nodes[UNIT], st[UNIT];
-        for (size_t k = 0; k < UNIT; k++) {
-            pages[k] = a + k * PG;
-            nodes[k] = topo->nodes[rnd(&s, NN)].id;
-        }
-        CHECK(ph_os_move(os, UNIT, pages, nodes, st) >= 0);
-    }
+    place_units(os, mem, off, &s);
     ph_engine_cfg c = rig_engine_cfg();
     c.stable_after = 0;
     c.cold_after = 0;
@@ -183,9 +190,10 @@ static void one_case(uint64_t seed, size_t off, int competitive)
             had[ch] = 1;
             memcpy(cnt + ch * cw, h->chunks[ch], cw * sizeof *cnt);
         }
-#define CUR(i) (cnt + (i) * pw)
-#define PREV(i) (cnt + (i) * pw + NN)
-#define CUM(i) (cnt + (i) * pw + 2 * NN)
+    /* a chunk's three sections (hot.h): cur, prev, cum */
+#define CUR(i) (cnt + ((i) / UNIT) * cw + ((i) % UNIT) * NN)
+#define PREV(i) (CUR(i) + UNIT * NN)
+#define CUM(i) (CUR(i) + 2 * UNIT * NN)
     uint8_t *sampled = calloc(np, 1);
     for (size_t i = 0; i < np; i++)
         if (had[i / UNIT])
@@ -375,9 +383,10 @@ static void one_case(uint64_t seed, size_t off, int competitive)
             for (int k = 0; k < n; k++)
                 cum[k] = CUM(p)[k] > UINT32_MAX - CUR(p)[k] ? UINT32_MAX
                                                             : CUM(p)[k] + CUR(p)[k];
-            const uint32_t *w = h->chunks[ch] + (p % UNIT) * pw;
+            uint32_t *w = h->chunks[ch] + (p % UNIT) * ph_hot_stride(h);
+            const uint32_t *wp = ph_cnt_prev(w, n), *wc = ph_cnt_cum(w, n);
             for (int k = 0; k < n; k++)
-                bad_roll += w[k] != 0 || w[NN + k] != ev[k] || w[2 * NN + k] != cum[k];
+                bad_roll += w[k] != 0 || wp[k] != ev[k] || wc[k] != cum[k];
         }
     }
     CHECK_EQ(bad_roll, 0);
@@ -425,9 +434,185 @@ static void test_fresh_counter(void)
     CHECK_EQ(m[PH_HOT_EVIDENCE], 0);
     uint32_t *c5 = ph_hot_counts(h, 5, 0);
     for (int k = 0; k < NN; k++)
-        CHECK_EQ(c5[NN + k], 0);
-    CHECK_EQ(c5[2 * NN + 1], 3);
+        CHECK_EQ(ph_cnt_prev(c5, NN)[k], 0);
+    CHECK_EQ(ph_cnt_cum(c5, NN)[1], 3);
     ph_hot_free(h);
+}
+
+/* ---- the fast path against the general path ----------------------------
+ * Two engines on two simulated machines set up alike get the same samples
+ * for 24 intervals; one may take invoke.c's fast path for blocks whose
+ * pages were all accessed from home, the other (general_only) never does.
+ * Chunks per interval: nothing; a few random pages; every page from its
+ * home (the fast path); the same but one page from elsewhere (the general
+ * path); every page from a random node; every page from an owner that
+ * alternates between two nodes from one interval to the next (moves, then
+ * ping-pong freezes, which melt in later intervals at home).  After every
+ * invocation all the engines keep must be equal: the log entry, every
+ * page's bookkeeping, the counts, the neighbour pairs, the units' states,
+ * the homes. */
+typedef struct twin {
+    ph_os *os;
+    ph_mover *mv;
+    char *mem;
+    ph_engine *e;
+    ph_hot *h;
+} twin;
+
+static int twin_open(twin *t, uint64_t seed, size_t off, int competitive,
+                     int general_only)
+{
+    uint64_t s = seed;
+    memset(t, 0, sizeof *t);
+    t->os = ph_os_sim_open(topo);
+    t->mv = ph_mover_new(t->os, &mover_cfg);
+    t->mem = ph_os_map(t->os, MAP_PAGES * PG, 2u << 20, PH_MAP_HUGE_THP);
+    CHECK(t->os && t->mv && t->mem);
+    if (!t->os || !t->mv || !t->mem)
+        return -1;
+    place_units(t->os, t->mem, off, &s);
+    ph_engine_cfg c = rig_engine_cfg();
+    c.stable_after = 0;
+    c.cold_after = 0;
+    c.melt_iters = 2;
+    c.criterion = competitive ? PH_CRITERION_COMPETITIVE : PH_CRITERION_AMORTISED;
+    t->e = rig_engine_open(topo, t->os, t->mv, &c, silent, NULL, 0, 0, seed);
+    CHECK(t->e != NULL);
+    if (!t->e)
+        return -1;
+    t->e->general_only = general_only;
+    t->h = ph_engine_register(t->e, t->mem + off * PG,
+                              (MAP_PAGES - off - TAIL) * PG, "fast");
+    CHECK(t->h != NULL);
+    return t->h ? 0 : -1;
+}
+
+static void twin_close(twin *t)
+{
+    if (t->e)
+        ph_engine_free(t->e);
+    if (t->mv)
+        ph_mover_free(t->mv);
+    if (t->mem)
+        ph_os_unmap(t->os, t->mem, MAP_PAGES * PG);
+    if (t->os)
+        ph_os_close(t->os);
+}
+
+static void fast_case(uint64_t seed, size_t off, int competitive,
+                      uint64_t *fast, uint64_t *melted, uint64_t *frozen)
+{
+    twin a, b;
+    if (twin_open(&a, seed, off, competitive, 0) != 0 ||
+        twin_open(&b, seed, off, competitive, 1) != 0) {
+        twin_close(&a);
+        twin_close(&b);
+        return;
+    }
+    const size_t np = a.h->npages;
+    const int n = a.h->nnodes;
+    void **addr = malloc(np * sizeof *addr), **addr_b = malloc(np * sizeof *addr_b);
+    int *home = malloc(np * sizeof *home), *home_b = malloc(np * sizeof *home_b);
+    for (size_t i = 0; i < np; i++) {
+        addr[i] = (char *)a.h->base + i * PG;
+        addr_b[i] = (char *)b.h->base + i * PG;
+    }
+    uint64_t s = seed ^ 0x5eedf00du;
+    uint8_t *kind = malloc(a.h->nchunks);
+    for (size_t ch = 0; ch < a.h->nchunks; ch++)
+        kind[ch] = (uint8_t)rnd(&s, 6);
+    size_t bad_pages = 0, bad_counts = 0, bad_adj = 0, bad_units = 0, bad_homes = 0;
+    for (int r = 0; r < 24; r++) {
+        CHECK_EQ(ph_engine_query(a.e, np, addr, home), 0);
+        for (size_t ch = 0; ch < a.h->nchunks; ch++) {
+            size_t first = ch * UNIT, last = first + UNIT < np ? first + UNIT : np;
+            if (rnd(&s, 4) == 0) /* a chunk changes its kind now and then */
+                kind[ch] = (uint8_t)rnd(&s, 6);
+            size_t odd = first + rnd(&s, last - first);
+            int owner = (int)((ch + (size_t)r) % 2);
+            for (size_t i = first; i < last; i++) {
+                int node = -1;
+                uint32_t cnt = 1 + (uint32_t)rnd(&s, 30);
+                switch (kind[ch]) {
+                case 0: break;
+                case 1: node = rnd(&s, 64) == 0 ? (int)rnd(&s, NN) : -1; break;
+                case 2: node = home[i]; break;
+                case 3: node = i == odd ? (home[i] + 1) % NN : home[i]; break;
+                case 4: node = (int)rnd(&s, NN); break;
+                default: node = owner; break;
+                }
+                if (node < 0)
+                    continue;
+                CHECK_EQ(ph_hot_add(a.h, i, node, cnt, 0), 0);
+                CHECK_EQ(ph_hot_add(b.h, i, node, cnt, 0), 0);
+            }
+        }
+        a.e->iteration = b.e->iteration = (uint32_t)r + 1;
+        uint64_t ma = ph_engine_invoke(a.e, PH_INV_ITERATIVE, 0, 0);
+        uint64_t mb = ph_engine_invoke(b.e, PH_INV_ITERATIVE, 0, 0);
+        CHECK_EQ(ma, mb);
+        const ph_invocation *x = &a.e->log[a.e->nlog - 1],
+                            *y = &b.e->log[b.e->nlog - 1];
+        CHECK_EQ(x->scanned, y->scanned);
+        CHECK_EQ(x->candidates, y->candidates);
+        CHECK_EQ(x->migrated, y->migrated);
+        CHECK_EQ(x->frozen, y->frozen);
+        CHECK_EQ(x->melted, y->melted);
+        CHECK_EQ(x->shared, y->shared);
+        CHECK_EQ(x->unsettled, y->unsettled);
+        CHECK_EQ(x->accesses, y->accesses);
+        CHECK_EQ(x->remote_before, y->remote_before);
+        CHECK_EQ(x->remote_after, y->remote_after);
+        CHECK_EQ(x->huge_migrated, y->huge_migrated);
+        CHECK_EQ(x->huge_split, y->huge_split);
+        CHECK_EQ(x->huge_collapsed, y->huge_collapsed);
+        CHECK(x->factor == y->factor);
+        *melted += x->melted;
+        *frozen += x->frozen;
+        bad_pages += memcmp(a.h->pages, b.h->pages, np * sizeof *a.h->pages) != 0;
+        const size_t words = UNIT * ph_hot_page_words(a.h) + PH_HOT_META_WORDS;
+        for (size_t ch = 0; ch < a.h->nchunks; ch++) {
+            const uint32_t *ca = a.h->chunks[ch], *cb = b.h->chunks[ch];
+            bad_counts += (!ca != !cb) ||
+                          (ca && memcmp(ca, cb, words * sizeof *ca) != 0);
+            bad_adj += a.h->adj_pairs[ch] != b.h->adj_pairs[ch] ||
+                       a.h->adj_agree[ch] != b.h->adj_agree[ch] ||
+                       a.h->adj_chance[ch] != b.h->adj_chance[ch];
+        }
+        bad_units += a.h->nunits != b.h->nunits ||
+                     (a.h->nunits &&
+                      memcmp(a.h->unit_state, b.h->unit_state, a.h->nunits) != 0);
+        CHECK_EQ(ph_engine_query(a.e, np, addr, home), 0);
+        CHECK_EQ(ph_engine_query(b.e, np, addr_b, home_b), 0);
+        bad_homes += memcmp(home, home_b, np * sizeof *home) != 0;
+    }
+    (void)n;
+    CHECK_EQ(bad_pages, 0);
+    CHECK_EQ(bad_counts, 0);
+    CHECK_EQ(bad_adj, 0);
+    CHECK_EQ(bad_units, 0);
+    CHECK_EQ(bad_homes, 0);
+    CHECK_EQ(b.e->fast_blocks, 0);
+    *fast += a.e->fast_blocks;
+    free(kind);
+    free(addr), free(addr_b), free(home), free(home_b);
+    twin_close(&a);
+    twin_close(&b);
+}
+
+static void test_fast_path(void)
+{
+    uint64_t fast = 0, melted = 0, frozen = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        fast_case(seed * 0x2545f4914f6cdd1dull, seed % 2 ? 100 : 0,
+                  seed % 4 == 0, &fast, &melted, &frozen);
+    /* the cases reach what they are for */
+    CHECK(fast > 0);
+    CHECK(frozen > 0);
+    CHECK(melted > 0);
+    printf("fast path: %llu blocks, %llu pages frozen, %llu melted\n",
+           (unsigned long long)fast, (unsigned long long)frozen,
+           (unsigned long long)melted);
 }
 
 int main(void)
@@ -439,6 +624,7 @@ int main(void)
         return 1;
     }
     test_fresh_counter();
+    test_fast_path();
     for (uint64_t seed = 1; seed <= 24; seed++)
         one_case(seed * 0x9e3779b97f4a7c15ull, seed % 2 ? 100 : 0,
                  seed % 3 == 0);
