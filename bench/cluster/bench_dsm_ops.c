@@ -26,6 +26,10 @@
  *                      MPI_Barrier
  *   barrier, k dirty   every rank writes k pages homed at the next rank,
  *                      then ph_cluster_barrier (diffs, notices, invalidations)
+ *   barrier, k whole   every rank rewrites all bytes of k consecutive pages
+ *                      homed at the next rank (what a solver writing its
+ *                      rows does), then ph_cluster_barrier: the pages go
+ *                      home whole
  *   lock hand-over     ranks 0 and 1 take turns on one lock (the turn is a
  *                      shared word read under the lock)          vs raw
  *                      MPI_Fetch_and_op + flush round trip
@@ -47,7 +51,8 @@
  *   cluster-bench op=read_miss impl=dsm mpi=openmpi win=create ranks=2
  *     k=- iters=N median_us=.. p90_us=..     (over the repetitions' means)
  * with op read_miss, write_release, write_miss_release, write_fault,
- * barrier, barrier_dirty (k = dirty pages per rank), lock_handover,
+ * barrier, barrier_dirty and barrier_whole (k = dirty pages per rank),
+ * lock_handover,
  * and impl=mpi lines for get, put, fop, barrier measured in this run.
  *
  *   bench_dsm_ops [--iters N] [--reps R] [--quick]
@@ -186,11 +191,12 @@ static raw measure_raw(void)
 
 typedef struct dsm {
     double read_miss, write_release, write_miss_release, barrier0;
-    double barrier_k[3];
+    double barrier_k[3], barrier_whole[2];
     double lock, local_fault, write_again, release, first_write;
 } dsm;
 
 static const int kdirty[3] = {1, 16, 64};
+static const int kwhole[2] = {16, 64};
 
 static dsm measure_dsm(void)
 {
@@ -203,17 +209,21 @@ static dsm measure_dsm(void)
     char *home = ph_cluster_alloc((size_t)count * PAGE, &pl);
     ph_placement_parse(&pl, "cyclic:1");
     char *dirty = ph_cluster_alloc((size_t)n * 64 * PAGE, &pl);
+    ph_placement_parse(&pl, "block");
+    /* 64 pages homed at each rank, in rank order */
+    char *whole = ph_cluster_alloc((size_t)n * 64 * PAGE, &pl);
     long *turn = ph_cluster_alloc(PAGE, NULL);
     ph_placement_parse(&pl, "node:1");
     /* fresh pages for each repetition's first writes */
     char *fresh = ph_cluster_alloc((size_t)reps * (size_t)count * PAGE, &pl);
-    if (!a || !home || !dirty || !turn || !fresh) {
+    if (!a || !home || !dirty || !whole || !turn || !fresh) {
         fprintf(stderr, "bench_dsm_ops: allocation failed: %s\n",
                 ph_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     double rm[MAXREPS], wr[MAXREPS], wm[MAXREPS], b0[MAXREPS], lf[MAXREPS];
-    double bk[3][MAXREPS], lk[MAXREPS], wf[MAXREPS], rl[MAXREPS];
+    double bk[3][MAXREPS], bw[2][MAXREPS], lk[MAXREPS], wf[MAXREPS];
+    double rl[MAXREPS];
     double fw[MAXREPS];
     for (int r = 0; r < reps; r++) {
         /* read miss: rank 1 writes its pages, rank 0 reads one word each */
@@ -296,6 +306,20 @@ static dsm measure_dsm(void)
             }
             bk[k][r] = acc / iters;
         }
+        /* barriers with k whole pages per rank, consecutive, homed at the
+         * next rank */
+        for (int k = 0; k < 2; k++) {
+            int iters = count / 4 > 4 ? count / 4 : 4;
+            double acc = 0;
+            char *mine = whole + (size_t)((me + 1) % n) * 64 * PAGE;
+            for (int i = 0; i < iters; i++) {
+                memset(mine, (char)(i + 1), (size_t)kwhole[k] * PAGE);
+                double s0 = now_us();
+                ph_cluster_barrier();
+                acc += now_us() - s0;
+            }
+            bw[k][r] = acc / iters;
+        }
         /* lock hand-over between ranks 0 and 1 */
         *turn = 0;
         ph_cluster_barrier();
@@ -335,6 +359,11 @@ static dsm measure_dsm(void)
         snprintf(kk, sizeof kk, "%d", kdirty[k]);
         line("barrier_dirty", "dsm", kk, bk[k], reps);
     }
+    for (int k = 0; k < 2; k++) {
+        char kk[16];
+        snprintf(kk, sizeof kk, "%d", kwhole[k]);
+        line("barrier_whole", "dsm", kk, bw[k], reps);
+    }
     line("lock_handover", "dsm", "-", lk, reps);
     if (me == 0) {
         out.read_miss = median(rm, reps);
@@ -348,8 +377,11 @@ static dsm measure_dsm(void)
     out.barrier0 = median(b0, reps);
     for (int k = 0; k < 3; k++)
         out.barrier_k[k] = median(bk[k], reps);
+    for (int k = 0; k < 2; k++)
+        out.barrier_whole[k] = median(bw[k], reps);
     ph_cluster_free(fresh);
     ph_cluster_free(turn);
+    ph_cluster_free(whole);
     ph_cluster_free(dirty);
     ph_cluster_free(home);
     ph_cluster_free(a);
@@ -462,6 +494,12 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "barrier, %d dirty/rank", kdirty[k]);
             printf("%-32s %10.2f %10.2f %8.2f\n", name, d.barrier_k[k],
                    rw.barrier, d.barrier_k[k] / rw.barrier);
+        }
+        for (int k = 0; k < 2; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "barrier, %d whole/rank", kwhole[k]);
+            printf("%-32s %10.2f %10.2f %8.2f\n", name, d.barrier_whole[k],
+                   rw.barrier, d.barrier_whole[k] / rw.barrier);
         }
         printf("%-32s %10.2f %10.2f %8.2f\n", "lock hand-over (FOP+flush)",
                d.lock, rw.fop, d.lock / rw.fop);

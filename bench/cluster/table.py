@@ -13,7 +13,7 @@ Prints
      repetition (same MPI, place, ranks; the raw operations bench_dsm_ops
      measured in its own process when it printed them, else
      bench_mpi_rma's), the median of the per-repetition ratios -- read_miss/get, write_release/put, barrier/barrier,
-     barrier_dirty/barrier, lock_handover/fop, laplace_dsm/laplace_mpi
+     barrier_dirty/barrier, barrier_whole/barrier, lock_handover/fop, laplace_dsm/laplace_mpi
      (goal at 4 ranks: 1.5).
 """
 import statistics
@@ -22,7 +22,8 @@ import sys
 from kvlog import fields
 
 BASELINE = {"read_miss": "get", "write_release": "put", "barrier": "barrier",
-            "barrier_dirty": "barrier", "lock_handover": "fop"}
+            "barrier_dirty": "barrier", "barrier_whole": "barrier",
+            "lock_handover": "fop"}
 WHERE_ORDER = {"shm": 0, "net:none": 1, "net:1gbit": 2, "net:100mbit": 3}
 
 

@@ -743,6 +743,53 @@ static void for_runs(ph_dsm *c, const uint64_t *pages, size_t n,
 
 #define MAX_RUNS (PH_DSM_PAGE / 2)
 
+/* Puts of one flush, coalesced: a piece that starts where the pending
+ * put ends, in the home's window and in the source, to the same home,
+ * extends it.  So a run of pages sent whole (or whose changed spans meet
+ * at the page boundaries) is one MPI_Put of exactly the same bytes, not
+ * one a page -- on a shared-memory one-sided path each put is a system
+ * call with its access checks, over TCP a message.  The puts of one
+ * flush touch disjoint bytes and complete at its MPI_Win_flush, so their
+ * order does not matter. */
+#define PUTRUN_MAX_BYTES ((size_t)1 << 30) /* an MPI count is an int */
+
+typedef struct putrun {
+    const unsigned char *src;
+    MPI_Aint disp;
+    size_t bytes;
+    int home;
+} putrun;
+
+static void putrun_issue(ph_dsm *c, putrun *pr, homeset *hs)
+{
+    if (pr->bytes == 0)
+        return;
+    ph_dsm_op_begin(c, "a diff", pr->home);
+    int rc = MPI_Put(pr->src, (int)pr->bytes, MPI_BYTE, pr->home, pr->disp,
+                     (int)pr->bytes, MPI_BYTE, c->win);
+    ph_dsm_mpi_check(c, rc, "MPI_Put (diff)", pr->home);
+    ph_dsm_op_end(c);
+    c->st.rma_calls++;
+    homeset_add(c, hs, pr->home);
+    pr->bytes = 0;
+}
+
+static void putrun_add(ph_dsm *c, putrun *pr, homeset *hs, int home,
+                       const unsigned char *src, MPI_Aint disp, size_t bytes)
+{
+    if (pr->bytes != 0 && pr->home == home &&
+        pr->disp + (MPI_Aint)pr->bytes == disp && pr->src + pr->bytes == src &&
+        pr->bytes + bytes <= PUTRUN_MAX_BYTES) {
+        pr->bytes += bytes;
+        return;
+    }
+    putrun_issue(c, pr, hs);
+    pr->src = src;
+    pr->disp = disp;
+    pr->bytes = bytes;
+    pr->home = home;
+}
+
 /* Send the diff of one dirty page, the window view `cur` against its
  * twin.  into_twin = 0: the page is write-protected and is the put's
  * source (it stays as it is until the flush).  into_twin = 1: the page is
@@ -750,9 +797,11 @@ static void for_runs(ph_dsm *c, const uint64_t *pages, size_t n,
  * copied from it into the twin, which is the put's source and then holds
  * what the home has of this rank's writes -- a byte written during the
  * diff or the copy is either sent (and in the twin) or differs from the
- * twin and goes with the next diff.  Returns 1 when bytes changed. */
+ * twin and goes with the next diff.  A whole page or a single span joins
+ * the flush's pending put (pr); several runs go as one hindexed put.
+ * Returns 1 when bytes changed. */
 static int send_diff(ph_dsm *c, size_t page, int into_twin, int home,
-                     int whole_ok, homeset *hs)
+                     int whole_ok, homeset *hs, putrun *pr)
 {
     static ph_dsm_run runs[MAX_RUNS];
     static int lens[MAX_RUNS];
@@ -764,7 +813,6 @@ static int send_diff(ph_dsm *c, size_t page, int into_twin, int home,
     if (n == 0)
         return 0;
     MPI_Aint disp = (MPI_Aint)(page * PH_DSM_PAGE);
-    int rc;
     int whole = ph_dsm_diff_send_whole(whole_ok, changed, n, MAX_RUNS,
                                        PH_DSM_PAGE, c->whole_share) ||
                 (n == 1 && runs[0].len == PH_DSM_PAGE);
@@ -779,22 +827,17 @@ static int send_diff(ph_dsm *c, size_t page, int into_twin, int home,
                 memcpy(twin + runs[i].off, cur + runs[i].off, runs[i].len);
         cur = twin;
     }
-    ph_dsm_op_begin(c, "a diff", home);
     if (whole) {
-        rc = MPI_Put(cur, (int)PH_DSM_PAGE, MPI_BYTE, home, disp,
-                     (int)PH_DSM_PAGE, MPI_BYTE, c->win);
-        ph_dsm_mpi_check(c, rc, "MPI_Put (page)", home);
+        putrun_add(c, pr, hs, home, cur, disp, PH_DSM_PAGE);
         c->st.whole_pages_sent++;
         c->st.diff_bytes += PH_DSM_PAGE;
         c->st.bytes_sent += PH_DSM_PAGE;
     } else if (n == 1 || whole_ok) {
         /* one run; or a page nobody else wrote in the interval, where the
          * bytes between the runs equal the home's and may go along: the
-         * span from the first to the last changed byte, one put */
+         * span from the first to the last changed byte */
         uint32_t a = runs[0].off, b = runs[n - 1].off + runs[n - 1].len;
-        rc = MPI_Put(cur + a, (int)(b - a), MPI_BYTE, home, disp + a,
-                     (int)(b - a), MPI_BYTE, c->win);
-        ph_dsm_mpi_check(c, rc, "MPI_Put (diff)", home);
+        putrun_add(c, pr, hs, home, cur + a, disp + a, b - a);
         c->st.diffs_sent++;
         c->st.diff_runs++;
         c->st.diff_bytes += b - a;
@@ -805,20 +848,21 @@ static int send_diff(ph_dsm *c, size_t page, int into_twin, int home,
             displs[i] = (MPI_Aint)runs[i].off;
         }
         MPI_Datatype t;
-        rc = MPI_Type_create_hindexed((int)n, lens, displs, MPI_BYTE, &t);
+        int rc = MPI_Type_create_hindexed((int)n, lens, displs, MPI_BYTE, &t);
         ph_dsm_mpi_check(c, rc, "MPI_Type_create_hindexed", -1);
         MPI_Type_commit(&t);
+        ph_dsm_op_begin(c, "a diff", home);
         rc = MPI_Put(cur, 1, t, home, disp, 1, t, c->win);
         ph_dsm_mpi_check(c, rc, "MPI_Put (diff)", home);
+        ph_dsm_op_end(c);
         MPI_Type_free(&t);
         c->st.diffs_sent++;
         c->st.diff_runs += n;
         c->st.diff_bytes += changed;
         c->st.bytes_sent += changed;
+        c->st.rma_calls++;
+        homeset_add(c, hs, home);
     }
-    ph_dsm_op_end(c);
-    c->st.rma_calls++;
-    homeset_add(c, hs, home);
     return 1;
 }
 
@@ -855,6 +899,7 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
     if (!keep)
         for_runs(c, pages, n, protect_ro, 0);
     homeset hs = {0};
+    putrun pr = {0};
     for (size_t i = 0; i < n; i++) {
         size_t p = (size_t)pages[i];
         int home = ph_dsm_home_known(c, p);
@@ -867,14 +912,15 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
              * flushing it must leave the write for the next lock
              * release's notices (a barrier's flush comes after its
              * notices were sent and clears these lists at its end) */
-            if (send_diff(c, p, 0, home, single, &hs))
+            if (send_diff(c, p, 0, home, single, &hs, &pr))
                 confirm_written(c, p);
             c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
             continue;
         }
-        if (send_diff(c, p, 1, home, 0, &hs))
+        if (send_diff(c, p, 1, home, 0, &hs, &pr))
             confirm_written(c, p);
     }
+    putrun_issue(c, &pr, &hs);
     homeset_flush(c, &hs, "diffs");
     for (size_t i = 0; !keep && i < n; i++) {
         size_t p = (size_t)pages[i];
