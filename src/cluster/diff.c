@@ -1,9 +1,17 @@
 /*
  * diff.c -- byte-exact runs of changed bytes (see diff.h).
  *
- * The scan reads 8-byte words; equal words (the common case) cost one
- * compare.  A differing word is split by its XOR: each non-zero byte is a
- * changed byte, and runs are extended or cut byte by byte there.
+ * The scan reads 64-byte blocks as four 16-byte vectors (gcc and clang's
+ * vector extension, so no branch per word): the OR of their XORs tells
+ * whether anything in the block changed -- an unchanged block, most of a
+ * page that got a few stores, costs one test -- and a byte compare of the
+ * same vectors whether every byte did (a page rewritten whole).  Other
+ * changed blocks are scanned a word at a time: equal words cost one
+ * compare, a differing word is split by its XOR (each non-zero byte is a
+ * changed byte) and runs are extended or cut byte by byte there.  (Word
+ * by word throughout, a 4 KiB page took 1.2 us with one changed byte and
+ * 1.5 us rewritten whole on this 2.4 GHz EPYC VM; a release of it is a
+ * 3 us put; 0.25-0.31 and 0.42-0.46 us now, gcc and clang -O2.)
  */
 #include "cluster/diff.h"
 
@@ -14,6 +22,38 @@ static inline uint64_t load64(const unsigned char *p)
     uint64_t v;
     memcpy(&v, p, sizeof v);
     return v;
+}
+
+/* Whether the 64 bytes at a and b differ: 16-byte vectors (gcc and
+ * clang's vector extension; SSE2 or NEON loads, or words elsewhere), so
+ * an -O2 build tests a block in a few instructions. */
+typedef uint64_t ph_v2u64 __attribute__((vector_size(16)));
+
+static inline int block_differs(const unsigned char *a, const unsigned char *b)
+{
+    ph_v2u64 x[4], y[4];
+    memcpy(x, a, sizeof x);
+    memcpy(y, b, sizeof y);
+    ph_v2u64 o = (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
+                 (x[3] ^ y[3]);
+    return (o[0] | o[1]) != 0;
+}
+
+/* Whether every one of the 64 bytes at a differs from b's. */
+typedef unsigned char ph_v16u8 __attribute__((vector_size(16)));
+
+static inline int block_all_differ(const unsigned char *a,
+                                   const unsigned char *b)
+{
+    ph_v16u8 x[4], y[4];
+    memcpy(x, a, sizeof x);
+    memcpy(y, b, sizeof y);
+    /* a lane is all ones where the bytes are equal */
+    ph_v16u8 eq = (ph_v16u8)((x[0] == y[0]) | (x[1] == y[1]) |
+                             (x[2] == y[2]) | (x[3] == y[3]));
+    uint64_t h[2];
+    memcpy(h, &eq, sizeof h);
+    return (h[0] | h[1]) == 0;
 }
 
 size_t ph_dsm_diff(const unsigned char *page, const unsigned char *twin,
@@ -33,40 +73,63 @@ size_t ph_dsm_diff(const unsigned char *page, const unsigned char *twin,
         open = 0;                                                           \
     } while (0)
 
-    for (size_t w = 0; w < page_bytes; w += 8) {
-        uint64_t x = load64(page + w) ^ load64(twin + w);
-        if (x == 0) {
-            if (open)
-                CLOSE_AT(w);
-            continue;
-        }
-        if (x == ~(uint64_t)0 || ((x & 0x00000000000000ffull) &&
-                                  (x & 0x000000000000ff00ull) &&
-                                  (x & 0x0000000000ff0000ull) &&
-                                  (x & 0x00000000ff000000ull) &&
-                                  (x & 0x000000ff00000000ull) &&
-                                  (x & 0x0000ff0000000000ull) &&
-                                  (x & 0x00ff000000000000ull) &&
-                                  (x & 0xff00000000000000ull))) {
-            /* every byte changed */
-            if (!open) {
-                open = 1;
-                start = w;
+    size_t w = 0;
+    while (w < page_bytes) {
+        if (page_bytes - w >= 64 && (w & 63) == 0) {
+            if (!block_differs(page + w, twin + w)) {
+                if (open)
+                    CLOSE_AT(w);
+                w += 64;
+                continue;
             }
-            changed += 8;
-            continue;
-        }
-        for (size_t b = 0; b < 8; b++) {
-            /* byte b of the word in memory order (little or big endian) */
-            int diff = page[w + b] != twin[w + b];
-            if (diff) {
-                changed++;
+            if (block_all_differ(page + w, twin + w)) {
                 if (!open) {
                     open = 1;
-                    start = w + b;
+                    start = w;
                 }
-            } else if (open) {
-                CLOSE_AT(w + b);
+                changed += 64;
+                w += 64;
+                continue;
+            }
+        }
+        /* the words of a changed block (or of a tail under 64 bytes) */
+        size_t wend = page_bytes - w >= 64 ? w + 64 - (w & 63) : page_bytes;
+        for (; w < wend; w += 8) {
+            uint64_t x = load64(page + w) ^ load64(twin + w);
+            if (x == 0) {
+                if (open)
+                    CLOSE_AT(w);
+                continue;
+            }
+            if (x == ~(uint64_t)0 || ((x & 0x00000000000000ffull) &&
+                                      (x & 0x000000000000ff00ull) &&
+                                      (x & 0x0000000000ff0000ull) &&
+                                      (x & 0x00000000ff000000ull) &&
+                                      (x & 0x000000ff00000000ull) &&
+                                      (x & 0x0000ff0000000000ull) &&
+                                      (x & 0x00ff000000000000ull) &&
+                                      (x & 0xff00000000000000ull))) {
+                /* every byte changed */
+                if (!open) {
+                    open = 1;
+                    start = w;
+                }
+                changed += 8;
+                continue;
+            }
+            for (size_t b = 0; b < 8; b++) {
+                /* byte b of the word in memory order (little or big
+                 * endian) */
+                int diff = page[w + b] != twin[w + b];
+                if (diff) {
+                    changed++;
+                    if (!open) {
+                        open = 1;
+                        start = w + b;
+                    }
+                } else if (open) {
+                    CLOSE_AT(w + b);
+                }
             }
         }
     }

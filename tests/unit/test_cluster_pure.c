@@ -52,38 +52,47 @@ static void test_diff_random(void)
 {
     static unsigned char twin[PAGE], page[PAGE], back[PAGE];
     static ph_dsm_run runs[PAGE / 2];
-    for (int rep = 0; rep < 300; rep++) {
+    for (int rep = 0; rep < 600; rep++) {
+        /* mostly whole pages; every fifth a shorter multiple of 8 (a tail
+         * after the last 64-byte block) */
+        size_t size = rep % 5 == 4 ? PAGE - 8 * (size_t)(1 + rep % 7) : PAGE;
         for (int i = 0; i < PAGE; i++)
             twin[i] = (unsigned char)next_rand();
         memcpy(page, twin, PAGE);
         int edits = (int)(next_rand() % 40);
         for (int e = 0; e < edits; e++) {
-            size_t at = next_rand() % PAGE;
+            size_t at = next_rand() % size;
             size_t len = 1 + next_rand() % (rep % 3 == 0 ? 300 : 9);
-            for (size_t k = at; k < at + len && k < PAGE; k++)
+            for (size_t k = at; k < at + len && k < size; k++)
                 page[k] = (unsigned char)(page[k] + 1 + next_rand() % 255);
         }
+        if (rep % 50 == 7) /* every byte changed, a few kept back */
+            for (size_t k = 0; k < size; k++)
+                page[k] = (unsigned char)(twin[k] +
+                                          (k % 997 == 500 ? 0 : 1));
         size_t changed = 0;
-        size_t n = ph_dsm_diff(page, twin, PAGE, runs, PAGE / 2, &changed);
-        /* runs: sorted, separated, every byte in them differs, every
-         * differing byte in one */
+        size_t n = ph_dsm_diff(page, twin, size, runs, PAGE / 2, &changed);
+        /* runs: sorted, separated, inside the size, every byte in them
+         * differs, every differing byte in one */
         size_t in_runs = 0, bad = 0;
         for (size_t r = 0; r < n; r++) {
             if (r > 0 && runs[r].off <= runs[r - 1].off + runs[r - 1].len)
+                bad++;
+            if (runs[r].len == 0 || runs[r].off + runs[r].len > size)
                 bad++;
             for (size_t k = runs[r].off; k < runs[r].off + runs[r].len; k++)
                 bad += page[k] == twin[k];
             in_runs += runs[r].len;
         }
         size_t differ = 0;
-        for (int i = 0; i < PAGE; i++)
+        for (size_t i = 0; i < size; i++)
             differ += page[i] != twin[i];
         CHECK_EQ(bad, 0);
         CHECK_EQ(in_runs, differ);
         CHECK_EQ(changed, differ);
         memcpy(back, twin, PAGE);
         ph_dsm_diff_apply(back, page, runs, n);
-        CHECK(memcmp(back, page, PAGE) == 0);
+        CHECK(memcmp(back, page, size) == 0);
     }
 }
 
