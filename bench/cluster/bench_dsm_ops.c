@@ -35,6 +35,14 @@
  *                      MPI_Fetch_and_op + flush round trip
  *   local fault        the first read of a home page (no MPI): the fault
  *                      path's own cost (userfaultfd round trip or SIGSEGV)
+ *   uffd round trip    the kernel's part of a write fault, without
+ *                      pagehome (rank 0, before ph_cluster_init): a store
+ *                      to a write-protected page of a memfd mapping, a
+ *                      second thread that waits in poll(), reads the
+ *                      fault and lifts the protection (UFFDIO_WRITEPROTECT,
+ *                      which wakes the writer) -- the floor under "first
+ *                      store to a read-only copy"; "-" where userfaultfd's
+ *                      write-protect mode cannot be had
  * The pages keep the homes their placement gives (the program sets
  * cluster_migrate=0 unless PAGEHOME_CLUSTER_MIGRATE is set): home
  * migration would move rank 0's pages to it after a few repetitions and
@@ -53,7 +61,8 @@
  * with op read_miss, write_release, write_miss_release, write_fault,
  * barrier, barrier_dirty and barrier_whole (k = dirty pages per rank),
  * lock_handover,
- * and impl=mpi lines for get, put, fop, barrier measured in this run.
+ * and impl=mpi lines for get, put, fop, barrier measured in this run (and
+ * op=uffd_wp impl=os: the kernel's round trip).
  *
  *   bench_dsm_ops [--iters N] [--reps R] [--quick]
  *   bench_dsm_ops --barrier-loop N    only N empty barriers in a row
@@ -63,11 +72,18 @@
 #include <mpi.h>
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +130,88 @@ static void line(const char *op, const char *impl, const char *k, double *v,
     printf("cluster-bench op=%s impl=%s mpi=%s win=create ranks=%d k=%s "
            "iters=%d median_us=%.2f p90_us=%.2f\n", op, impl, mpi_name, n, k,
            count, median(s, nv), s[p90]);
+}
+
+/* ---- the kernel's userfaultfd round trip ------------------------------ */
+
+static int uffd_fd = -1;
+static atomic_int uffd_stop;
+
+static void *uffd_server(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&uffd_stop)) {
+        struct pollfd pf = {uffd_fd, POLLIN, 0};
+        if (poll(&pf, 1, 100) <= 0)
+            continue;
+        struct uffd_msg m;
+        if (read(uffd_fd, &m, sizeof m) != (ssize_t)sizeof m ||
+            m.event != UFFD_EVENT_PAGEFAULT)
+            continue;
+        struct uffdio_writeprotect w = {
+            .range = {m.arg.pagefault.address & ~(uint64_t)(PAGE - 1), PAGE},
+            .mode = 0};
+        if (ioctl(uffd_fd, UFFDIO_WRITEPROTECT, &w) < 0)
+            perror("bench_dsm_ops: UFFDIO_WRITEPROTECT");
+    }
+    return NULL;
+}
+
+/* Median us per write-protect fault over reps x count stores, or -1 where
+ * it cannot be measured (no userfaultfd for this process, or no
+ * write-protect mode for shared memory: Linux < 5.19). */
+static double measure_uffd_wp(double *per_rep)
+{
+    size_t bytes = (size_t)count * PAGE;
+    int mfd = memfd_create("bench-uffd", 0);
+    char *m = MAP_FAILED;
+    if (mfd >= 0 && ftruncate(mfd, (off_t)bytes) == 0)
+        m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (m == MAP_FAILED) {
+        if (mfd >= 0)
+            close(mfd);
+        return -1;
+    }
+    memset(m, 1, bytes);
+    double result = -1;
+    uffd_fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    struct uffdio_api api = {.api = UFFD_API,
+                             .features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
+    struct uffdio_register reg = {.range = {(uint64_t)(uintptr_t)m, bytes},
+                                  .mode = UFFDIO_REGISTER_MODE_WP};
+    pthread_t t;
+    atomic_store(&uffd_stop, 0);
+    if (uffd_fd >= 0 && ioctl(uffd_fd, UFFDIO_API, &api) == 0 &&
+        ioctl(uffd_fd, UFFDIO_REGISTER, &reg) == 0 &&
+        pthread_create(&t, NULL, uffd_server, NULL) == 0) {
+        int ok = 1;
+        for (int r = 0; r < reps && ok; r++) {
+            struct uffdio_writeprotect w = {
+                .range = {(uint64_t)(uintptr_t)m, bytes},
+                .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+            if (ioctl(uffd_fd, UFFDIO_WRITEPROTECT, &w) < 0) {
+                ok = 0;
+                break;
+            }
+            double t0 = now_us();
+            for (int i = 0; i < count; i++)
+                m[(size_t)i * PAGE] = (char)(r + 2);
+            per_rep[r] = (now_us() - t0) / count;
+        }
+        atomic_store(&uffd_stop, 1);
+        pthread_join(t, NULL);
+        if (ok) {
+            double s[MAXREPS];
+            memcpy(s, per_rep, (size_t)reps * sizeof *s);
+            result = median(s, reps);
+        }
+    }
+    if (uffd_fd >= 0)
+        close(uffd_fd);
+    uffd_fd = -1;
+    munmap(m, bytes);
+    close(mfd);
+    return result;
 }
 
 /* ---- raw MPI ---------------------------------------------------------- */
@@ -430,6 +528,12 @@ int main(int argc, char **argv)
         return 77;
     }
     raw r1 = measure_raw();
+    double uffd_rep[MAXREPS], uffd_us = -1;
+    if (me == 0) {
+        uffd_us = measure_uffd_wp(uffd_rep);
+        if (uffd_us >= 0)
+            line("uffd_wp", "os", "-", uffd_rep, reps);
+    }
     /* fixed homes (see the top) unless the user chose */
     int migrate = getenv("PAGEHOME_CLUSTER_MIGRATE") != NULL;
     if (!migrate)
@@ -480,8 +584,14 @@ int main(int argc, char **argv)
                "-");
         printf("%-32s %10.2f %10.2f %8.2f\n", "  a release alone", d.release,
                rw.put, d.release / rw.put);
-        printf("%-32s %10.2f %10s\n", "first store to a read-only copy",
-               d.first_write, "-");
+        if (uffd_us >= 0)
+            printf("%-32s %10.2f %10.2f %8.2f   (raw: the kernel's "
+                   "userfaultfd round trip)\n",
+                   "first store to a read-only copy", d.first_write, uffd_us,
+                   d.first_write / uffd_us);
+        else
+            printf("%-32s %10.2f %10s\n", "first store to a read-only copy",
+                   d.first_write, "-");
         printf("%-32s %10.2f %10.2f %8.2f %8s\n",
                "write miss + release (Get+Put)", d.write_miss_release,
                rw.get + rw.put, d.write_miss_release / (rw.get + rw.put), "");
