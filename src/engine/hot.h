@@ -174,12 +174,13 @@ static inline uint64_t ph_cnt_sum(const uint32_t *c, int n)
     PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a += c[k])
     return a;
 }
-/* The OR of the counts at c but c[skip]'s. */
-static inline uint32_t ph_cnt_or_but(const uint32_t *c, int n, int skip)
+/* Whether every count at c but c[k] is zero: all the accesses (if any)
+ * came from node k. */
+static inline int ph_cnt_only(const uint32_t *c, int n, int k)
 {
     uint32_t a = 0;
-    PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a |= k == skip ? 0 : c[k])
-    return a;
+    PH_CNT_BY_NODES(n, for (int i = 0; i < nn_; i++) a |= i == k ? 0 : c[i])
+    return a == 0;
 }
 
 /* The end of an interval for one page (cur as ph_hot_counts gives it):

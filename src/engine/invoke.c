@@ -522,6 +522,13 @@ static void melt(const ph_engine *e, ph_page *pg, pass *ps)
     }
 }
 
+/* The end of the piece of [p0, b1) in p0's chunk. */
+static inline size_t piece_end(size_t p0, size_t b1)
+{
+    size_t end = (p0 / PH_HOT_CHUNK_PAGES + 1) * PH_HOT_CHUNK_PAGES;
+    return end < b1 ? end : b1;
+}
+
 /* The fast path for a block [b0, b1) of a fused pass (a chunk, or a
  * 2 MiB unit of 4 KiB pages that huge.c would pass on untouched) whose
  * sampled pages all had their accesses, in this interval and in the
@@ -546,8 +553,7 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
     const size_t pw = ph_hot_stride(h);
     for (size_t p0 = b0, p1; p0 < b1; p0 = p1) {
         size_t c = p0 / PH_HOT_CHUNK_PAGES;
-        p1 = (c + 1) * PH_HOT_CHUNK_PAGES < b1 ? (c + 1) * PH_HOT_CHUNK_PAGES
-                                               : b1;
+        p1 = piece_end(p0, b1);
         uint32_t *b = h->chunks[c];
         if (!b || !ph_hot_chunk_meta(h, b)[PH_HOT_FRESH])
             continue;
@@ -558,10 +564,8 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             const ph_page *pg = &h->pages[i];
             const int home = pg->home;
             if (!(pg->flags & PH_PG_HOME_KNOWN) || home < 0 ||
-                ph_cnt_sum(cur, n) != cur[home])
-                return 0;
-            const uint32_t *prev = ph_cnt_prev((uint32_t *)cur, n);
-            if (ph_cnt_sum(prev, n) != prev[home])
+                !ph_cnt_only(cur, n, home) ||
+                !ph_cnt_only(ph_cnt_prev((uint32_t *)cur, n), n, home))
                 return 0;
         }
     }
@@ -570,8 +574,7 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
     const double chance = ps->chance;
     for (size_t p0 = b0, p1; p0 < b1; p0 = p1) {
         size_t c = p0 / PH_HOT_CHUNK_PAGES;
-        p1 = (c + 1) * PH_HOT_CHUNK_PAGES < b1 ? (c + 1) * PH_HOT_CHUNK_PAGES
-                                               : b1;
+        p1 = piece_end(p0, b1);
         uint32_t *b = h->chunks[c];
         /* the scan's count of the chunk's sampled pages not seen yet */
         if (c != ps->scan_chunk) {
@@ -703,7 +706,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
             pg->flags |= PH_PG_HOME_KNOWN;
         }
         if (rem == 0) {
-            if (!ph_cnt_or_but(ph_cnt_prev(cnt, n), n, home)) {
+            if (ph_cnt_only(ph_cnt_prev(cnt, n), n, home)) {
                 /* the fast path: every access local */
                 melt(e, pg, ps);
                 continue;
