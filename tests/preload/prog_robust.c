@@ -391,6 +391,7 @@ static void do_crash(void)
 static unsigned sweep_deep(long t, int depth)
 {
     volatile unsigned char pad[1000];
+    __asm__ volatile("" : : "r"(pad) : "memory"); /* keeps the whole frame */
     pad[0] = (unsigned char)depth;
     if (depth > 0)
         return sweep_deep(t, depth - 1) + pad[0];
