@@ -122,6 +122,12 @@ int ph_api_exit_stats(void)
     return ph_statsfile_write(e) == 0 ? 1 : -1;
 }
 
+int ph_api_write_stats_doc(struct ph_jw *w)
+{
+    ph_statsfile_init();
+    return ph_statsfile_write_doc(w);
+}
+
 static ph_engine *make_engine(ph_machine *c)
 {
     ph_engine_cfg cfg;

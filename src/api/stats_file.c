@@ -7,6 +7,8 @@
 #include "base/error.h"
 #include "base/json_write.h"
 #include "base/log.h"
+#include "base/path_pattern.h"
+#include "config/launcher.h"
 #include "config/options.h"
 
 #include <errno.h>
@@ -24,15 +26,43 @@ static atomic_int inited;
 static char path[PATH_MAX]; /* absolute, "" = no file */
 static pid_t owner;
 
+/* The tunable's keys (base/path_pattern.h) for this process: its rank
+ * from the launcher's environment, its PID, the host.  Under a launcher
+ * that started several processes, a name without %r or %p is one file
+ * for all of them: said once, by rank 0, and written as given (each
+ * process replaces the file whole; `pagehome run --report` names a file
+ * per rank by itself). */
+static int expand(const char *pat, char *out, size_t len)
+{
+    ph_launcher l = ph_launcher_get();
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    ph_path_vars v = {l.rank, (long)getpid(), host};
+    if (ph_path_expand(pat, &v, out, len) != 0) {
+        ph_warn("stats_file %s: %s: no statistics file", pat,
+                errno == EINVAL ? "a % must be followed by r (rank), p (PID), "
+                                  "h (host) or % (one %)"
+                                : "path too long");
+        return -1;
+    }
+    if (l.size > 1 && l.rank == 0 && !ph_path_names_process(pat))
+        ph_warn("stats_file %s: every one of the %ld processes (%s) writes "
+                "this one file: name %%r (the rank) in it for one each",
+                pat, l.size, l.from);
+    return 0;
+}
+
 void ph_statsfile_init(void)
 {
     if (atomic_load_explicit(&inited, memory_order_acquire))
         return;
     pthread_mutex_lock(&init_lock);
     if (!atomic_load(&inited)) {
-        const char *p = ph_opt_str(PH_OPT_STATS_FILE);
+        const char *pat = ph_opt_str(PH_OPT_STATS_FILE);
+        char p[PATH_MAX];
         path[0] = '\0';
-        if (p && *p) {
+        if (pat && *pat && expand(pat, p, sizeof p) == 0) {
             char cwd[PATH_MAX];
             if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
                 snprintf(path, sizeof path, "%s", p);
@@ -137,6 +167,22 @@ int ph_statsfile_write(ph_engine *e)
     if (!e || !ph_statsfile_owned())
         return 0;
     if (write_atomic(engine_fn, e) != 0) {
+        ph_warn("stats_file %s: %s", path, ph_error_message());
+        return -1;
+    }
+    return 0;
+}
+
+static int doc_fn(int fd, void *arg)
+{
+    return ph_jw_write_fd(arg, fd);
+}
+
+int ph_statsfile_write_doc(struct ph_jw *w)
+{
+    if (!ph_statsfile_owned())
+        return 0;
+    if (write_atomic(doc_fn, w) != 0) {
         ph_warn("stats_file %s: %s", path, ph_error_message());
         return -1;
     }

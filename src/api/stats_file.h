@@ -6,7 +6,9 @@
  * WHERE.  The path is read and made absolute once, against the working
  * directory the process had then (ph_init(): the preload library's
  * constructor, before main), so a program that chdir()s later still
- * writes where it was asked to.
+ * writes where it was asked to.  Its keys %r (the MPI launcher's rank),
+ * %p (the PID), %h (the host) and %% are replaced then
+ * (base/path_pattern.h): the ranks of an MPI job each write their own.
  *
  * WHO.  The process that read it first owns the file: a fork() child
  * (another PID) never writes it, so its statistics cannot clobber its
@@ -40,5 +42,11 @@ void ph_statsfile_notice(void);
 
 /* e's statistics (owner only).  0, or -1 with a warning said. */
 int ph_statsfile_write(ph_engine *e);
+
+/* A finished JSON document instead, when there is no engine (transparent
+ * mode with the engine off, through ph_api_write_stats_doc of
+ * transparent.h).  Owner only; 0, or -1 with a warning said. */
+struct ph_jw;
+int ph_statsfile_write_doc(struct ph_jw *w);
 
 #endif

@@ -53,4 +53,12 @@ __attribute__((visibility("hidden"))) void ph_api_fork_child_machine(void);
 __attribute__((visibility("hidden"))) int ph_api_exit_stats_due(void);
 __attribute__((visibility("hidden"))) int ph_api_exit_stats(void);
 
+/* The statistics file as a finished JSON document (the engine off: there
+ * are no engine statistics), written where and by whom the engine's
+ * would be (api/stats_file.h: the tunable's keys replaced, the owning
+ * process only, through a file renamed over it).  0, or -1 (a warning
+ * was said). */
+struct ph_jw;
+__attribute__((visibility("hidden"))) int ph_api_write_stats_doc(struct ph_jw *w);
+
 #endif

@@ -35,6 +35,7 @@
 
 #include "pagehome.h"
 
+#include "api/transparent.h"
 #include "base/json_write.h"
 #include "base/log.h"
 #include "engine/engine.h"
@@ -331,6 +332,8 @@ static void write_engine_off_stats(void)
     const char *path = ph_opt_str(PH_OPT_STATS_FILE);
     if (!path || !*path)
         return;
+    /* where and by whom as the engine's statistics (the tunable's %r, %p
+     * and %h replaced, the owning process only) */
     ph_jw w;
     ph_jw_init(&w, 1);
     ph_stats_begin_engineless(&w);
@@ -347,8 +350,7 @@ static void write_engine_off_stats(void)
     ph_jw_end(&w);
     report_transparent(&w);
     ph_jw_end(&w);
-    if (ph_jw_write_file(&w, path) != 0)
-        ph_warn("stats_file: cannot write %s", path);
+    ph_api_write_stats_doc(&w);
     ph_jw_free(&w);
 }
 

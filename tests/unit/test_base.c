@@ -10,9 +10,11 @@
 
 #include "base/clock.h"
 #include "base/page.h"
+#include "base/path_pattern.h"
 #include "base/rng.h"
 #include "base/sort.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +113,67 @@ static void test_clock_pages(void)
     CHECK_EQ(PH_PAGE_UNIT, 512);
 }
 
+/* File names that name their process (path_pattern.h). */
+static void test_path_pattern(void)
+{
+    char out[64];
+    ph_path_vars v = {3, 4242, "node7.cluster.example"};
+    CHECK_EQ(ph_path_expand("/o/r-%r-%p-%h.json", &v, out, sizeof out), 0);
+    CHECK(strcmp(out, "/o/r-3-4242-node7.json") == 0);
+    CHECK_EQ(ph_path_expand("100%%-%r%r", &v, out, sizeof out), 0);
+    CHECK(strcmp(out, "100%-33") == 0);
+    ph_path_vars nohost = {0, 1, NULL};
+    CHECK_EQ(ph_path_expand("%h", &nohost, out, sizeof out), 0);
+    CHECK(strcmp(out, "localhost") == 0);
+    CHECK_EQ(ph_path_expand("plain", &v, out, sizeof out), 0);
+    CHECK(strcmp(out, "plain") == 0);
+    /* unknown keys and a % at the end are errors, out is emptied */
+    errno = 0;
+    CHECK_EQ(ph_path_expand("a%x", &v, out, sizeof out), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(out[0], '\0');
+    CHECK_EQ(ph_path_expand("a%", &v, out, sizeof out), -1);
+    CHECK_EQ(errno, EINVAL);
+    /* exactly fitting, and one byte short */
+    CHECK_EQ(ph_path_expand("ab%r", &v, out, 4), 0);
+    CHECK(strcmp(out, "ab3") == 0);
+    CHECK_EQ(ph_path_expand("abc%r", &v, out, 4), -1);
+    CHECK_EQ(errno, ENAMETOOLONG);
+    CHECK_EQ(ph_path_expand("", &v, out, 0), -1);
+    ph_path_vars big = {9223372036854775807L, 1, "h"};
+    CHECK_EQ(ph_path_expand("%r", &big, out, sizeof out), 0);
+    CHECK(strcmp(out, "9223372036854775807") == 0);
+
+    CHECK(ph_path_names_process("a-%r"));
+    CHECK(ph_path_names_process("%p.json"));
+    CHECK(!ph_path_names_process("a-%h.json"));
+    CHECK(!ph_path_names_process("a-%%r.json")); /* a literal "%r" */
+    CHECK(ph_path_names_process("a-%%%r.json"));
+    CHECK(!ph_path_names_process("a%"));
+
+    CHECK_EQ(ph_path_per_rank("out/r.json", out, sizeof out), 0);
+    CHECK(strcmp(out, "out/r.rank-%r.json") == 0);
+    CHECK_EQ(ph_path_per_rank("out.d/r", out, sizeof out), 0);
+    CHECK(strcmp(out, "out.d/r.rank-%r") == 0);
+    CHECK_EQ(ph_path_per_rank("/x/.hidden", out, sizeof out), 0);
+    CHECK(strcmp(out, "/x/.hidden.rank-%r") == 0);
+    CHECK_EQ(ph_path_per_rank("a.tar.gz", out, sizeof out), 0);
+    CHECK(strcmp(out, "a.tar.rank-%r.gz") == 0);
+    CHECK_EQ(ph_path_per_rank("a.json", out, 14), -1); /* needs 15 */
+    CHECK_EQ(errno, ENAMETOOLONG);
+    CHECK_EQ(ph_path_per_rank("a.json", out, 15), 0);
+
+    CHECK_EQ(ph_path_escape("/d%r/x%", out, sizeof out), 0);
+    CHECK(strcmp(out, "/d%%r/x%%") == 0);
+    CHECK_EQ(ph_path_expand(out, &v, out + 32, 32), 0);
+    CHECK(strcmp(out + 32, "/d%r/x%") == 0); /* the text back */
+    CHECK_EQ(ph_path_escape("%%", out, 4), -1);
+    CHECK_EQ(ph_path_escape("%%", out, 5), 0);
+}
+
 int main(void)
 {
+    test_path_pattern();
     test_rng();
     test_sort();
     test_clock_pages();

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include "base/log.h"
+#include "config/launcher.h"
 #include "config/options.h"
 #include "pagehome.h"
 
@@ -243,8 +244,47 @@ static void test_verbose_pushed(void)
     CHECK_EQ(ph_log_verbose(), 0);
 }
 
+/* The launcher's rank and size from its environment (launcher.h). */
+static void test_launcher(void)
+{
+    static const char *const all[] = {
+        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+        "PMI_SIZE", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "SLURM_PROCID",
+        "SLURM_STEP_NUM_TASKS"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        unsetenv(all[i]);
+    ph_launcher l = ph_launcher_get();
+    CHECK(l.rank == 0 && l.size == 1 && l.from == NULL);
+    setenv("SLURM_PROCID", "0", 1); /* a batch script: no job step */
+    l = ph_launcher_get();
+    CHECK(l.rank == 0 && l.size == 1 && strcmp(l.from, "SLURM_PROCID") == 0);
+    setenv("SLURM_STEP_NUM_TASKS", "8", 1);
+    setenv("SLURM_PROCID", "5", 1);
+    l = ph_launcher_get();
+    CHECK(l.rank == 5 && l.size == 8);
+    setenv("PMI_RANK", "2", 1); /* Hydra before Slurm */
+    setenv("PMI_SIZE", "3", 1);
+    l = ph_launcher_get();
+    CHECK(l.rank == 2 && l.size == 3 && strcmp(l.from, "PMI_RANK") == 0);
+    setenv("OMPI_COMM_WORLD_RANK", "x1", 1); /* not a number: the next one */
+    l = ph_launcher_get();
+    CHECK(l.rank == 2 && strcmp(l.from, "PMI_RANK") == 0);
+    setenv("OMPI_COMM_WORLD_RANK", "7", 1); /* no size: at least rank + 1 */
+    l = ph_launcher_get();
+    CHECK(l.rank == 7 && l.size == 8 && strcmp(l.from, "OMPI_COMM_WORLD_RANK") == 0);
+    setenv("OMPI_COMM_WORLD_SIZE", "16", 1);
+    l = ph_launcher_get();
+    CHECK(l.rank == 7 && l.size == 16);
+    setenv("OMPI_COMM_WORLD_RANK", "-1", 1);
+    l = ph_launcher_get();
+    CHECK(l.rank == 2 && strcmp(l.from, "PMI_RANK") == 0);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        unsetenv(all[i]);
+}
+
 int main(void)
 {
+    test_launcher();
     test_defaults();
     test_env();
     test_bad_env_warns();

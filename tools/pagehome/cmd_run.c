@@ -53,6 +53,8 @@
 
 #include "api/settings.h"
 #include "base/json_write.h"
+#include "base/path_pattern.h"
+#include "config/launcher.h"
 #include "config/options.h"
 #include "engine/engine.h"
 #include "machine/machine.h"
@@ -98,7 +100,9 @@ static void usage(FILE *out)
 "  --budget F         sampling budget, fraction of run time (default 0.01)\n"
 "  --pagesize S       4K or 2M pages for large allocations\n"
 "  --threshold SIZE   smallest allocation that becomes a hot area (default 1M)\n"
-"  --report PATH      write the engine's statistics (JSON) there at exit\n"
+"  --report PATH      write the engine's statistics (JSON) there at exit; %%r the\n"
+"                     MPI rank, %%p the PID, %%h the host (under mpirun, one file\n"
+"                     per rank: r.json becomes r.rank-%%r.json)\n"
 "  --runtime R        libomp (default: gcc programs run on LLVM's libomp for\n"
 "                     OMPT) or gomp (keep libgomp: sampling mode only)\n"
 "  -v, --verbose      say what pagehome does\n");
@@ -444,23 +448,62 @@ static int check_placement(void)
     return 0;
 }
 
-/* --report PATH: made absolute (the program may chdir()) into out, and
- * checked now: a directory that is not there or not writable is an error
- * before the program starts, not a warning after it ran.  A stale report
- * is removed: it must not pass for this run's. */
-static int prepare_report(const char *path, char *out, size_t len)
+/* --report PATH.  Under an MPI launcher that started several processes
+ * (mpirun -n 4 pagehome run --report r.json -- ./app), each rank gets a
+ * file of its own: a PATH that names no process (%r, %p) becomes
+ * r.rank-%r.json, said once by rank 0.  PATH's keys (%r, %p, %h, %%:
+ * base/path_pattern.h) are replaced by the program's library, with the
+ * same values pagehome finds here (the launcher's environment, the host,
+ * the program's PID), so that pagehome can complete the report after the
+ * program ends.
+ *
+ * pattern: PATH made absolute (the program may chdir()) and per rank.
+ * It is checked now: an unknown key, a directory that is not there or
+ * not writable is an error before the program starts, not a warning
+ * after it ran.  A stale report is removed: it must not pass for this
+ * run's (unless the name holds the PID, which is not known yet). */
+static int report_expand(const char *pattern, long pid, char *out, size_t len)
 {
-    char cwd[PATH_MAX];
-    if (path[0] == '/') {
-        if ((size_t)snprintf(out, len, "%s", path) >= len)
+    ph_launcher l = ph_launcher_get();
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    ph_path_vars v = {l.rank, pid, host};
+    return ph_path_expand(pattern, &v, out, len);
+}
+
+static int prepare_report(const char *path, int verbose, char *pattern, size_t len)
+{
+    char given[PATH_MAX];
+    ph_launcher l = ph_launcher_get();
+    if ((size_t)snprintf(given, sizeof given, "%s", path) >= sizeof given)
+        return cli_error(1, "run: --report %s: path too long", path);
+    if (l.size > 1 && !ph_path_names_process(path)) {
+        if (ph_path_per_rank(path, given, sizeof given) != 0)
             return cli_error(1, "run: --report %s: path too long", path);
+        if (l.rank == 0 || verbose)
+            fprintf(stderr, "pagehome: --report %s: %ld processes of one job (%s): "
+                    "each writes its own, %s (%%r = the rank)\n", path, l.size, l.from,
+                    given);
+    }
+    if (given[0] == '/') {
+        snprintf(pattern, len, "%s", given);
     } else {
+        char cwd[PATH_MAX], esc[PATH_MAX];
         if (!getcwd(cwd, sizeof cwd))
             return cli_error(1, "run: --report %s: cannot tell the current directory: %s",
                              path, strerror(errno));
-        if ((size_t)snprintf(out, len, "%s/%s", cwd, path) >= len)
+        if (ph_path_escape(cwd, esc, sizeof esc) != 0 ||
+            (size_t)snprintf(pattern, len, "%s/%s", esc, given) >= len)
             return cli_error(1, "run: --report %s: path too long", path);
     }
+    char out[PATH_MAX];
+    if (report_expand(pattern, (long)getpid(), out, sizeof out) != 0)
+        return errno == EINVAL
+                   ? cli_error(EXIT_USAGE, "run: --report %s: a %% must be followed by r "
+                               "(the MPI rank), p (the PID), h (the host) or %% (one %%)",
+                               path)
+                   : cli_error(1, "run: --report %s: path too long", path);
     struct stat st;
     if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_error(1, "run: --report %s: is a directory (name a file)", path);
@@ -481,7 +524,7 @@ static int prepare_report(const char *path, char *out, size_t len)
                          strerror(errno));
     close(fd);
     unlink(probe);
-    if (unlink(out) != 0 && errno != ENOENT)
+    if (!strstr(pattern, "%p") && unlink(out) != 0 && errno != ENOENT)
         return cli_error(1, "run: --report %s: cannot replace it: %s", path, strerror(errno));
     return 0;
 }
@@ -830,10 +873,10 @@ int cmd_run(int argc, char **argv)
     if (ei.is_elf && !ei.dynamic)
         return cli_error(1, "run: '%s' is a static binary: LD_PRELOAD cannot load "
                          "pagehome into it (link it dynamically, or use the API)", prog);
-    char report[PATH_MAX] = "";
-    if (o.report && (rc = prepare_report(o.report, report, sizeof report)) != 0)
+    char pattern[PATH_MAX] = "", report[PATH_MAX] = "";
+    if (o.report && (rc = prepare_report(o.report, o.verbose, pattern, sizeof pattern)) != 0)
         return rc;
-    if ((rc = map_options(&o, report[0] ? report : NULL)) != 0)
+    if ((rc = map_options(&o, pattern[0] ? pattern : NULL)) != 0)
         return rc;
     if ((rc = check_placement()) != 0)
         return rc;
@@ -893,7 +936,7 @@ int cmd_run(int argc, char **argv)
         ;
     child_pid = 0;
     cleanup_runtime_dir();
-    if (report[0])
+    if (pattern[0] && report_expand(pattern, (long)pid, report, sizeof report) == 0)
         report_if_silent(report, prog, ei.omp, status,
                          strcmp(ph_opt_str(PH_OPT_ENGINE), "off") == 0);
     if (WIFSIGNALED(status)) {

@@ -1,0 +1,43 @@
+/*
+ * launcher.c -- the job launcher's rank and size (launcher.h).
+ */
+#include "config/launcher.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* A non-negative decimal number, or -1. */
+static long number(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return errno || *end || v < 0 ? -1 : v;
+}
+
+ph_launcher ph_launcher_get(void)
+{
+    /* rank variable, size variable: Open MPI, PMIx-based launchers,
+     * Hydra (MPICH, Intel MPI), MVAPICH, Slurm's srun */
+    static const char *const vars[][2] = {
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"PMI_RANK", "PMI_SIZE"},
+        {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+        {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
+    };
+    ph_launcher l = {0, 1, NULL};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        long r = number(getenv(vars[i][0]));
+        if (r < 0)
+            continue;
+        long n = number(getenv(vars[i][1]));
+        l.rank = r;
+        l.size = n > r ? n : r + 1;
+        l.from = vars[i][0];
+        break;
+    }
+    return l;
+}

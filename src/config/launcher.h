@@ -1,0 +1,23 @@
+/*
+ * launcher.h -- which rank of a parallel job this process is, as the job
+ * launcher says it in the environment it gives each process (mpirun of
+ * Open MPI, MPICH's and Intel MPI's Hydra, MVAPICH, Slurm's srun).  Read
+ * without MPI: transparent mode runs inside MPI programs it knows nothing
+ * of, before they call MPI_Init, and must name a statistics file per rank
+ * (base/path_pattern.h).
+ */
+#ifndef PH_CONFIG_LAUNCHER_H
+#define PH_CONFIG_LAUNCHER_H
+
+typedef struct ph_launcher {
+    long rank;        /* 0 when not started by a launcher */
+    long size;        /* processes in the job; 1 when not known */
+    const char *from; /* the variable that said the rank; NULL: none */
+} ph_launcher;
+
+/* The launcher's rank and size from the environment, read now (the
+ * first launcher whose rank variable holds a number wins; Slurm counts
+ * only inside a job step: SLURM_STEP_NUM_TASKS). */
+ph_launcher ph_launcher_get(void);
+
+#endif
