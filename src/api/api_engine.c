@@ -128,6 +128,22 @@ int ph_api_write_stats_doc(struct ph_jw *w)
     return ph_statsfile_write_doc(w);
 }
 
+/* userfaultfd moves 4 KiB pages of private anonymous memory: with 2 MiB
+ * pages (THP or hugetlbfs) the mprotect mechanism stays. */
+static int uffd_wanted(void)
+{
+    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM);
+    return strcmp(mech, "userfaultfd") == 0 ||
+           (strcmp(mech, "auto") == 0 && ph_opt_int(PH_OPT_PAGESIZE) == 4096);
+}
+
+int ph_api_sampler_protects(void)
+{
+    if (ph_opt_int(PH_OPT_ENGINE) == 4 /* off */)
+        return 0;
+    return !uffd_wanted() || !ph_sampler_uffd_usable();
+}
+
 static ph_engine *make_engine(ph_machine *c)
 {
     ph_engine_cfg cfg;
@@ -142,13 +158,8 @@ static ph_engine *make_engine(ph_machine *c)
         .mechanism = PH_SAMPLER_MPROTECT,
     };
     ph_source *src = NULL;
-    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM);
-    int want_uffd = strcmp(mech, "userfaultfd") == 0;
-    int auto_uffd = strcmp(mech, "auto") == 0;
-    /* userfaultfd moves 4 KiB pages of private anonymous memory: with
-     * 2 MiB pages (THP or hugetlbfs) the mprotect mechanism stays. */
-    int huge = ph_opt_int(PH_OPT_PAGESIZE) != 4096;
-    if (want_uffd || (auto_uffd && !huge)) {
+    int want_uffd = strcmp(ph_opt_str(PH_OPT_SAMPLE_MECHANISM), "userfaultfd") == 0;
+    if (uffd_wanted()) {
         so.mechanism = PH_SAMPLER_USERFAULTFD;
         src = ph_sampler_open(c->os, &so);
         if (!src) {

@@ -53,6 +53,14 @@ __attribute__((visibility("hidden"))) void ph_api_fork_child_machine(void);
 __attribute__((visibility("hidden"))) int ph_api_exit_stats_due(void);
 __attribute__((visibility("hidden"))) int ph_api_exit_stats(void);
 
+/* 1 when the engine this process will make samples with page protection
+ * (the mprotect mechanism: sample_mechanism=mprotect; 2 MiB pages; or
+ * userfaultfd asked for or chosen by auto but not usable here), so that
+ * a watched page is PROT_NONE to the kernel and another process's
+ * accesses to it (process_vm_readv) fail; 0 when it uses userfaultfd
+ * (kernel accesses wait) or the engine is off.  Probes userfaultfd. */
+__attribute__((visibility("hidden"))) int ph_api_sampler_protects(void);
+
 /* The statistics file as a finished JSON document (the engine off: there
  * are no engine statistics), written where and by whom the engine's
  * would be (api/stats_file.h: the tunable's keys replaced, the owning

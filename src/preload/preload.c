@@ -323,6 +323,7 @@ static void report_transparent(ph_jw *w)
     ph_jw_uint(w, static_place_failed);
     ph_jw_end(w);
     ph_preload_ompt_report(w);
+    ph_preload_mpi_report(w);
     ph_jw_end(w);
 }
 
@@ -362,6 +363,7 @@ __attribute__((constructor)) static void preload_start(void)
         return;
     }
     ph_engine_set_report_extra(report_transparent);
+    ph_preload_mpi_env();
     size_t threshold = (size_t)ph_opt_int(PH_OPT_HOT_THRESHOLD);
     register_static(threshold, ph_opt_int(PH_OPT_ENGINE) != 4 /* off */);
     atomic_store_explicit(&ready, 1, memory_order_release);

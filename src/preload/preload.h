@@ -19,7 +19,9 @@
  *   period.c   finds the period of that stream (the outer iteration) and
  *              calls the engine's iteration end at each period boundary;
  *   syscalls.c, signals.c  system calls on watched pages, the program's
- *              own SIGSEGV handlers.
+ *              own SIGSEGV handlers;
+ *   mpi_env.c  the ranks of an MPI job under the mprotect mechanism: the
+ *              MPI libraries' single-copy transfers between processes off.
  */
 #ifndef PH_PRELOAD_PRELOAD_H
 #define PH_PRELOAD_PRELOAD_H
@@ -46,6 +48,13 @@ void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
  * saw; says so when no OpenMP runtime started the tool). */
 struct ph_jw;
 void ph_preload_ompt_report(struct ph_jw *w);
+
+/* mpi_env.c: at start-up (before main), under a launcher that started
+ * several processes and with the mprotect mechanism, the MPI libraries'
+ * variables that turn their single-copy transfers off; and the report's
+ * "mpi" object (nothing outside such a job). */
+void ph_preload_mpi_env(void);
+void ph_preload_mpi_report(struct ph_jw *w);
 
 /* ompt.c: its lock across fork() (fork.c). */
 void ph_preload_ompt_fork_prepare(void);

@@ -136,6 +136,10 @@ enum { PH_SAMPLER_MPROTECT = 0, PH_SAMPLER_USERFAULTFD = 1 };
  * simulated machine).  Installs the SIGSEGV handler on first open (once
  * per process, chained to the previous handler).  NULL/errno. */
 ph_source *ph_sampler_open(struct ph_os *os, const ph_sampler_opts *opts);
+/* Whether PH_SAMPLER_USERFAULTFD can be opened in this process (a
+ * descriptor with its features, without the user-only rung: kernel
+ * accesses must wait, not fail): 1 or 0.  Opens and closes one. */
+int ph_sampler_uffd_usable(void);
 /* Give the calling thread an alternate signal stack (idempotent, cheap
  * after the first call per thread).  The engine calls it for every
  * OpenMP thread it meets; a protected page may be on a stack. */

@@ -483,6 +483,15 @@ void ph_uffd_sampler_arm_end(void)
     atomic_fetch_sub(&arming, 1);
 }
 
+int ph_sampler_uffd_usable(void)
+{
+    ph_uffd u;
+    if (ph_uffd_open(&u, PH_UFFD_THREAD_ID | PH_UFFD_MOVE, 0) != 0)
+        return 0;
+    ph_uffd_close(&u);
+    return 1;
+}
+
 int ph_uffd_sampler_start(size_t i)
 {
     ph_uffd_sampler *us = calloc(1, sizeof *us);
