@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_mpi_overlap.sh PAGEHOME STACK PROGRAM -- an MPI + OpenMP program
+# check_mpi_overlap.sh PAGEHOME STACK PROGRAM [ITERATIONS] -- an MPI + OpenMP program
 # (prog_mpi_overlap, built for STACK: openmpi or mpich) on 2 ranks under
 # `pagehome run`, its send buffers read by parallel regions while the
 # messages are in flight.  With the mprotect mechanism the ranks' MPI
@@ -12,6 +12,7 @@
 ph=${1:?usage: check_mpi_overlap.sh PAGEHOME STACK PROGRAM}
 stack=${2:?}
 prog=${3:?}
+iters=${4:-24}
 tmp=${TMPDIR:-/tmp}/check_mpi_overlap.$$
 mkdir -p "$tmp" || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -36,12 +37,14 @@ run() {
 }
 lines() { grep '^rank [01]:' "$1" | sort; }
 
-run plain $mpx "$@" "$prog"
+run plain $mpx "$@" "$prog" $iters
 [ "$(cat "$tmp/plain.rc")" = 0 ] || { bad "the plain run"; cat "$tmp/plain"; exit 1; }
-sim="--topology nodes=2,cpus_per_node=1"
+# every hot page watched, at a fixed rate: the send buffer's pages are
+# PROT_NONE while the other rank reads them, in every iteration
+sim="--topology nodes=2,cpus_per_node=1 --set sample_pages=0 --set sample_budget=0"
 # the mprotect mechanism
 run mprotect $mpx "$@" "$ph" $sim run --set sample_mechanism=mprotect --migrate sampling \
-    --report "$tmp/m-%r.json" -- "$prog"
+    --report "$tmp/m-%r.json" -- "$prog" $iters
 [ "$(cat "$tmp/mprotect.rc")" = 0 ] || bad "mprotect: exit $(cat "$tmp/mprotect.rc")"
 [ "$(lines "$tmp/mprotect")" = "$(lines "$tmp/plain")" ] || bad "mprotect: output differs"
 grep -Eq 'errno = 14|Bad address' "$tmp/mprotect" && bad "mprotect: the MPI library met EFAULT"
@@ -53,14 +56,14 @@ samples=$(sed -n 's/.*"samples": \([0-9]*\).*/\1/p' "$tmp/m-0.json" | head -1)
 [ "${samples:-0}" -gt 0 ] || bad "mprotect: rank 0 took no sample (nothing was watched)"
 # a variable the user set is kept, and rank 0 says so
 run kept "$user_var=$user_val" $mpx "$@" "$ph" $sim run --set sample_mechanism=mprotect \
-    --migrate sampling --report "$tmp/k-%r.json" -- "$prog"
+    --migrate sampling --report "$tmp/k-%r.json" -- "$prog" $iters
 [ "$(cat "$tmp/kept.rc")" = 0 ] || bad "kept: exit $(cat "$tmp/kept.rc")"
 [ "$(lines "$tmp/kept")" = "$(lines "$tmp/plain")" ] || bad "kept: output differs"
 grep -q "\"kept\": \[\"$user_var\"\]" "$tmp/k-0.json" || bad "kept: $user_var not listed as kept"
 [ "$(grep -c "$user_var set by you" "$tmp/kept")" = 1 ] || bad "kept: no warning from rank 0"
 # the mechanism pagehome picks (userfaultfd where it can): single copy
 # stays on when that is userfaultfd
-run auto $mpx "$@" "$ph" $sim run --migrate sampling --report "$tmp/a-%r.json" -- "$prog"
+run auto $mpx "$@" "$ph" $sim run --migrate sampling --report "$tmp/a-%r.json" -- "$prog" $iters
 [ "$(cat "$tmp/auto.rc")" = 0 ] || bad "auto: exit $(cat "$tmp/auto.rc")"
 [ "$(lines "$tmp/auto")" = "$(lines "$tmp/plain")" ] || bad "auto: output differs"
 if grep -q '"source": "userfaultfd"' "$tmp/a-0.json"; then
