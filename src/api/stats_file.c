@@ -35,11 +35,7 @@ static pid_t owner;
 static int expand(const char *pat, char *out, size_t len)
 {
     ph_launcher l = ph_launcher_get();
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0)
-        host[0] = '\0';
-    ph_path_vars v = {l.rank, (long)getpid(), host};
-    if (ph_path_expand(pat, &v, out, len) != 0) {
+    if (ph_launcher_expand_path(pat, (long)getpid(), out, len) != 0) {
         ph_warn("stats_file %s: %s: no statistics file", pat,
                 errno == EINVAL ? "a % must be followed by r (rank), p (PID), "
                                   "h (host) or % (one %)"

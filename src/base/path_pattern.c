@@ -66,17 +66,22 @@ int ph_path_expand(const char *pattern, const ph_path_vars *v, char *out,
     return 0;
 }
 
-int ph_path_names_process(const char *pattern)
+int ph_path_has_key(const char *pattern, char key)
 {
     for (const char *s = pattern; *s; s++)
         if (*s == '%') {
-            if (s[1] == 'r' || s[1] == 'p')
+            if (s[1] == key)
                 return 1;
             if (s[1] == '\0')
                 break;
             s++; /* the key's letter, or the second % of %% */
         }
     return 0;
+}
+
+int ph_path_names_process(const char *pattern)
+{
+    return ph_path_has_key(pattern, 'r') || ph_path_has_key(pattern, 'p');
 }
 
 int ph_path_per_rank(const char *pattern, char *out, size_t len)

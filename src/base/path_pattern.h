@@ -34,6 +34,9 @@ typedef struct ph_path_vars {
 int ph_path_expand(const char *pattern, const ph_path_vars *v, char *out,
                    size_t len);
 
+/* Whether the pattern holds the key %<key> (not a literal "%%<key>"). */
+int ph_path_has_key(const char *pattern, char key);
+
 /* Whether the pattern names its process (%r or %p): every process of a
  * job gets a file of its own. */
 int ph_path_names_process(const char *pattern);

@@ -3,8 +3,11 @@
  */
 #include "config/launcher.h"
 
+#include "base/path_pattern.h"
+
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* A non-negative decimal number, or -1. */
 static long number(const char *s)
@@ -40,4 +43,13 @@ ph_launcher ph_launcher_get(void)
         break;
     }
     return l;
+}
+
+int ph_launcher_expand_path(const char *pattern, long pid, char *out, size_t len)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    ph_path_vars v = {ph_launcher_get().rank, pid, host};
+    return ph_path_expand(pattern, &v, out, len);
 }

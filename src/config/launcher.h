@@ -9,6 +9,8 @@
 #ifndef PH_CONFIG_LAUNCHER_H
 #define PH_CONFIG_LAUNCHER_H
 
+#include <stddef.h>
+
 typedef struct ph_launcher {
     long rank;        /* 0 when not started by a launcher */
     long size;        /* processes in the job; 1 when not known */
@@ -19,5 +21,11 @@ typedef struct ph_launcher {
  * first launcher whose rank variable holds a number wins; Slurm counts
  * only inside a job step: SLURM_STEP_NUM_TASKS). */
 ph_launcher ph_launcher_get(void);
+
+/* A file name pattern (base/path_pattern.h) with this process's keys
+ * replaced: %r the launcher's rank, %h this host, %p the given pid (the
+ * process that will write the file).  0, or -1 with errno as
+ * ph_path_expand. */
+int ph_launcher_expand_path(const char *pattern, long pid, char *out, size_t len);
 
 #endif

@@ -144,6 +144,8 @@ static void test_path_pattern(void)
     CHECK_EQ(ph_path_expand("%r", &big, out, sizeof out), 0);
     CHECK(strcmp(out, "9223372036854775807") == 0);
 
+    CHECK(ph_path_has_key("a-%p.json", 'p'));
+    CHECK(!ph_path_has_key("a-%%p.json", 'p')); /* a literal "%p" */
     CHECK(ph_path_names_process("a-%r"));
     CHECK(ph_path_names_process("%p.json"));
     CHECK(!ph_path_names_process("a-%h.json"));

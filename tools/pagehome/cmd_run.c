@@ -462,16 +462,6 @@ static int check_placement(void)
  * not writable is an error before the program starts, not a warning
  * after it ran.  A stale report is removed: it must not pass for this
  * run's (unless the name holds the PID, which is not known yet). */
-static int report_expand(const char *pattern, long pid, char *out, size_t len)
-{
-    ph_launcher l = ph_launcher_get();
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0)
-        host[0] = '\0';
-    ph_path_vars v = {l.rank, pid, host};
-    return ph_path_expand(pattern, &v, out, len);
-}
-
 static int prepare_report(const char *path, int verbose, char *pattern, size_t len)
 {
     char given[PATH_MAX];
@@ -498,7 +488,7 @@ static int prepare_report(const char *path, int verbose, char *pattern, size_t l
             return cli_error(1, "run: --report %s: path too long", path);
     }
     char out[PATH_MAX];
-    if (report_expand(pattern, (long)getpid(), out, sizeof out) != 0)
+    if (ph_launcher_expand_path(pattern, (long)getpid(), out, sizeof out) != 0)
         return errno == EINVAL
                    ? cli_error(EXIT_USAGE, "run: --report %s: a %% must be followed by r "
                                "(the MPI rank), p (the PID), h (the host) or %% (one %%)",
@@ -524,7 +514,7 @@ static int prepare_report(const char *path, int verbose, char *pattern, size_t l
                          strerror(errno));
     close(fd);
     unlink(probe);
-    if (!strstr(pattern, "%p") && unlink(out) != 0 && errno != ENOENT)
+    if (!ph_path_has_key(pattern, 'p') && unlink(out) != 0 && errno != ENOENT)
         return cli_error(1, "run: --report %s: cannot replace it: %s", path, strerror(errno));
     return 0;
 }
@@ -936,7 +926,7 @@ int cmd_run(int argc, char **argv)
         ;
     child_pid = 0;
     cleanup_runtime_dir();
-    if (pattern[0] && report_expand(pattern, (long)pid, report, sizeof report) == 0)
+    if (pattern[0] && ph_launcher_expand_path(pattern, (long)pid, report, sizeof report) == 0)
         report_if_silent(report, prog, ei.omp, status,
                          strcmp(ph_opt_str(PH_OPT_ENGINE), "off") == 0);
     if (WIFSIGNALED(status)) {
