@@ -33,6 +33,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "config/launcher.h"
 #include "config/options.h"
 
 #include <errno.h>
@@ -190,6 +191,16 @@ int ph_dsm_transport_init(ph_dsm *c, int *argc, char ***argv)
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->nranks);
     c->int64_type = MPI_INT64_T;
+
+    /* A launcher that started several processes whose MPI library each
+     * sees alone: the library found no process manager to meet the others
+     * through (MPICH under srun without --mpi=pmi2), and every process
+     * would run the whole program by itself with its own arena. */
+    ph_launcher lz = ph_launcher_get();
+    if (c->nranks == 1 && lz.size > 1 && lz.from)
+        return ph_fail(ENOTCONN, "ph_cluster_init: %s=%ld of %ld processes, but MPI "
+                       "sees 1: it did not reach the launcher (srun needs --mpi=pmix "
+                       "for Open MPI, --mpi=pmi2 for MPICH)", lz.from, lz.rank, lz.size);
 
     /* host names, for messages */
     char host[64] = "";

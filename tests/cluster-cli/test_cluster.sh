@@ -110,10 +110,33 @@ expect 0 '^mpiexec -n 2 -f /etc/hostname -genv UCX_TLS rc ./prog$' -- \
     run PAGEHOME_CLUSTER_LAUNCHER=mpiexec UCX_TLS=rc -n 2 --mpi mpich --hostfile /etc/hostname --transport tcp --dry-run -- ./prog
 
 # ---- Slurm: srun inside a job (SLURM_JOB_ID and srun on PATH), or asked for
-expect 0 "^$bin/srun --ntasks=4 --nodelist=n1,n2 --cpu-bind=none --export=ALL ./prog 1\$" -- \
-    run SLURM_JOB_ID=42 -n 4 --hosts n1,n2 --dry-run -- ./prog 1
-expect 0 "^$bin/srun --ntasks=2 --nodefile=/etc/hostname --cpu-bind=none --export=ALL ./prog\$" -- \
-    run -n 2 --launcher srun --hostfile /etc/hostname --dry-run -- ./prog
+# (Open MPI's transport as OMPI_MCA_ variables, srun passes the environment;
+# this srun lists no MPI plugin, so none is named)
+expect 0 "^OMPI_MCA_pml=ucx OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $bin/srun --ntasks=4 --nodelist=n1,n2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog 1\$" -- \
+    run SLURM_JOB_ID=42 -n 4 --hosts n1,n2 --mpi openmpi --dry-run -- ./prog 1
+expect 0 "^$bin/srun --ntasks=2 --nodefile=/etc/hostname --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+    run -n 2 --launcher srun --mpi mpich --hostfile /etc/hostname --dry-run -- ./prog
+# the MPI plugin, from what `srun --mpi=list` offers: PMIx for Open MPI,
+# PMI-2 for MPICH; the site's SLURM_MPI_TYPE kept; a job on one node is shm;
+# a user's OMPI_MCA_ variable kept
+cat >"$tmp/srun-plugins" <<'EOS'
+#!/bin/sh
+[ "$1" = "--mpi=list" ] && printf 'MPI plugin types are...\n\tpmix\n\tnone\n\tpmi2\nspecific pmix plugin versions available: pmix_v4\n' >&2
+exit 0
+EOS
+printf '#!/bin/sh\n[ "$1" = "--mpi=list" ] && printf "MPI plugin types are...\\n\\tnone\\n" >&2\nexit 0\n' \
+    >"$tmp/srun-none"
+chmod +x "$tmp/srun-plugins" "$tmp/srun-none"
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmix ./prog\$" -- \
+    run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=1 -n 2 --mpi openmpi --dry-run -- ./prog
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmi2 ./prog\$" -- \
+    run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 -n 2 --mpi mpich --dry-run -- ./prog
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+    run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_MPI_TYPE=pmix -n 2 --mpi mpich --dry-run -- ./prog
+expect 0 "^$tmp/srun-none --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+    run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-none SLURM_JOB_ID=42 -n 2 --mpi mpich --dry-run -- ./prog
+expect 0 "^OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmix ./prog\$" -- \
+    run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=2 OMPI_MCA_pml=ob1 -n 2 --mpi openmpi --dry-run -- ./prog
 expect 0 "^$bin/mpiexec.hydra -n 2 " -- \
     run SLURM_JOB_ID=42 -n 2 --launcher mpirun --mpi mpich --dry-run -- ./prog
 

@@ -15,7 +15,12 @@
  *     parameters, `-x NAME` for every PAGEHOME_*, OMP_* and UCX_* variable;
  *   - MPICH: mpiexec.hydra -n N [-hosts|-f] `-genv NAME VALUE` for the same;
  *   - Slurm (SLURM_JOB_ID set and srun on PATH, or --launcher srun):
- *     srun -n N [--nodelist|--nodefile] --export=ALL, which passes them all.
+ *     srun -n N [--nodelist|--nodefile] --export=ALL --quit-on-interrupt
+ *     [--mpi=pmix|pmi2], which passes them all; the MPI plugin (PMIx for
+ *     Open MPI, PMI-2 for MPICH) unless SLURM_MPI_TYPE names the site's,
+ *     when `srun --mpi=list` has it; Open MPI's transport as OMPI_MCA_*
+ *     variables (one the user set is kept); a job on one node
+ *     (SLURM_JOB_NUM_NODES=1) is shm.
  * The tunables go to the ranks as PAGEHOME_* variables: --placement is
  * PAGEHOME_CLUSTER_PLACEMENT, --set NAME=VALUE (here or before `cluster`)
  * is PAGEHOME_<NAME>; a name that options.def knows is checked with the
@@ -438,13 +443,18 @@ static int is_forwarded(const char *entry)
 }
 
 /* Ranks on several hosts: --hosts, --hostfile, or a default host file
- * the launcher takes from its environment. */
+ * the launcher takes from its environment; under srun, a job on more
+ * than one node (or one whose node count is not known). */
 static int multi_host(const cl_opts *o, int srun)
 {
     if (o->hosts || o->hostfile)
         return 1;
-    if (srun)
-        return 1;
+    if (srun) {
+        const char *nn = getenv("SLURM_JOB_NUM_NODES");
+        if (!nn || !*nn)
+            nn = getenv("SLURM_NNODES");
+        return !(nn && strcmp(nn, "1") == 0);
+    }
     const char *hf = getenv("OMPI_MCA_orte_default_hostfile");
     const char *hy = getenv("HYDRA_HOST_FILE");
     return (hf && *hf) || (hy && *hy);
@@ -464,8 +474,89 @@ static void set_env(launch *l, const char *name, const char *value, int overwrit
     sv_pushf(&l->envset, "%s=%s", name, value);
 }
 
+/* The MPI plugins this srun offers (`srun --mpi=list`): 1 when `name` is
+ * one of them, 0 when not, -1 when srun could not say. */
+static int srun_has_mpi_plugin(const char *srun, const char *name)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execlp(srun, srun, "--mpi=list", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[4096];
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd[0], buf + n, sizeof buf - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        if (n == sizeof buf - 1)
+            break;
+    }
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    buf[n] = '\0';
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(buf, "MPI plugin types"))
+        return -1;
+    /* one plugin a line, indented: "\tpmix" */
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (strcmp(line, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The MCA parameters of an Open MPI transport (NULL-terminated name,
+ * value pairs), given on mpirun's command line or, under srun, as
+ * OMPI_MCA_ variables. */
+static void openmpi_mca(enum transport t, int multi, const char **mca, size_t cap)
+{
+    size_t k = 0;
+#define MCA(n, v) do { if (k + 2 < cap) { mca[k++] = (n); mca[k++] = (v); } } while (0)
+    if (t == T_TCP) {
+        MCA("pml", "ob1");
+        MCA("osc", "pt2pt");
+        MCA("btl", multi ? "self,vader,tcp" : "self,tcp");
+        if (!multi) {
+            MCA("btl_tcp_if_include", "lo");
+            MCA("oob_tcp_if_include", "lo");
+        }
+    } else if (t == T_UCX) {
+        MCA("pml", "ucx");
+        MCA("osc", "ucx");
+        MCA("pml_ucx_tls", "any");
+        MCA("pml_ucx_devices", "any");
+    }
+#undef MCA
+    mca[k] = NULL;
+}
+
 static void build_launch(const cl_opts *o, char *const *prog, launch *l)
 {
+    const char *mca[24];
     char bin[PATH_MAX];
     enum mpi_kind mpi = resolve_mpi(o->mpi);
     const char *slurm = getenv("SLURM_JOB_ID");
@@ -501,6 +592,26 @@ static void build_launch(const cl_opts *o, char *const *prog, launch *l)
             sv_pushf(&l->argv, "--nodefile=%s", o->hostfile);
         sv_push(&l->argv, "--cpu-bind=none");
         sv_push(&l->argv, "--export=ALL");
+        /* one SIGINT stops the job, as under mpirun (srun alone only
+         * prints the tasks' states at the first) */
+        sv_push(&l->argv, "--quit-on-interrupt");
+        /* The MPI library finds its peers through the plugin srun starts
+         * beside the ranks: PMIx for Open MPI, PMI-2 for MPICH (whose PMI
+         * client speaks its wire protocol).  Without it each rank starts
+         * alone (MPICH) or aborts (Open MPI).  SLURM_MPI_TYPE, the site's
+         * own choice, is kept; a plugin this srun lacks is not named. */
+        const char *want = mpi == MPI_MPICH ? "pmi2" : "pmix";
+        const char *type = getenv("SLURM_MPI_TYPE");
+        if ((!type || !*type) && srun_has_mpi_plugin(bin, want) == 1)
+            sv_pushf(&l->argv, "--mpi=%s", want);
+        if (mpi == MPI_OPENMPI) {
+            openmpi_mca(t, multi, mca, sizeof mca / sizeof *mca);
+            for (int k = 0; mca[k]; k += 2) {
+                char name[64];
+                snprintf(name, sizeof name, "OMPI_MCA_%s", mca[k]);
+                set_env(l, name, mca[k + 1], 0);
+            }
+        }
     } else if (mpi == MPI_OPENMPI) {
         static const char *const names[] = {"mpirun.openmpi", "mpirun", "mpiexec", NULL};
         launcher_binary(names, bin, sizeof bin);
@@ -524,33 +635,11 @@ static void build_launch(const cl_opts *o, char *const *prog, launch *l)
         /* a rank's OpenMP threads share its CPUs: no binding to one core */
         sv_push(&l->argv, "--bind-to");
         sv_push(&l->argv, "none");
-        if (t == T_TCP) {
-            static const char *const mca[] = {"pml", "ob1", "osc", "pt2pt", NULL};
-            for (int k = 0; mca[k]; k += 2) {
-                sv_push(&l->argv, "--mca");
-                sv_push(&l->argv, mca[k]);
-                sv_push(&l->argv, mca[k + 1]);
-            }
+        openmpi_mca(t, multi, mca, sizeof mca / sizeof *mca);
+        for (int k = 0; mca[k]; k += 2) {
             sv_push(&l->argv, "--mca");
-            sv_push(&l->argv, "btl");
-            sv_push(&l->argv, multi ? "self,vader,tcp" : "self,tcp");
-            if (!multi) {
-                static const char *const lo[] = {"btl_tcp_if_include", "oob_tcp_if_include",
-                                                 NULL};
-                for (int k = 0; lo[k]; k++) {
-                    sv_push(&l->argv, "--mca");
-                    sv_push(&l->argv, lo[k]);
-                    sv_push(&l->argv, "lo");
-                }
-            }
-        } else if (t == T_UCX) {
-            static const char *const mca[] = {"pml", "ucx", "osc", "ucx", "pml_ucx_tls", "any",
-                                              "pml_ucx_devices", "any", NULL};
-            for (int k = 0; mca[k]; k += 2) {
-                sv_push(&l->argv, "--mca");
-                sv_push(&l->argv, mca[k]);
-                sv_push(&l->argv, mca[k + 1]);
-            }
+            sv_push(&l->argv, mca[k]);
+            sv_push(&l->argv, mca[k + 1]);
         }
         for (char **e = environ; *e; e++) {
             if (!is_forwarded(*e))
