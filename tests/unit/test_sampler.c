@@ -632,6 +632,72 @@ static void test_untouched_not_armed(void)
     munmap(buf, n * PG);
 }
 
+/* The rotation spends its budget on resident pages: a range touched one
+ * page in four, 8 pages an interval, watches 8 of the 16 touched pages each
+ * interval (all of them in 2 intervals), not the 2 touched ones among 8
+ * consecutive pages (all of them in 8).  An untouched stretch is passed
+ * over, at most 16 x the budget in pages an interval (bounded mincore
+ * work), and counted as swept. */
+static void test_rotation_resident(void)
+{
+    size_t n = 64;
+    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED);
+    ph_source *s = open_sampler(sim, 8, 1024, 1, 256);
+    CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+    for (size_t p = 0; p < n; p += 4)
+        buf[p * PG] = 1;
+    int seen[64] = {0};
+    ph_source_stats st;
+    coll c = {0};
+    for (int it = 0; it < 2; it++) {
+        CHECK_EQ(s->ops->arm(s, 0), 0);
+        s->ops->stats(s, &st);
+        CHECK_EQ(st.armed_pages, (uint64_t)(it + 1) * 8);
+        for (size_t p = 0; p < n; p += 4)
+            buf[p * PG] = 2;
+        CHECK_EQ(s->ops->disarm(s), 0);
+        c.n = 0;
+        CHECK_EQ(s->ops->drain(s, collect, &c), 8);
+        for (size_t k = 0; k < c.n; k++)
+            seen[(c.s[k].page - (uintptr_t)buf) / PG]++;
+    }
+    int all = 1;
+    for (size_t p = 0; p < n; p++)
+        all &= p % 4 == 0 ? seen[p] == 1 : seen[p] == 0;
+    CHECK(all);
+    s->ops->stats(s, &st);
+    /* passed: pages 0-28 (the 8th touched page is page 28), then 29-60 */
+    CHECK_EQ(st.swept_pages, 29 + 32);
+    CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+    s->ops->close(s);
+    munmap(buf, n * PG);
+
+    /* 4096 pages, only the last touched: 8 x 16 = 128 pages passed an
+     * interval, nothing watched until the cursor gets there */
+    n = 4096;
+    buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED);
+    s = open_sampler(sim, 8, 1024, 1, 256);
+    CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
+    buf[(n - 1) * PG] = 1;
+    int first_armed_at = -1;
+    for (int it = 0; it < 32 && first_armed_at < 0; it++) {
+        CHECK_EQ(s->ops->arm(s, 0), 0);
+        s->ops->stats(s, &st);
+        if (st.armed_pages)
+            first_armed_at = it;
+        CHECK_EQ(st.swept_pages, (uint64_t)(it + 1) * 128);
+        CHECK_EQ(s->ops->disarm(s), 0);
+    }
+    CHECK_EQ(first_armed_at, 31);
+    CHECK_EQ(s->ops->remove_range(s, buf, n * PG), 0);
+    s->ops->close(s);
+    munmap(buf, n * PG);
+    free(c.s);
+}
+
 /* First touches on the simulator (first_touch = 1): a range added before
  * anyone touched it is watched at once; the thread that touches a run
  * first gives the run's pages their home, not the thread that asks.  Four
@@ -869,6 +935,7 @@ int main(void)
     test_chain();
     test_stack();
     test_untouched_not_armed();
+    test_rotation_resident();
     test_first_touch();
     test_first_touch_geometry();
     test_orphan_opened();
