@@ -116,6 +116,13 @@ expect 0 "^OMPI_MCA_pml=ucx OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_p
     run SLURM_JOB_ID=42 -n 4 --hosts n1,n2 --mpi openmpi --dry-run -- ./prog 1
 expect 0 "^$bin/srun --ntasks=2 --nodefile=/etc/hostname --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
     run -n 2 --launcher srun --mpi mpich --hostfile /etc/hostname --dry-run -- ./prog
+# -n defaults to the job's task count inside a Slurm job (srun launching)
+expect 0 "^$bin/srun --ntasks=3 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+    run SLURM_JOB_ID=42 SLURM_NTASKS=3 --mpi mpich --dry-run -- ./prog
+expect 2 '-n N \(the number of ranks\) is required' -- \
+    run SLURM_JOB_ID=42 SLURM_NTASKS=3 --launcher mpirun --dry-run -- ./prog
+expect 2 '-n N \(the number of ranks\) is required' -- \
+    run SLURM_JOB_ID=42 SLURM_NTASKS=many --mpi mpich --dry-run -- ./prog
 # the MPI plugin, from what `srun --mpi=list` offers: PMIx for Open MPI,
 # PMI-2 for MPICH; the site's SLURM_MPI_TYPE kept; a job on one node is shm;
 # a user's OMPI_MCA_ variable kept

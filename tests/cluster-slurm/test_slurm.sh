@@ -78,10 +78,10 @@ then ok; else bad "the merged report of the salloc run" "$(cat "$tmp/r.json" 2>&
 out=$(timeout 240 salloc -n 3 "$ph" cluster run -n 3 -- "$stress" 2 block 2>&1)
 check "salloc -n 3 cluster run stress" $? 0 "$out" '^PASS'
 
-# ---- sbatch: a batch script, as most jobs are
+# ---- sbatch: a batch script, as most jobs are (no -n: the job's tasks)
 cat >"$tmp/job.sh" <<EOF
 #!/bin/sh
-exec "$ph" cluster run -n 2 -- "$basic"
+exec "$ph" cluster run -- "$basic"
 EOF
 chmod +x "$tmp/job.sh"
 out=$(timeout 120 sbatch --wait -n 2 -o "$tmp/job.out" "$tmp/job.sh" 2>&1)

@@ -88,7 +88,8 @@ static void usage(FILE *out)
 "the MPI library and transport, and the DSM's arena.\n"
 "\n"
 "options:\n"
-"  -n, --np N          number of ranks (info: default 2)\n"
+"  -n, --np N          number of ranks (in a Slurm job: default SLURM_NTASKS;\n"
+"                      info: else 2)\n"
 "  --hosts H1,H2,...   hosts to run on (HOST:SLOTS as the launcher takes it)\n"
 "  --hostfile FILE     a host file in the launcher's format\n"
 "  --placement P       home placement of the cluster's shared data\n"
@@ -230,6 +231,19 @@ static int opt_value(int argc, char **argv, int *i, const char *flag, const char
     return *v != NULL;
 }
 
+/* Inside a Slurm job that srun may launch, the job's task count
+ * (SLURM_NTASKS, as srun itself defaults to): 0 and *n, else -1. */
+static int slurm_ntasks(const cl_opts *o, int *n)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    const char *nt = getenv("SLURM_NTASKS");
+    if (!nt || !*nt)
+        nt = getenv("SLURM_NPROCS");
+    if (o->launcher == L_MPIRUN || !job || !*job || !nt)
+        return -1;
+    return parse_ranks(nt, n);
+}
+
 /* Parses argv[1..]; `need_prog`: run (a program after the options). */
 static int parse(int argc, char **argv, cl_opts *o, const char *cmd, int need_prog)
 {
@@ -322,9 +336,11 @@ static int parse(int argc, char **argv, cl_opts *o, const char *cmd, int need_pr
         if (i >= argc)
             return cli_error(EXIT_USAGE, "cluster run: no program given (pagehome cluster "
                              "run -n N [options] -- PROGRAM [ARGS...])");
+        if (!o->n_given && slurm_ntasks(o, &o->n) == 0)
+            o->n_given = 1;
         if (!o->n_given)
             return cli_error(EXIT_USAGE, "cluster run: -n N (the number of ranks) is "
-                             "required");
+                             "required (inside a Slurm job it is the job's SLURM_NTASKS)");
     } else if (i < argc) {
         return cli_error(EXIT_USAGE, "cluster %s: unexpected argument '%s'", cmd, argv[i]);
     }
@@ -909,7 +925,7 @@ static int probe_path(enum mpi_kind mpi, char *out, size_t len)
 
 static int do_info(cl_opts *o)
 {
-    if (!o->n_given)
+    if (!o->n_given && slurm_ntasks(o, &o->n) != 0)
         o->n = 2;
     enum mpi_kind mpi = resolve_mpi(o->mpi);
     char probe[PATH_MAX];
