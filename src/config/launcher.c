@@ -37,6 +37,11 @@ ph_launcher ph_launcher_get(void)
         if (r < 0)
             continue;
         long n = number(getenv(vars[i][1]));
+        /* srun's plugins start the ranks without the MPI launcher's size
+         * variable (--mpi=pmix sets PMIX_RANK alone): the job step's task
+         * count, when the step numbers its tasks as the rank does */
+        if (n < 0 && number(getenv("SLURM_PROCID")) == r)
+            n = number(getenv("SLURM_STEP_NUM_TASKS"));
         l.rank = r;
         l.size = n > r ? n : r + 1;
         l.from = vars[i][0];

@@ -19,7 +19,9 @@ typedef struct ph_launcher {
 
 /* The launcher's rank and size from the environment, read now (the
  * first launcher whose rank variable holds a number wins; Slurm counts
- * only inside a job step: SLURM_STEP_NUM_TASKS). */
+ * only inside a job step: SLURM_STEP_NUM_TASKS, which is also the size of
+ * a rank variable that comes without its own, as PMIX_RANK under
+ * srun --mpi=pmix, when SLURM_PROCID is the same rank). */
 ph_launcher ph_launcher_get(void);
 
 /* A file name pattern (base/path_pattern.h) with this process's keys

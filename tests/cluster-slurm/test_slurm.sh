@@ -131,6 +131,15 @@ if [ "${plain[0]}" != "-" ]; then
             2>/dev/null; then ok; else bad "no report t.rank-$r.json" "$(ls "$tmp")"; fi
     done
     [ ! -e "$tmp/t.json" ] && ok || bad "t.json written beside the per-rank reports"
+    # srun's MPI plugins give a rank variable of their own (--mpi=pmix:
+    # PMIX_RANK without a size), which must not make rank 0 think it is alone
+    for p in pmix pmi2; do
+        out=$(cd "$tmp" && timeout 120 salloc -n 2 srun -n 2 --mpi=$p "$ph" run \
+            --report "$tmp/t-$p.json" -- "${plain[@]}" 2>&1)
+        check "srun --mpi=$p pagehome run --report" $? 0 "$out" '2 processes of one job'
+        if [ -e "$tmp/t-$p.rank-0.json" ] && [ -e "$tmp/t-$p.rank-1.json" ] &&
+            [ ! -e "$tmp/t-$p.json" ]; then ok; else bad "srun --mpi=$p: reports $(ls "$tmp" | grep "t-$p" | tr '\n' ' ')"; fi
+    done
 fi
 
 echo "cluster slurm ($mpi): $pass passed, $fail failed"

@@ -262,6 +262,13 @@ static void test_launcher(void)
     setenv("SLURM_PROCID", "5", 1);
     l = ph_launcher_get();
     CHECK(l.rank == 5 && l.size == 8);
+    setenv("PMIX_RANK", "5", 1); /* srun --mpi=pmix: no size of its own */
+    l = ph_launcher_get();
+    CHECK(l.rank == 5 && l.size == 8 && strcmp(l.from, "PMIX_RANK") == 0);
+    setenv("PMIX_RANK", "6", 1); /* another numbering than the step's */
+    l = ph_launcher_get();
+    CHECK(l.rank == 6 && l.size == 7);
+    unsetenv("PMIX_RANK");
     setenv("PMI_RANK", "2", 1); /* Hydra before Slurm */
     setenv("PMI_SIZE", "3", 1);
     l = ph_launcher_get();
