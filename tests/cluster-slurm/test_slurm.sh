@@ -89,10 +89,13 @@ rc=$?
 check "sbatch --wait" "$rc" 0 "$out$(cat "$tmp/job.out" 2>/dev/null)" \
     'PASS basic \(30 checks on rank 0, 0 failures in all\)'
 
-# ---- cluster info through srun
-out=$(timeout 120 salloc -n 2 "$ph" cluster info -n 2 -v 2>&1)
-check "salloc cluster info" $? 0 "$out" "srun --ntasks=2 .*--mpi=$plugin " \
-    '^ranks: 2 on 1 host' '^arena: 0x[0-9a-f]+, [0-9]+ bytes'
+# ---- cluster info through srun (PH_TEST_CLUSTER_INFO=0: this build made
+# no probe for its MPI, as sanitizer builds)
+if [ "${PH_TEST_CLUSTER_INFO:-1}" = 1 ]; then
+    out=$(timeout 120 salloc -n 2 "$ph" cluster info -n 2 -v 2>&1)
+    check "salloc cluster info" $? 0 "$out" "srun --ntasks=2 .*--mpi=$plugin " \
+        '^ranks: 2 on 1 host' '^arena: 0x[0-9a-f]+, [0-9]+ bytes'
+fi
 
 # ---- one SIGINT ends the job (srun alone would only print the tasks'
 # states), and no rank is left
