@@ -657,8 +657,8 @@ static int run_resident(resid_win *w, size_t slot, size_t r)
 /* The rotation: runs from the cursor on until pages_per_interval pages
  * (or max_runs runs) are watched.  Only runs with a resident page count:
  * memory never touched (the unused part of a static array sized for the
- * largest input, as Fortran codes have) has nothing to tell, and keep_resident
- * would drop it after the choice -- so a budget spent on it watched none of
+ * largest input, as Fortran codes have) has nothing to tell, and was
+ * dropped only after the choice -- so a budget spent on it watched none of
  * the pages that are used (swim at N = 288: 3743 of its 26625 pages, one
  * interval in seven).  The cursor passes at most EXAMINE_FACTOR x the
  * budget in pages an interval, so that a huge untouched range costs a
@@ -725,14 +725,15 @@ static int sp_disarm(ph_source *src)
     return 0;
 }
 
-/* Drop the chosen runs none of whose pages is resident (mincore): such
- * memory has never been touched, so it has nothing to tell, and
- * protecting it would cut its VMA before its first touch -- the kernel
- * could then not give it 2 MiB pages, and the pieces faulted while cut
- * stay separate VMAs.  Its first touch happens unwatched; later intervals
- * watch it.  (The rotation chooses resident runs already; the full sweep
- * takes every run.)  Also drops runs the program itself protected. */
-static void keep_resident(sampler *s)
+/* Drop the chosen runs none of whose pages is resident (mincore), when
+ * `check_resident` (the full sweep takes every run; the rotation chose
+ * resident runs already): such memory has never been touched, so it has
+ * nothing to tell, and protecting it would cut its VMA before its first
+ * touch -- the kernel could then not give it 2 MiB pages, and the pieces
+ * faulted while cut stay separate VMAs.  Its first touch happens
+ * unwatched; later intervals watch it.  Also drops runs the program
+ * itself protected. */
+static void keep_resident(sampler *s, int check_resident)
 {
     static resid_win w; /* under gate_lock, as every arm */
     w.win = w.win_end = 0;
@@ -740,7 +741,7 @@ static void keep_resident(sampler *s)
     for (size_t j = 0; j < s->narmed; j++) {
         size_t len;
         uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
-        if (run_resident(&w, s->armed[j].slot, s->armed[j].run) &&
+        if ((!check_resident || run_resident(&w, s->armed[j].slot, s->armed[j].run)) &&
             !ph_sig_prog_protected(s->armed[j].slot, a, len))
             s->armed[keep++] = s->armed[j];
     }
@@ -820,7 +821,8 @@ static int arm_locked(sampler *s, int full)
     s->st.intervals++;
     if (s->nranges == 0)
         return 0;
-    if (full || s->o.pages_per_interval == 0) {
+    int sweep = full || s->o.pages_per_interval == 0;
+    if (sweep) {
         choose_full(s);
         for (size_t k = 0; k < s->narmed; k++) {
             size_t len;
@@ -830,7 +832,7 @@ static int arm_locked(sampler *s, int full)
     } else {
         s->st.swept_pages += choose_budget(s);
     }
-    keep_resident(s);
+    keep_resident(s, sweep);
     int rc = protect(s, 0, s->narmed);
     for (size_t k = 0; k < s->narmed; k++) {
         size_t len;

@@ -601,14 +601,21 @@ static void test_stack(void)
 
 /* ---- ring overflow, errors, Linux ----------------------------------------------------- */
 
+/* n pages never touched (nothing resident yet). */
+static unsigned char *map_untouched(size_t n)
+{
+    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED);
+    return buf;
+}
+
 /* Never-touched pages are not watched (their first touch would come
  * while their VMA is cut by protections); once touched they are. */
 static void test_untouched_not_armed(void)
 {
     size_t n = 64;
-    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(buf != MAP_FAILED);
+    unsigned char *buf = map_untouched(n);
     ph_source *s = open_sampler(sim, 0, 1024, 1, 256);
     CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
     for (size_t p = 0; p < n / 2; p++)
@@ -641,9 +648,7 @@ static void test_untouched_not_armed(void)
 static void test_rotation_resident(void)
 {
     size_t n = 64;
-    unsigned char *buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(buf != MAP_FAILED);
+    unsigned char *buf = map_untouched(n);
     ph_source *s = open_sampler(sim, 8, 1024, 1, 256);
     CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
     for (size_t p = 0; p < n; p += 4)
@@ -677,8 +682,7 @@ static void test_rotation_resident(void)
     /* 4096 pages, only the last touched: 8 x 16 = 128 pages passed an
      * interval, nothing watched until the cursor gets there */
     n = 4096;
-    buf = mmap(NULL, n * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(buf != MAP_FAILED);
+    buf = map_untouched(n);
     s = open_sampler(sim, 8, 1024, 1, 256);
     CHECK_EQ(s->ops->add_range(s, buf, n * PG), 0);
     buf[(n - 1) * PG] = 1;
