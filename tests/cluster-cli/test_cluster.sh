@@ -112,12 +112,12 @@ expect 0 '^mpiexec -n 2 -f /etc/hostname -genv UCX_TLS rc ./prog$' -- \
 # ---- Slurm: srun inside a job (SLURM_JOB_ID and srun on PATH), or asked for
 # (Open MPI's transport as OMPI_MCA_ variables, srun passes the environment;
 # this srun lists no MPI plugin, so none is named)
-expect 0 "^OMPI_MCA_pml=ucx OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $bin/srun --ntasks=4 --nodelist=n1,n2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog 1\$" -- \
+expect 0 "^OMPI_MCA_pml=ucx OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $bin/srun --ntasks=4 --nodelist=n1,n2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 ./prog 1\$" -- \
     run SLURM_JOB_ID=42 -n 4 --hosts n1,n2 --mpi openmpi --dry-run -- ./prog 1
-expect 0 "^$bin/srun --ntasks=2 --nodefile=/etc/hostname --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+expect 0 "^$bin/srun --ntasks=2 --nodefile=/etc/hostname --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 ./prog\$" -- \
     run -n 2 --launcher srun --mpi mpich --hostfile /etc/hostname --dry-run -- ./prog
 # -n defaults to the job's task count inside a Slurm job (srun launching)
-expect 0 "^$bin/srun --ntasks=3 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+expect 0 "^$bin/srun --ntasks=3 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 ./prog\$" -- \
     run SLURM_JOB_ID=42 SLURM_NTASKS=3 --mpi mpich --dry-run -- ./prog
 expect 2 '-n N \(the number of ranks\) is required' -- \
     run SLURM_JOB_ID=42 SLURM_NTASKS=3 --launcher mpirun --dry-run -- ./prog
@@ -134,15 +134,15 @@ EOS
 printf '#!/bin/sh\n[ "$1" = "--mpi=list" ] && printf "MPI plugin types are...\\n\\tnone\\n" >&2\nexit 0\n' \
     >"$tmp/srun-none"
 chmod +x "$tmp/srun-plugins" "$tmp/srun-none"
-expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmix ./prog\$" -- \
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 --mpi=pmix ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=1 -n 2 --mpi openmpi --dry-run -- ./prog
-expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmi2 ./prog\$" -- \
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 --mpi=pmi2 ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 -n 2 --mpi mpich --dry-run -- ./prog
-expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+expect 0 "^$tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_MPI_TYPE=pmix -n 2 --mpi mpich --dry-run -- ./prog
-expect 0 "^$tmp/srun-none --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt ./prog\$" -- \
+expect 0 "^$tmp/srun-none --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-none SLURM_JOB_ID=42 -n 2 --mpi mpich --dry-run -- ./prog
-expect 0 "^OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --mpi=pmix ./prog\$" -- \
+expect 0 "^OMPI_MCA_osc=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any $tmp/srun-plugins --ntasks=2 --cpu-bind=none --export=ALL --quit-on-interrupt --kill-on-bad-exit=1 --mpi=pmix ./prog\$" -- \
     run PAGEHOME_CLUSTER_LAUNCHER=$tmp/srun-plugins SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=2 OMPI_MCA_pml=ob1 -n 2 --mpi openmpi --dry-run -- ./prog
 expect 0 "^$bin/mpiexec.hydra -n 2 " -- \
     run SLURM_JOB_ID=42 -n 2 --launcher mpirun --mpi mpich --dry-run -- ./prog

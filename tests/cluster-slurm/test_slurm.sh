@@ -13,7 +13,7 @@
 # Checks: the ranks meet (one DSM, not N single-rank ones) at 2 and 3
 # ranks and under sbatch; the MPI plugin srun was given; the merged
 # report; `cluster info`; one SIGINT to `pagehome cluster run` ends the
-# job and leaves no rank; srun without the plugin is refused by every rank
+# job and leaves no rank, and so does a rank that exits with an error; srun without the plugin is refused by every rank
 # with the reason; `pagehome run --report` writes one file per task.
 set -uo pipefail
 ph=${1:?usage: test_slurm.sh PAGEHOME MPI TEST_BASIC TEST_STRESS [PLAIN_PROG ARGS...]}
@@ -59,7 +59,7 @@ check() {
 # ---- salloc: 2 ranks, -v shows the command, --report merges both ranks
 out=$(timeout 120 salloc -n 2 "$ph" cluster run -n 2 -v --report "$tmp/r.json" -- "$basic" 2>&1)
 check "salloc -n 2 cluster run" $? 0 "$out" \
-    "srun --ntasks=2 .*--quit-on-interrupt --mpi=$plugin " \
+    "srun --ntasks=2 .*--quit-on-interrupt --kill-on-bad-exit=1 --mpi=$plugin " \
     'PASS basic \(30 checks on rank 0, 0 failures in all\)'
 n=$(grep -c 'PASS basic' <<<"$out")
 [ "$n" -eq 1 ] && ok || bad "2 ranks made $n DSM jobs (PASS lines), want 1" "$out"
@@ -111,6 +111,19 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 if [ $left -eq 0 ]; then ok; else bad "SIGINT left ranks running" "$(pgrep -af "sleep $mark")"; pkill -f "^sleep $mark\$"; fi
+
+# ---- a rank that fails ends the job (srun alone would let the other
+# wait for it until the time limit)
+mark=$((300 + RANDOM % 600))
+t0=$(date +%s)
+out=$(timeout 120 salloc -n 2 "$ph" cluster run -n 2 -- sh -c \
+    '[ "$SLURM_PROCID" = 1 ] && exit 3; exec sleep '"$mark" 2>&1)
+rc=$? took=$(( $(date +%s) - t0 ))
+if [ "$rc" -ne 0 ] && [ "$took" -lt 60 ]; then ok; else
+    bad "rank 1 exited 3: the job ended with $rc after ${took} s, want non-zero at once" "$out"; fi
+if pgrep -f "^sleep $mark\$" >/dev/null; then
+    bad "a failed rank left the other running" "$(pgrep -af "sleep $mark")"; pkill -f "^sleep $mark\$"
+else ok; fi
 
 # ---- srun without the MPI plugin: every rank alone; cluster mode refuses
 # (MPICH starts singletons, which the DSM names; Open MPI aborts itself)

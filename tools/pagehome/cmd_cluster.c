@@ -16,7 +16,7 @@
  *   - MPICH: mpiexec.hydra -n N [-hosts|-f] `-genv NAME VALUE` for the same;
  *   - Slurm (SLURM_JOB_ID set and srun on PATH, or --launcher srun):
  *     srun -n N [--nodelist|--nodefile] --export=ALL --quit-on-interrupt
- *     [--mpi=pmix|pmi2], which passes them all; the MPI plugin (PMIx for
+ *     --kill-on-bad-exit=1 [--mpi=pmix|pmi2], which passes them all; the MPI plugin (PMIx for
  *     Open MPI, PMI-2 for MPICH) unless SLURM_MPI_TYPE names the site's,
  *     when `srun --mpi=list` has it; Open MPI's transport as OMPI_MCA_*
  *     variables (one the user set is kept); a job on one node
@@ -611,6 +611,9 @@ static void build_launch(const cl_opts *o, char *const *prog, launch *l)
         /* one SIGINT stops the job, as under mpirun (srun alone only
          * prints the tasks' states at the first) */
         sv_push(&l->argv, "--quit-on-interrupt");
+        /* a rank that fails ends the job, as under mpirun (srun alone
+         * lets the others run on, blocked on the one that left) */
+        sv_push(&l->argv, "--kill-on-bad-exit=1");
         /* The MPI library finds its peers through the plugin srun starts
          * beside the ranks: PMIx for Open MPI, PMI-2 for MPICH (whose PMI
          * client speaks its wire protocol).  Without it each rank starts
