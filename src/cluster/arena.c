@@ -39,6 +39,11 @@ static void *anon(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
+static size_t live_bytes(const ph_dsm *c)
+{
+    return (c->npages + 63) / 64 * sizeof(uint64_t);
+}
+
 int ph_dsm_arena_create(ph_dsm *c)
 {
     c->npages = c->arena_bytes >> PH_DSM_PAGE_SHIFT;
@@ -61,8 +66,9 @@ int ph_dsm_arena_create(ph_dsm *c)
     c->pinfo = anon(c->npages * sizeof *c->pinfo);
     c->moved_at = anon(c->npages * sizeof *c->moved_at);
     c->evid = anon(c->npages * sizeof *c->evid);
+    c->live = anon(live_bytes(c));
     if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist ||
-        !c->pinfo || !c->moved_at || !c->evid)
+        !c->pinfo || !c->moved_at || !c->evid || !c->live)
         return ph_fail(ENOMEM, "mapping the arena's page tables (%zu "
                        "pages): %s", c->npages, strerror(errno));
     return 0;
@@ -164,6 +170,9 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     if (c->evid)
         munmap(c->evid, c->npages * sizeof *c->evid);
     c->evid = NULL;
+    if (c->live)
+        munmap((void *)c->live, live_bytes(c));
+    c->live = NULL;
     if (c->memfd >= 0)
         close(c->memfd);
     c->arena = c->wview = NULL;
@@ -171,4 +180,22 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     c->home_ovr = NULL;
     c->twin_slot = NULL;
     c->memfd = -1;
+}
+
+/* Pages [page, page + n) enter (on) or leave an allocation: each word
+ * changed atomically, so the bits of a neighbouring allocation never
+ * move. */
+void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on)
+{
+    size_t p = page, end = page + n;
+    while (p < end) {
+        size_t w = p / 64, b = p % 64;
+        size_t k = end - p < 64 - b ? end - p : 64 - b;
+        uint64_t bits = (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
+        if (on)
+            atomic_fetch_or_explicit(&c->live[w], bits, memory_order_release);
+        else
+            atomic_fetch_and_explicit(&c->live[w], ~bits, memory_order_release);
+        p += k;
+    }
 }

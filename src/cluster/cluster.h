@@ -349,6 +349,10 @@ struct ph_dsm {
     _Atomic size_t used_bytes;
     int memfd;
     uint8_t *state;           /* per page */
+    /* per page, one bit: in an allocation.  The only table read by any
+     * thread (syscalls.c, before it touches a buffer for the kernel);
+     * written by the service thread at alloc and free */
+    _Atomic uint64_t *live;
     int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
     uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
     ph_dsm_pinfo *pinfo;      /* per page */
@@ -456,9 +460,22 @@ struct ph_dsm {
 
 extern ph_dsm *ph_dsm_g;            /* the one cluster context (NULL before init) */
 
+/* ---- syscalls.c ---- */
+/* The cluster whose arena the wrapped buffer calls (read, fread, ...)
+ * prepare for the kernel: set while cluster mode runs with a fault
+ * mechanism that leaves the kernel's own accesses failing (sigsegv,
+ * userfaultfd-user); NULL otherwise. */
+extern ph_dsm *_Atomic ph_dsm_kernel_prep;
+static inline int ph_dsm_live(const ph_dsm *c, size_t page)
+{
+    return (int)((atomic_load_explicit(&c->live[page / 64], memory_order_acquire) >>
+                  (page % 64)) & 1);
+}
+
 /* ---- arena.c ---- */
 int ph_dsm_arena_create(ph_dsm *c);   /* memfd, window view, page tables */
 int ph_dsm_arena_place(ph_dsm *c);    /* the arena view at an agreed address */
+void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on);
 void ph_dsm_arena_destroy(ph_dsm *c);
 
 /* ---- tunables.c ---- */

@@ -113,7 +113,8 @@ static int local_setup(ph_dsm *c)
     } else {
         ph_info("cluster: userfaultfd is not usable here (%s): page "
                 "protection (sigsegv) catches the faults; system calls on "
-                "shared memory may fail with EFAULT", why);
+                "shared memory other than read, write, fread, ... (which "
+                "are wrapped) may fail with EFAULT", why);
         c->fops = &ph_dsm_fault_sigsegv;
     }
     if (ph_dsm_arena_create(c) < 0)
@@ -264,6 +265,8 @@ int ph_cluster_init(int *argc, char ***argv)
         ph_dsm_fatal(c, "ph_cluster_init: %s", msg);
     }
     ph_dsm_g = c;
+    if (c->fops == &ph_dsm_fault_sigsegv || c->uffd_user_only)
+        atomic_store_explicit(&ph_dsm_kernel_prep, c, memory_order_release);
     pthread_mutex_unlock(&init_lock);
     ph_info("cluster: rank %d of %d on %s, %d thread(s), arena %p (%zu "
             "bytes), %s, faults by %s", c->rank, c->nranks,
@@ -297,6 +300,7 @@ int ph_cluster_finalize(void)
         return ph_fail(EINVAL, "ph_cluster_finalize: cluster mode is not "
                        "running");
     }
+    atomic_store_explicit(&ph_dsm_kernel_prep, NULL, memory_order_release);
     ph_dsm_req r = {.op = PH_DSM_REQ_FINALIZE};
     int rc = ph_dsm_call(c, &r);
     ph_dsm_service_join(c);

@@ -1365,6 +1365,7 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
     memset(c->pinfo + p0, 0, (p1 - p0) * sizeof *c->pinfo);
     memset(c->moved_at + p0, 0, (p1 - p0) * sizeof *c->moved_at);
     memset(c->evid + p0, 0, (p1 - p0) * sizeof *c->evid);
+    ph_dsm_live_mark(c, p0, p1 - p0, 0);
     c->fops->enable(c, p0, p1 - p0, 0);
     punch(c, p0, p1 - p0, 0);
     memset(c->state + p0, 0, p1 - p0);

@@ -18,9 +18,9 @@
  * would have without pagehome.
  *
  * Limits of this mode: a system call given shared memory that is not
- * accessible at that moment (read(fd, shared_array, n) into an invalid
- * page, write(fd, ...) from one) fails with EFAULT instead of faulting;
- * each run of pages with a different protection is its own kernel VMA
+ * accessible at that moment fails with EFAULT instead of faulting --
+ * except the data-moving calls syscalls.c wraps (read, write, fread, ...),
+ * which make the buffer accessible first; each run of pages with a different protection is its own kernel VMA
  * (vm.max_map_count, 65530 by default, bounds how fragmented the arena's
  * protections may become).
  */

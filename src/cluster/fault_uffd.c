@@ -26,7 +26,8 @@
  * opened with UFFD_USER_MODE_ONLY (an unprivileged process when
  * vm.unprivileged_userfaultfd is 0 and /dev/userfaultfd is not
  * accessible), where a fault taken inside the kernel fails with EFAULT as
- * in sigsegv mode (the mechanism is then named "userfaultfd-user").
+ * in sigsegv mode (the mechanism is then named "userfaultfd-user"; the
+ * calls syscalls.c wraps work there too).
  *
  * The mapping never splits: one VMA for the whole arena whatever the
  * homes, and the parts of the arena outside allocations are PROT_NONE

@@ -941,6 +941,7 @@ void ph_dsm_do_alloc(ph_dsm *c, ph_dsm_req *r)
         free(a);
         return;
     }
+    ph_dsm_live_mark(c, start, npages, 1);
     c->st.allocs++;
     ph_dsm_stats_alloc(c, a);
     atomic_fetch_add(&c->used_bytes, npages * PH_DSM_PAGE);

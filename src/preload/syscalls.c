@@ -15,9 +15,9 @@
  * that, pages are touched only when the whole buffer is mapped (mincore
  * succeeds), else the call goes straight through and fails as before.
  *
- * Wrapped: read, write, pread, pwrite, readv, writev, recv, recvfrom,
- * send, sendto.  A call that failed with EFAULT consumed no data (the
- * kernel copies before it commits), so repeating it is safe.
+ * The wrappers themselves are base/buffer_calls.h's (read, write, the
+ * p-, v- and 64-bit-offset variants, the socket calls, fread, fwrite and
+ * the _FORTIFY_SOURCE checkers); this file gives them the touch.
  *
  * NUMA queries and moves.  A page the userfaultfd mechanism watches is
  * out of the page table (moved to the sampler's stash), and before Linux
@@ -35,27 +35,21 @@
  * goes through the same move_pages.  Not wrapped: mbind (pages it skips
  * are moved by the engine anyway) and raw syscall(2).
  */
-/* This file defines read, recv and the others themselves: glibc's
- * _FORTIFY_SOURCE wrappers of the same names (a distribution's build
- * flags) would be declared before these definitions. */
-#undef _FORTIFY_SOURCE
+/* First: it defines read() and the others (see its comment). */
+#include "base/buffer_calls.h"
+
 #include "preload/preload.h"
 
 #include "sample/source.h"
 
-#include <dlfcn.h>
 #include <numaif.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#define PH_EXPORT __attribute__((visibility("default")))
-#define RETRIES 3
+#define PH_EXPORT PH_BC_EXPORT
 
 /* Open the watched pages of [buf, buf+len) by reading one byte of each,
  * provided the whole range is mapped (checked with mincore, 16 MiB at a
@@ -80,105 +74,10 @@ static void touch(const void *buf, size_t len)
     }
 }
 
-static void touch_iov(const struct iovec *iov, int n)
+static void ph_bc_prepare(const void *buf, size_t len, int kernel_writes)
 {
-    for (int i = 0; iov && i < n; i++)
-        touch(iov[i].iov_base, iov[i].iov_len);
-}
-
-#define REAL(name, type)                                                     \
-    static type real_##name;                                                 \
-    if (!real_##name)                                                        \
-        real_##name = (type)dlsym(RTLD_NEXT, #name)
-
-/* Run CALL (an expression yielding ssize_t) with BUF pages touched first
- * and again after an EFAULT. */
-#define GUARDED(TOUCH, CALL)                                                 \
-    do {                                                                     \
-        ssize_t r_ = -1;                                                     \
-        int saved_ = errno;                                                  \
-        for (int try_ = 0; try_ <= RETRIES; try_++) {                        \
-            TOUCH;                                                           \
-            errno = saved_;                                                  \
-            r_ = (CALL);                                                     \
-            if (!(r_ < 0 && errno == EFAULT))                                \
-                break;                                                       \
-        }                                                                    \
-        return r_;                                                           \
-    } while (0)
-
-typedef ssize_t (*rw_fn)(int, void *, size_t);
-typedef ssize_t (*wr_fn)(int, const void *, size_t);
-typedef ssize_t (*prw_fn)(int, void *, size_t, off_t);
-typedef ssize_t (*pwr_fn)(int, const void *, size_t, off_t);
-typedef ssize_t (*iov_fn)(int, const struct iovec *, int);
-typedef ssize_t (*recv_fn)(int, void *, size_t, int);
-typedef ssize_t (*send_fn)(int, const void *, size_t, int);
-typedef ssize_t (*recvfrom_fn)(int, void *, size_t, int, struct sockaddr *,
-                               socklen_t *);
-typedef ssize_t (*sendto_fn)(int, const void *, size_t, int,
-                             const struct sockaddr *, socklen_t);
-
-PH_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-    REAL(read, rw_fn);
-    GUARDED(touch(buf, n), real_read(fd, buf, n));
-}
-
-PH_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-    REAL(write, wr_fn);
-    GUARDED(touch(buf, n), real_write(fd, buf, n));
-}
-
-PH_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-    REAL(pread, prw_fn);
-    GUARDED(touch(buf, n), real_pread(fd, buf, n, off));
-}
-
-PH_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    REAL(pwrite, pwr_fn);
-    GUARDED(touch(buf, n), real_pwrite(fd, buf, n, off));
-}
-
-PH_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
-    REAL(readv, iov_fn);
-    GUARDED(touch_iov(iov, cnt), real_readv(fd, iov, cnt));
-}
-
-PH_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
-{
-    REAL(writev, iov_fn);
-    GUARDED(touch_iov(iov, cnt), real_writev(fd, iov, cnt));
-}
-
-PH_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-    REAL(recv, recv_fn);
-    GUARDED(touch(buf, n), real_recv(fd, buf, n, flags));
-}
-
-PH_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-    REAL(send, send_fn);
-    GUARDED(touch(buf, n), real_send(fd, buf, n, flags));
-}
-
-PH_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
-                           struct sockaddr *from, socklen_t *fromlen)
-{
-    REAL(recvfrom, recvfrom_fn);
-    GUARDED(touch(buf, n), real_recvfrom(fd, buf, n, flags, from, fromlen));
-}
-
-PH_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-                         const struct sockaddr *to, socklen_t tolen)
-{
-    REAL(sendto, sendto_fn);
-    GUARDED(touch(buf, n), real_sendto(fd, buf, n, flags, to, tolen));
+    (void)kernel_writes; /* any access opens a watched page */
+    touch(buf, len);
 }
 
 /* ---- move_pages, get_mempolicy ---------------------------------------------- */

@@ -7,8 +7,9 @@
 # Without root, with vm.unprivileged_userfaultfd = 0 (Debian's default)
 # and /dev/userfaultfd not accessible, a process gets it only for faults
 # taken in user mode (UFFD_USER_MODE_ONLY), so cluster mode runs with the
-# mechanism "userfaultfd-user", where a system call on a page that is not
-# accessible fails with EFAULT; the root-run tests never see it.  Every
+# mechanism "userfaultfd-user", where the kernel's own accesses to a page
+# that is not accessible fail (the wrapped calls, read, fread, ..., must
+# still work: test_syscalls); the root-run tests never see it.  Every
 # rank must say (PAGEHOME_VERBOSE=1) "faults by M", M the mechanism this
 # machine gives nobody, which this script works out from the same two
 # settings.
