@@ -13,11 +13,11 @@
  * caller's buffer (base/buffer_calls.h: read, pread, readv, recv, fread,
  * write, fwrite, ... and their _FORTIFY_SOURCE checkers) first make the
  * part of the buffer that lies in the arena accessible from user space,
- * the way the program's own access would: one access per page, a store
- * when the kernel will write the buffer (an atomic OR of zero, which
- * changes no byte, not even one another thread is writing: the page
- * becomes a written page with its twin, and its diff holds what the
- * kernel stored), a load when it will only read it.  Read-ahead and write
+ * the way the program's own access would: a load of one byte per page,
+ * and when the kernel will write the buffer a store of the same byte (an
+ * atomic compare-and-swap with itself, which changes no byte, not even
+ * one another thread is writing: the page becomes a written page with its
+ * twin, and its diff holds what the kernel stored).  Read-ahead and write
  * prediction make the following pages come with the first.  Pages in no
  * allocation (the live bitmap) are not touched -- the kernel's EFAULT
  * stays, rather than a SIGSEGV of the touch -- and neither is anything
@@ -52,11 +52,15 @@ static void ph_bc_prepare(const void *buf, size_t len, int kernel_writes)
             return;        /* not all shared memory: the kernel decides */
     for (size_t p = p0; p < p1; p++) {
         uintptr_t at = base + (p << PH_DSM_PAGE_SHIFT);
-        volatile unsigned char *b = (volatile unsigned char *)(at > lo ? at : lo);
-        /* volatile: a compiler may turn an unused OR of zero into a load */
-        if (kernel_writes)
-            __atomic_fetch_or(b, (unsigned char)0, __ATOMIC_RELAXED);
-        else
-            (void)*b;
+        unsigned char *b = (unsigned char *)(at > lo ? at : lo);
+        /* a load, then (for the kernel's writes) a compare-and-swap of
+         * the byte with itself, repeated until it stores: an OR of zero
+         * would do, but compilers drop it as a no-op (clang 14 at -O3,
+         * volatile or not) */
+        unsigned char v = *(volatile unsigned char *)b;
+        while (kernel_writes &&
+               !__atomic_compare_exchange_n(b, &v, v, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+            ;
     }
 }
