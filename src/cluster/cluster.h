@@ -76,6 +76,7 @@
 #include "cluster/range.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -466,6 +467,14 @@ extern ph_dsm *ph_dsm_g;            /* the one cluster context (NULL before init
  * mechanism that leaves the kernel's own accesses failing (sigsegv,
  * userfaultfd-user); NULL otherwise. */
 extern ph_dsm *_Atomic ph_dsm_kernel_prep;
+
+/* cluster_api.c: 1 in a child of fork() (a pthread_atfork handler): the
+ * child is no rank -- it has no service thread, and userfaultfd's
+ * registration is not inherited -- so the arena is made inaccessible
+ * there and every access to it is a real segfault (fault_sigsegv.c's
+ * handler passes it on), never a wait that cannot end or a page filled
+ * behind the DSM's back. */
+extern volatile sig_atomic_t ph_dsm_forked;
 static inline int ph_dsm_live(const ph_dsm *c, size_t page)
 {
     return (int)((atomic_load_explicit(&c->live[page / 64], memory_order_acquire) >>

@@ -35,6 +35,24 @@ extern int omp_get_max_threads(void) __attribute__((weak));
 
 ph_dsm *ph_dsm_g;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+volatile sig_atomic_t ph_dsm_forked;
+
+/* In a child of fork() (not vfork or posix_spawn, which run no atfork
+ * handler and share the parent's memory until exec): see cluster.h.  Only
+ * async-signal-safe calls. */
+static void forked_child(void)
+{
+    ph_dsm *c = ph_dsm_g;
+    ph_dsm_forked = 1;
+    atomic_store(&ph_dsm_kernel_prep, NULL);
+    if (c && c->arena)
+        mprotect(c->arena, c->arena_bytes, PROT_NONE);
+}
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, forked_child);
+}
 
 static int team_size(void)
 {
@@ -264,6 +282,8 @@ int ph_cluster_init(int *argc, char ***argv)
         snprintf(msg, sizeof msg, "%s", ph_last_error());
         ph_dsm_fatal(c, "ph_cluster_init: %s", msg);
     }
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, atfork_register);
     ph_dsm_g = c;
     if (c->fops == &ph_dsm_fault_sigsegv || c->uffd_user_only)
         atomic_store_explicit(&ph_dsm_kernel_prep, c, memory_order_release);

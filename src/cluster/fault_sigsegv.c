@@ -12,7 +12,8 @@
  * The service thread resolves the fault exactly as a userfaultfd one and
  * marks the slot done; the handler returns and the access is retried.
  * For an address outside the arena, or inside it but in no allocation
- * (the service thread answers "not ours"), the handler passes the signal
+ * (the service thread answers "not ours"), or any fault in a child of
+ * fork() (ph_dsm_forked: it has no service thread), the handler passes the signal
  * to the previous handler, or restores the default action and returns so
  * that the access faults again and the process dies of SIGSEGV as it
  * would have without pagehome.
@@ -98,7 +99,8 @@ static int write_bit(void *ctx)
 static void handler(int sig, siginfo_t *info, void *ctx)
 {
     char *a = info->si_addr;
-    if (!s_arena || a < s_arena || a >= s_arena + s_arena_bytes) {
+    if (!s_arena || a < s_arena || a >= s_arena + s_arena_bytes ||
+        ph_dsm_forked) {
         chain(sig, info, ctx);
         return;
     }
