@@ -90,16 +90,17 @@ static void ph_bc_prepare_msg(const struct msghdr *m, int kernel_writes)
         ph_bc_prepare_iov(m->msg_iov, (long)m->msg_iovlen, kernel_writes);
 }
 
-/* The next definition of NAME (ph_bc_real_NAME), found by the
- * constructor below when the library is loaded -- so that a first call
- * from a signal handler (write(2) is async-signal-safe) runs no dlsym --
- * or at the first call, if that comes earlier (another library's
- * constructor); a race there finds the same pointer twice. */
+/* The next definition of NAME (ph_bc_real_NAME), found by
+ * ph_bc_find_all below, run as a constructor when the library is loaded
+ * -- so that a first call from a signal handler (write(2) is
+ * async-signal-safe) runs no dlsym -- or the first call, if that comes
+ * earlier (another library's constructor); a race there finds the same
+ * pointers twice. */
 #define PH_BC_REAL(name, type)                                               \
     type fn_##name = ph_bc_real_##name;                                      \
     if (!fn_##name) {                                                        \
-        fn_##name = (type)dlsym(RTLD_NEXT, #name);                           \
-        ph_bc_real_##name = fn_##name;                                       \
+        ph_bc_find_all();                                                    \
+        fn_##name = ph_bc_real_##name;                                       \
     }
 
 /* Return CALL (yielding ssize_t) with the buffer prepared by PREPARE

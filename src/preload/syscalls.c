@@ -49,8 +49,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PH_EXPORT PH_BC_EXPORT
-
 /* Open the watched pages of [buf, buf+len) by reading one byte of each,
  * provided the whole range is mapped (checked with mincore, 16 MiB at a
  * time). */
@@ -87,7 +85,7 @@ static int is_self(int pid)
     return pid == 0 || pid == getpid();
 }
 
-PH_EXPORT long move_pages(int pid, unsigned long count, void **pages,
+PH_BC_EXPORT long move_pages(int pid, unsigned long count, void **pages,
                           const int *nodes, int *status, int flags)
 {
     int self = is_self(pid) && ph_preload_ready() && pages && status;
@@ -104,7 +102,7 @@ PH_EXPORT long move_pages(int pid, unsigned long count, void **pages,
     return r;
 }
 
-PH_EXPORT long get_mempolicy(int *mode, unsigned long *nodemask,
+PH_BC_EXPORT long get_mempolicy(int *mode, unsigned long *nodemask,
                              unsigned long maxnode, void *addr, unsigned flags)
 {
     if (!(flags & MPOL_F_ADDR) || !ph_preload_ready())
