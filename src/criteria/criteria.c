@@ -463,8 +463,13 @@ void ph_crit_huge_add(ph_crit_huge_sum *s, const uint32_t *sub, size_t nsub,
     const int n = s->n;
     if (!sub || n < 1 || n > PH_CRIT_HUGE_NODES)
         return;
+    /* counts a few lines ahead are asked for now (a 2 MiB unit's 512
+     * subpages are summed straight from memory) */
+    const size_t ahead = 512 / (sizeof *sub * (stride ? stride : 1)) + 1;
     for (size_t j = 0; j < nsub; j++) {
         const uint32_t *c = sub + j * stride;
+        if (j + ahead < nsub)
+            __builtin_prefetch(c + ahead * stride, 0, 3);
         int d = -1;
         uint64_t t = 0;
         for (int k = 0; k < n; k++) {

@@ -100,8 +100,11 @@ static inline __attribute__((always_inline)) uint32_t
 roll_pages(uint32_t *b, int n)
 {
     uint32_t left = 0;
-    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++)
+    const uint32_t *end = b + PH_HOT_CHUNK_PAGES * (size_t)n;
+    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
+        ph_hot_prefetch(b + p * (size_t)n, end, n, 1);
         left |= ph_hot_roll_page(b + p * (size_t)n, n);
+    }
     return left;
 }
 

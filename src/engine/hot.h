@@ -174,13 +174,13 @@ static inline uint64_t ph_cnt_sum(const uint32_t *c, int n)
     PH_CNT_BY_NODES(n, for (int k = 0; k < nn_; k++) a += c[k])
     return a;
 }
-/* Whether every count at c but c[k] is zero: all the accesses (if any)
- * came from node k. */
+/* Whether every count at c but c[k] is zero (0 <= k < n): all the
+ * accesses (if any) came from node k. */
 static inline int ph_cnt_only(const uint32_t *c, int n, int k)
 {
-    uint32_t a = 0;
-    PH_CNT_BY_NODES(n, for (int i = 0; i < nn_; i++) a |= i == k ? 0 : c[i])
-    return a == 0;
+    /* the sum of all (unrolled, no branch per node) against c[k]: the
+     * others sum to zero exactly when every one of them is zero */
+    return ph_cnt_sum(c, n) == c[k];
 }
 
 /* The end of an interval for one page (cur as ph_hot_counts gives it):
@@ -199,6 +199,28 @@ static inline uint32_t ph_hot_roll_page(uint32_t *cur, int n)
         left |= prev[k];
     }
     return left;
+}
+
+/* Passes over a chunk's counts ask for the lines PH_HOT_AHEAD_BYTES
+ * ahead of the page they are at (cur: its cur counts; end: the end of
+ * the chunk's cur section), in the cur and prev sections, and with
+ * cum != 0 in the cumulative one too.  Without it they wait for memory at
+ * every line: the sections are streams a chunk apart, each cut at every
+ * 4 KiB, which the hardware's prefetchers follow too late.  In
+ * bench_engine's hot case the fast path's pass went from 16.0 to 9.8 ns a
+ * page with it alone; 256 to 2048 bytes ahead made no difference.  The
+ * addresses stay inside the chunk's allocation. */
+#define PH_HOT_AHEAD_BYTES 512
+static inline void ph_hot_prefetch(const uint32_t *cur, const uint32_t *end,
+                                   int n, int cum)
+{
+    const uint32_t *ahead = cur + PH_HOT_AHEAD_BYTES / sizeof *cur;
+    if (ahead >= end)
+        return;
+    __builtin_prefetch(ahead, 1, 3);
+    __builtin_prefetch(ph_cnt_prev((uint32_t *)ahead, n), 1, 3);
+    if (cum)
+        __builtin_prefetch(ph_cnt_cum((uint32_t *)ahead, n), 1, 3);
 }
 
 /* uint32 words between two consecutive pages' counts of one section */

@@ -293,11 +293,36 @@ typedef struct pass {
     /* the chunks' agreement of neighbours, this interval's pairs added,
      * with the pairs that agree by chance given the interval's mix of
      * nodes (ph_crit_chance of the area's accesses in it; whole pairs
-     * added, the fraction carried) */
+     * added, the fraction carried).  The chance and the carry are fixed
+     * point, CHANCE_ONE = 1: every sampled page adds to the carry, and in
+     * floating point that chain (add, truncate, convert back, subtract:
+     * each step waits for the one before) held a fifth of the profile's
+     * samples in the fast path. */
     size_t adj_chunk;
     int adj_last;
-    double chance, chance_carry;
+    uint64_t chance, chance_carry;
 } pass;
+
+#define CHANCE_SHIFT 32
+#define CHANCE_ONE ((uint64_t)1 << CHANCE_SHIFT)
+
+/* ph_crit_chance's probability p in [0, 1] in CHANCE_ONE units. */
+static uint64_t chance_fixed(double p)
+{
+    if (!(p > 0))
+        return 0;
+    if (p >= 1)
+        return CHANCE_ONE;
+    return (uint64_t)(p * (double)CHANCE_ONE + 0.5);
+}
+
+/* One pair's chance added to the carry: the whole pairs it completes. */
+static inline uint32_t chance_add(uint64_t *carry, uint64_t chance)
+{
+    uint64_t c = *carry + chance;
+    *carry = c & (CHANCE_ONE - 1);
+    return (uint32_t)(c >> CHANCE_SHIFT);
+}
 
 /* The counts of page i of h (its chunk has them). */
 static inline uint32_t *counts_at(const ph_hot *h, size_t i, size_t pw)
@@ -558,7 +583,12 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
         if (!b || !ph_hot_chunk_meta(h, b)[PH_HOT_FRESH])
             continue;
         const uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
+        const uint32_t *end = b + PH_HOT_CHUNK_PAGES * pw;
         for (size_t i = p0; i < p1; i++, cur += pw) {
+            /* the lines ahead, and this page's cumulative counts, which
+             * the second loop reads */
+            ph_hot_prefetch(cur, end, n, 0);
+            __builtin_prefetch(ph_cnt_cum((uint32_t *)cur, n), 1, 3);
             if (!ph_cnt_or(cur, n))
                 continue;
             const ph_page *pg = &h->pages[i];
@@ -570,8 +600,8 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
         }
     }
     uint64_t scanned = 0, accesses = 0;
-    double carry = ps->chance_carry;
-    const double chance = ps->chance;
+    uint64_t carry = ps->chance_carry;
+    const uint64_t chance = ps->chance;
     for (size_t p0 = b0, p1; p0 < b1; p0 = p1) {
         size_t c = p0 / PH_HOT_CHUNK_PAGES;
         p1 = piece_end(p0, b1);
@@ -617,10 +647,7 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
                 }
                 pairs++;
                 agree += home == last;
-                carry += chance;
-                uint16_t held = (uint16_t)carry;
-                carry -= held;
-                chn = (uint16_t)(chn + held);
+                chn = (uint16_t)(chn + chance_add(&carry, chance));
             }
             last = home;
             scanned++;
@@ -687,10 +714,8 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                 }
                 h->adj_pairs[ac]++;
                 h->adj_agree[ac] += dnow == ps->adj_last;
-                ps->chance_carry += ps->chance;
-                uint16_t whole = (uint16_t)ps->chance_carry;
-                ps->chance_carry -= whole;
-                h->adj_chance[ac] += whole;
+                h->adj_chance[ac] += (uint16_t)chance_add(&ps->chance_carry,
+                                                          ps->chance);
             }
             ps->adj_last = dnow;
         }
@@ -876,7 +901,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         .hood_chunk = SIZE_MAX,
         .adj_chunk = SIZE_MAX,
         .adj_last = -1,
-        .chance = ph_crit_chance(h->now_acc, n)};
+        .chance = chance_fixed(ph_crit_chance(h->now_acc, n))};
     const int fused = kind != PH_INV_SAMPLING;
     *found = 0;
     w->n = 0;
