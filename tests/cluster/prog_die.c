@@ -5,6 +5,9 @@
  *               a bounded time with a message naming it
  *   stop RANK   rank RANK stops answering (SIGSTOP): only the cluster
  *               layer's timeouts can notice
+ *   exit RANK   rank RANK calls exit(3) in the middle of the loop, before
+ *               ph_cluster_finalize, with a line in stdout's buffer: the
+ *               job must end at once with status 3 and that line
  *   segv        a real segfault at a non-shared address after init: the
  *               process must die of SIGSEGV
  *   freed       an access to shared memory after it was freed: SIGSEGV
@@ -51,6 +54,11 @@ int main(int argc, char **argv)
         if (it == 20 && me == victim) {
             fprintf(stderr, "victim pid %ld: %s now\n", (long)getpid(), mode);
             fflush(stderr);
+            if (!strcmp(mode, "exit")) {
+                /* not flushed: exit() must write it before the job ends */
+                printf("rank %d: exit(3) at iteration %d\n", me, it);
+                exit(3);
+            }
             raise(!strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
         }
         ph_cluster_barrier();
