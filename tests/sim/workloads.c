@@ -64,7 +64,8 @@ int wl_model(void *model, size_t range, size_t page, uint32_t *acc,
         break;
     case WL_CG:
         for (int i = 0; i < nnodes; i++)
-            acc[i] = w->acc / (uint32_t)nnodes;
+            acc[i] = w->acc / (uint32_t)nnodes *
+                     (i < 8 && w->cg_weight[i] ? w->cg_weight[i] : 1);
         break;
     case WL_MIGRATE:
         acc[migrated_node(w, o)] = w->acc;

@@ -14,7 +14,9 @@
  *   WL_BT         WL_OWNER in phase 0 (x/y solve); in phase 1 (z solve)
  *                 the owner of page p is (owner(p) + 1) % N: another node
  *                 for every page, as BT's z sweep along another dimension.
- *   WL_CG         a shared vector: every node reads every page equally.
+ *   WL_CG         a shared vector: every node reads every page equally
+ *                 (times its cg_weight, when set: a node whose threads
+ *                 ran more than the others in an interval).
  *   WL_MIGRATE    WL_OWNER, but from iteration `migrate_at` the threads
  *                 of node `from` run on node `to` (a thread migration):
  *                 their pages are touched from `to`.
@@ -44,6 +46,7 @@ typedef struct workload {
     int phase;          /* WL_BT: 0 or 1 */
     int migrate_at, from, to;   /* WL_MIGRATE */
     size_t pp_pages;    /* WL_PINGPONG */
+    uint32_t cg_weight[8]; /* WL_CG: node i's accesses times this (0: 1) */
 } workload;
 
 /* Owner node of page p under the block rule. */
