@@ -468,6 +468,22 @@ extern ph_dsm *ph_dsm_g;            /* the one cluster context (NULL before init
  * userfaultfd-user); NULL otherwise. */
 extern ph_dsm *_Atomic ph_dsm_kernel_prep;
 
+/* fault_sigsegv.c: while its SIGSEGV handler is installed, the program's
+ * own SIGSEGV disposition is the one it chains to: swap in act (when not
+ * NULL) and return the one before in old (when not NULL); 1 then, 0 when
+ * the handler is not installed (the caller asks the C library).  Called
+ * by signals.c's sigaction, signal, ... */
+int ph_dsm_sigsegv_chained(const struct sigaction *act, struct sigaction *old);
+/* signals.c: the C library's sigaction, not the one signals.c exports
+ * (the DSM's own handler goes in and out through it). */
+int ph_dsm_real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old);
+/* signals.c: 1 from the moment fault_sigsegv.c installs its handler
+ * until it takes it out, so that sigaction, signal, ... ask
+ * ph_dsm_sigsegv_chained about SIGSEGV; 0 otherwise (straight to the C
+ * library). */
+void ph_dsm_signals_route(int on);
+
 /* cluster_api.c: 1 in a child of fork() (a pthread_atfork handler): the
  * child is no rank -- it has no service thread, and userfaultfd's
  * registration is not inherited -- so the arena is made inaccessible

@@ -14,9 +14,17 @@
  * For an address outside the arena, or inside it but in no allocation
  * (the service thread answers "not ours"), or any fault in a child of
  * fork() (ph_dsm_forked: it has no service thread), the handler passes the signal
- * to the previous handler, or restores the default action and returns so
+ * to the program's handler, or restores the default action and returns so
  * that the access faults again and the process dies of SIGSEGV as it
- * would have without pagehome.
+ * would have without pagehome.  The program's handler is the one it had
+ * at start-up, or the one it installs later: signals.c's sigaction,
+ * signal, ... put a SIGSEGV handler *behind* this one while it is
+ * installed (ph_dsm_sigsegv_chained), and give the program's back when it
+ * asks.  Without that a crash reporter installed after ph_cluster_init
+ * took the DSM's faults: the first remote access ran it.  The chained
+ * disposition is kept twice and switched with one atomic store, so a
+ * handler running meanwhile reads a whole one (not two updates within
+ * one fault).
  *
  * Limits of this mode: a system call given shared memory that is not
  * accessible at that moment fails with EFAULT instead of faulting --
@@ -32,6 +40,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +62,9 @@ typedef struct slot {
 
 static slot slots[NSLOTS];
 static _Atomic int posted;
-static struct sigaction prev_action;
+static struct sigaction chained[2];   /* the program's; chained[cur] */
+static _Atomic int chained_cur;
+static atomic_flag chained_lock = ATOMIC_FLAG_INIT;
 static _Atomic int installed;
 static char *s_arena;
 static size_t s_arena_bytes;
@@ -67,14 +78,14 @@ static long futex(_Atomic int *addr, int op, int val)
 
 static void chain(int sig, siginfo_t *info, void *ctx)
 {
-    if (prev_action.sa_flags & SA_SIGINFO) {
-        if (prev_action.sa_sigaction) {
-            prev_action.sa_sigaction(sig, info, ctx);
+    const struct sigaction *p = &chained[atomic_load(&chained_cur)];
+    if (p->sa_flags & SA_SIGINFO) {
+        if (p->sa_sigaction) {
+            p->sa_sigaction(sig, info, ctx);
             return;
         }
-    } else if (prev_action.sa_handler != SIG_DFL &&
-               prev_action.sa_handler != SIG_IGN) {
-        prev_action.sa_handler(sig);
+    } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
         return;
     }
     /* Default action: restore it and return; the access faults again. */
@@ -82,7 +93,26 @@ static void chain(int sig, siginfo_t *info, void *ctx)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    atomic_store(&installed, 0);
+    ph_dsm_real_sigaction(sig, &dfl, NULL);
+}
+
+int ph_dsm_sigsegv_chained(const struct sigaction *act, struct sigaction *old)
+{
+    if (!atomic_load(&installed))
+        return 0;
+    while (atomic_flag_test_and_set(&chained_lock))
+        syscall(SYS_sched_yield);
+    int cur = atomic_load(&chained_cur);
+    struct sigaction was = chained[cur];
+    if (act) {
+        chained[!cur] = *act;
+        atomic_store(&chained_cur, !cur);
+    }
+    atomic_flag_clear(&chained_lock);
+    if (old)
+        *old = was;
+    return 1;
 }
 
 static int write_bit(void *ctx)
@@ -155,9 +185,11 @@ static int s_init(ph_dsm *c)
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &prev_action) < 0)
+    atomic_store(&chained_cur, 0);
+    if (ph_dsm_real_sigaction(SIGSEGV, &sa, &chained[0]) < 0)
         return ph_fail(errno, "sigaction(SIGSEGV): %s", strerror(errno));
     atomic_store(&installed, 1);
+    ph_dsm_signals_route(1);
     snprintf(c->fault_name, sizeof c->fault_name, "sigsegv");
     return 0;
 }
@@ -166,10 +198,14 @@ static void s_fini(ph_dsm *c)
 {
     (void)c;
     if (atomic_exchange(&installed, 0)) {
+        ph_dsm_signals_route(0);
+        /* the program's disposition back in place (the one it set while
+         * cluster mode ran, if any) */
         struct sigaction cur;
-        sigaction(SIGSEGV, NULL, &cur);
+        ph_dsm_real_sigaction(SIGSEGV, NULL, &cur);
         if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler)
-            sigaction(SIGSEGV, &prev_action, NULL);
+            ph_dsm_real_sigaction(SIGSEGV, &chained[atomic_load(&chained_cur)],
+                                  NULL);
     }
     s_arena = NULL;
 }
