@@ -457,15 +457,20 @@ void ph_crit_huge_clear(ph_crit_huge_sum *s, int n)
     s->n = n;
 }
 
+/* How far ahead ph_crit_huge_add asks for counts: the distance the
+ * engine's own passes use (PH_HOT_AHEAD_BYTES, a layer above; 256 to 2048
+ * bytes measured alike there). */
+#define HUGE_SUM_AHEAD_BYTES 512
+
 void ph_crit_huge_add(ph_crit_huge_sum *s, const uint32_t *sub, size_t nsub,
                       size_t stride)
 {
     const int n = s->n;
     if (!sub || n < 1 || n > PH_CRIT_HUGE_NODES)
         return;
-    /* counts a few lines ahead are asked for now (a 2 MiB unit's 512
-     * subpages are summed straight from memory) */
-    const size_t ahead = 512 / (sizeof *sub * (stride ? stride : 1)) + 1;
+    /* counts HUGE_SUM_AHEAD_BYTES ahead are asked for now (a 2 MiB
+     * unit's 512 subpages are summed straight from memory) */
+    const size_t ahead = HUGE_SUM_AHEAD_BYTES / (sizeof *sub * (stride ? stride : 1)) + 1;
     for (size_t j = 0; j < nsub; j++) {
         const uint32_t *c = sub + j * stride;
         if (j + ahead < nsub)
