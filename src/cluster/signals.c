@@ -51,6 +51,8 @@
  */
 #include "cluster/cluster.h"
 
+#include "base/segv_mask.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -180,16 +182,8 @@ static int masked(mask_fn fn, int how, const sigset_t *set, sigset_t *old)
             sigaddset(old, SIGSEGV);
         return rc;
     }
-    sigset_t pass = *set;
-    int has = sigismember(&pass, SIGSEGV) == 1, now = was;
-    if (how == SIG_BLOCK || how == SIG_SETMASK)
-        sigdelset(&pass, SIGSEGV);
-    if (how == SIG_BLOCK && has)
-        now = 1;
-    else if (how == SIG_UNBLOCK && has)
-        now = 0;
-    else if (how == SIG_SETMASK)
-        now = has;
+    sigset_t pass;
+    int now = ph_segv_mask(how, set, was, &pass);
     int rc = fn(how, &pass, old);
     if (rc != 0)
         return rc;

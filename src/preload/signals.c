@@ -36,6 +36,7 @@
 #include "preload/preload.h"
 
 #include "api/transparent.h"
+#include "base/segv_mask.h"
 #include "sample/source.h"
 
 #include <dlfcn.h>
@@ -179,22 +180,10 @@ static int masked(mask_fn fn, int how, const sigset_t *set, sigset_t *old, const
     if (ph_preload_is_internal(ra))
         return fn(how, set, old);
     int was = tl_segv_blocked;
-    sigset_t s;
-    const sigset_t *pass = set;
     if (set) {
-        s = *set;
-        int has = sigismember(&s, SIGSEGV) == 1;
-        if (how == SIG_BLOCK || how == SIG_SETMASK)
-            sigdelset(&s, SIGSEGV);
-        pass = &s;
-        int now = was;
-        if (how == SIG_BLOCK && has)
-            now = 1;
-        else if (how == SIG_UNBLOCK && has)
-            now = 0;
-        else if (how == SIG_SETMASK)
-            now = has;
-        int rc = fn(how, pass, old);
+        sigset_t pass;
+        int now = ph_segv_mask(how, set, was, &pass);
+        int rc = fn(how, &pass, old);
         if (rc != 0)
             return rc;
         tl_segv_blocked = now;

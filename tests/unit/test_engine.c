@@ -749,11 +749,9 @@ static void test_sampling(void)
     rig_close(&r);
 }
 
-/* A table every node reads (XSBench-like: no node owns a page), sampled
- * with heavy noise so that each wake-up sees a few random nodes per page:
- * the sampling mechanism must not chase the samples (issue target: <= 1%
- * of the pages moved more than once; and nothing to gain by moving). */
-static void test_sampling_shared_no_thrash(void)
+/* The sampling mechanism on a table every node reads: nothing to wait for
+ * (cold_after, stable_after 0) and no cap on the moves. */
+static ph_engine_cfg shared_table_cfg(void)
 {
     ph_engine_cfg c = base_cfg();
     c.mech = PH_MECH_SAMPLING;
@@ -761,6 +759,16 @@ static void test_sampling_shared_no_thrash(void)
     c.cold_after = 0;
     c.stable_after = 0;
     c.sample_max_moves = 0;
+    return c;
+}
+
+/* A table every node reads (XSBench-like: no node owns a page), sampled
+ * with heavy noise so that each wake-up sees a few random nodes per page:
+ * the sampling mechanism must not chase the samples (issue target: <= 1%
+ * of the pages moved more than once; and nothing to gain by moving). */
+static void test_sampling_shared_no_thrash(void)
+{
+    ph_engine_cfg c = shared_table_cfg();
     rig r;
     rig_open(&r, WL_CG, 1024, INIT_RR, &c, 256, 0.97, NULL);
     for (int w = 0; w < 120; w++)
@@ -783,15 +791,10 @@ static void test_sampling_shared_no_thrash(void)
  * samples name that node and their neighbours agree.  With no history
  * the interval is judged against the team (one thread a node here): it
  * moves nothing, and the even intervals after it move nothing either
- * (before, the first wake moved a third of the table). */
+ * (before, the first wake moved 77 of the 1024 pages). */
 static void test_sampling_skewed_first(void)
 {
-    ph_engine_cfg c = base_cfg();
-    c.mech = PH_MECH_SAMPLING;
-    c.full_snapshot = 0;
-    c.cold_after = 0;
-    c.stable_after = 0;
-    c.sample_max_moves = 0;
+    ph_engine_cfg c = shared_table_cfg();
     rig r;
     rig_open(&r, WL_CG, 1024, INIT_RR, &c, 1024, 0.995, NULL);
     for (int t = 0; t < topo->nnodes; t++)
