@@ -309,9 +309,17 @@ int ph_dsm_windows_create(ph_dsm *c)
         char err[MPI_MAX_ERROR_STRING] = "";
         int len = 0;
         MPI_Error_string(rc, err, &len);
+        /* Open MPI's one-sided component on shared memory needs vader's
+         * single copy (measured: none fails here) */
+        const char *sc = getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
+        int sc_off = sc && !strcmp(sc, "none");
         return ph_fail(EIO, "ph_cluster_init: MPI_Win_create failed: %s "
-                       "(with Open MPI over TCP use osc pt2pt "
-                       "(--mca osc pt2pt) or UCX)", err);
+                       "(%s)", err,
+                       sc_off ? "OMPI_MCA_btl_vader_single_copy_mechanism="
+                                "none: Open MPI's one-sided component needs "
+                                "vader's single copy; unset it"
+                              : "with Open MPI over TCP use osc pt2pt "
+                                "(--mca osc pt2pt) or UCX");
     }
     MPI_Win_set_errhandler(c->cwin, MPI_ERRORS_RETURN);
     MPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN);
