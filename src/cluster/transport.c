@@ -312,14 +312,15 @@ int ph_dsm_windows_create(ph_dsm *c)
         /* Open MPI's one-sided component on shared memory needs vader's
          * single copy (measured: none fails here) */
         const char *sc = getenv("OMPI_MCA_btl_vader_single_copy_mechanism");
-        int sc_off = sc && !strcmp(sc, "none");
+        if (sc && !strcmp(sc, "none"))
+            /* first: the other ranks see 150 characters of it (agree) */
+            return ph_fail(EIO, "ph_cluster_init: MPI_Win_create failed: "
+                           "OMPI_MCA_btl_vader_single_copy_mechanism=none; "
+                           "Open MPI's one-sided component needs vader's "
+                           "single copy (%s)", err);
         return ph_fail(EIO, "ph_cluster_init: MPI_Win_create failed: %s "
-                       "(%s)", err,
-                       sc_off ? "OMPI_MCA_btl_vader_single_copy_mechanism="
-                                "none: Open MPI's one-sided component needs "
-                                "vader's single copy; unset it"
-                              : "with Open MPI over TCP use osc pt2pt "
-                                "(--mca osc pt2pt) or UCX");
+                       "(with Open MPI over TCP use osc pt2pt "
+                       "(--mca osc pt2pt) or UCX)", err);
     }
     MPI_Win_set_errhandler(c->cwin, MPI_ERRORS_RETURN);
     MPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN);
