@@ -175,22 +175,7 @@ static int masked(mask_fn fn, int how, const sigset_t *set, sigset_t *old)
     }
     if (!atomic_load(&route))
         return fn(how, set, old);
-    int was = tl_segv_blocked;
-    if (!set) {
-        int rc = fn(how, NULL, old);
-        if (rc == 0 && old && was)
-            sigaddset(old, SIGSEGV);
-        return rc;
-    }
-    sigset_t pass;
-    int now = ph_segv_mask(how, set, was, &pass);
-    int rc = fn(how, &pass, old);
-    if (rc != 0)
-        return rc;
-    tl_segv_blocked = now;
-    if (old && was)
-        sigaddset(old, SIGSEGV);
-    return 0;
+    return ph_segv_masked(fn, how, set, old, &tl_segv_blocked);
 }
 
 PH_SIG_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)

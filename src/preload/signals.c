@@ -179,22 +179,7 @@ static int masked(mask_fn fn, int how, const sigset_t *set, sigset_t *old, const
     }
     if (ph_preload_is_internal(ra))
         return fn(how, set, old);
-    int was = tl_segv_blocked;
-    if (set) {
-        sigset_t pass;
-        int now = ph_segv_mask(how, set, was, &pass);
-        int rc = fn(how, &pass, old);
-        if (rc != 0)
-            return rc;
-        tl_segv_blocked = now;
-    } else {
-        int rc = fn(how, NULL, old);
-        if (rc != 0)
-            return rc;
-    }
-    if (old && was)
-        sigaddset(old, SIGSEGV);
-    return 0;
+    return ph_segv_masked(fn, how, set, old, &tl_segv_blocked);
 }
 
 PH_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
