@@ -1,6 +1,6 @@
 """kvlog.py -- the result lines the cluster benchmarks print: words of the
 form key=value (the first of a key wins) and bare words.  Shared by
-table.py, laplace_table1.py and swim_tables.py."""
+table.py, laplace_table1.py, fft_table2.py and swim_tables.py."""
 
 
 def fields(line):

@@ -22,11 +22,10 @@ after them (laplace7_dsm --stats).  Prints, per place:
      (and to it before the iterations: at the initialisation's barrier).
 """
 import glob
-import json
 import os
-import statistics
 import sys
 
+from dsmstats import KEYS, counts, delta, load
 from kvlog import fields
 
 VARIANTS = ["seq", "naive", "barrier", "manual", "manual_barrier",
@@ -67,28 +66,6 @@ def fmt(x, nd=3):
 def best(rows):
     """the run with the minimum seconds"""
     return min(rows, key=lambda r: float(r["seconds"])) if rows else None
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def counts(d):
-    f, t, s, m = d["faults"], d["traffic"], d["sync"], d["migration"]
-    return {"rd_home": f["fault_read_home"], "rd_rem": f["fault_read_remote"],
-            "wr_home": f["fault_write_home"], "wr_rem": f["fault_write_remote"],
-            "fetched": t["pages_fetched"], "diffs": t["diffs_sent"] + t["whole_pages_sent"],
-            "diff_B": t["diff_bytes"], "sent_B": t.get("bytes_sent", 0),
-            "msgs": t["rma_calls"] + t["collectives"], "barriers": s["barriers"],
-            "mig_in": m["migrated_in"], "mig_out": m["migrated_out"]}
-
-
-def delta(a, b):
-    return {k: b[k] - a[k] for k in a}
 
 
 def main():
@@ -178,8 +155,7 @@ def main():
         print()
         print(f"== {place}: events per rank during the iterations (paper 002 Table 3's "
               f"counts; msgs = MPI one-sided calls + collectives; B = bytes) ==")
-        keys = ["rd_home", "rd_rem", "wr_home", "wr_rem", "fetched", "diffs", "diff_B",
-                "sent_B", "msgs", "barriers", "mig_in", "mig_out"]
+        keys = KEYS
         print("| impl | homes | ranks | rank | " + " | ".join(keys) + " | mig_in before |")
         print("|" + "---|" * (len(keys) + 5))
         for v in VARIANTS:

@@ -4,7 +4,7 @@
  * over ph_cluster_gang_*, the gangs of the cluster's team (ranks x
  * OMP_NUM_THREADS).
  *
- *   fft_dsm IMPL LOG2N [CACHE_KB] [--reps R] [--no-check]
+ *   fft_dsm IMPL LOG2N [CACHE_KB] [--reps R] [--no-check] [--stats PREFIX]
  *
  * IMPL as fft_gangs: 0 (rank 0 alone, sequential hybrid, pages homed on
  * rank 0), 1 and 2 (round-robin homes, cyclic:1), 3 and 4 (block homes),
@@ -22,8 +22,13 @@
  * verdict: rank 0 computes the sequential hybrid transform of the same
  * input in private memory and compares every point (equal bit for bit);
  * --no-check skips it.  WL_FAULT=1 corrupts one shared value first.
+ * --stats PREFIX: every rank writes its DSM statistics to
+ * PREFIX.rR.begin.json and PREFIX.rR.end.json at the two barriers around
+ * the last repetition's transform (dsm_stats.h), so that one transform's
+ * own counts are the differences (bench/cluster/fft_table2.py).
  */
 #include "common.h"
+#include "dsm_stats.h"
 #include "fft_gangs.h"
 
 #include <omp.h>
@@ -37,6 +42,7 @@
 
 #define PROG "fft_dsm"
 #define USAGE PROG " 0|1|2|3|4|flat LOG2N [CACHE_KB] [--reps R] [--no-check]" \
+                   " [--stats PREFIX]" \
                    "  (3 <= LOG2N <= 26, 1 <= CACHE_KB <= 1048576, 1 <= R <= 100)"
 
 static const char *const impls[] = {"0", "1", "2", "3", "4", "flat"};
@@ -84,13 +90,15 @@ int main(int argc, char **argv)
         wl_die(PROG, ph_last_error());
     long log2n, cache_kb = 256, reps = 1;
     int check = 1, npos = 0;
-    const char *pos[3] = {0};
+    const char *pos[3] = {0}, *stats = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--no-check"))
             check = 0;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             if (wl_parse_long(argv[++i], 1, 100, &reps) != 0)
                 wl_usage(USAGE);
+        } else if (!strcmp(argv[i], "--stats") && i + 1 < argc) {
+            stats = argv[++i];
         } else if (npos < 3)
             pos[npos++] = argv[i];
         else
@@ -135,7 +143,10 @@ int main(int argc, char **argv)
             ph_cluster_barrier();
         }
         long f0 = dsm_stat("pages_fetched"), g0 = dsm_stat("fetch_calls");
+        const int last = rep == reps - 1;
         ph_cluster_barrier();
+        if (last)
+            wl_dsm_stats_snapshot(PROG, stats, me, "begin");
         double t0 = wl_wtime_s();
         if (impl == 0) {
             if (me == 0)
@@ -151,6 +162,8 @@ int main(int argc, char **argv)
         }
         ph_cluster_barrier();
         double dt = wl_wtime_s() - t0;
+        if (last)
+            wl_dsm_stats_snapshot(PROG, stats, me, "end");
         fetched[2 * me] = dsm_stat("pages_fetched") - f0;
         fetched[2 * me + 1] = dsm_stat("fetch_calls") - g0;
         ph_cluster_barrier();

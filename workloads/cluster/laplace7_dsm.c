@@ -74,17 +74,16 @@
  * are the differences (bench/cluster/laplace_table1.py).
  */
 #include "common.h"
+#include "dsm_stats.h"
 #include "laplace_point.h"
 
 #include <omp.h>
 #include <pagehome.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PROG "laplace7_dsm"
 #define USAGE PROG " VARIANT N ITERS [PLACEMENT] [--no-check] [--stats PREFIX]\n" \
@@ -193,22 +192,6 @@ static double *sequential(int n, long iters, double *half_s)
 }
 
 /* PREFIX.rR.WHEN.json: this rank's DSM statistics now. */
-static void stats_snapshot(const char *prefix, int rank, const char *when)
-{
-    if (!prefix)
-        return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s.r%d.%s.json", prefix, rank, when);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        perror(path);
-        wl_die(PROG, "cannot write the statistics");
-    }
-    if (ph_cluster_stats_write(fd) < 0)
-        wl_die(PROG, ph_last_error());
-    close(fd);
-}
-
 int main(int argc, char **argv)
 {
     long n_l = 0, iters = 0;
@@ -263,7 +246,7 @@ int main(int argc, char **argv)
                     wl_laplace_initial(n, (int)i, j);
         ph_cluster_barrier();
     }
-    stats_snapshot(stats, me, "begin");
+    wl_dsm_stats_snapshot(PROG, stats, me, "begin");
 
     if (variant == V_SEQ) {
         if (me == 0) {
@@ -272,7 +255,7 @@ int main(int argc, char **argv)
             seconds = wl_wtime_s() - t0;
         }
         ph_cluster_barrier();
-        stats_snapshot(stats, me, "half");
+        wl_dsm_stats_snapshot(PROG, stats, me, "half");
         res = seq_res;
     } else if (one_region(variant)) {
         double t0 = 0;
@@ -291,7 +274,7 @@ int main(int argc, char **argv)
 #pragma omp master
                     {
                         half = wl_wtime_s() - t0;
-                        stats_snapshot(stats, me, "half");
+                        wl_dsm_stats_snapshot(PROG, stats, me, "half");
                     }
                 }
             }
@@ -314,15 +297,15 @@ int main(int argc, char **argv)
             dst = t;
             if (it + 1 == iters / 2) {
                 half = wl_wtime_s() - t0;
-                stats_snapshot(stats, me, "half");
+                wl_dsm_stats_snapshot(PROG, stats, me, "half");
             }
         }
         seconds = wl_wtime_s() - t0;
         res = src;
     }
     if (iters < 2)
-        stats_snapshot(stats, me, "half");
-    stats_snapshot(stats, me, "end");
+        wl_dsm_stats_snapshot(PROG, stats, me, "half");
+    wl_dsm_stats_snapshot(PROG, stats, me, "end");
 
     if (wl_fault_injected() && me == ranks - 1 && variant != V_SEQ)
         ((double *)res)[(size_t)(n / 2) * n + n / 2] += 1e-9;
