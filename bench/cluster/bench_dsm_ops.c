@@ -46,7 +46,10 @@
  * The pages keep the homes their placement gives (the program sets
  * cluster_migrate=0 unless PAGEHOME_CLUSTER_MIGRATE is set): home
  * migration would move rank 0's pages to it after a few repetitions and
- * the operations measured would no longer be the ones named.
+ * the operations measured would no longer be the ones named.  For the
+ * same reason cluster_refresh=0 unless PAGEHOME_CLUSTER_REFRESH is set:
+ * rank 0 reads the same pages after every barrier, and the barriers
+ * would fetch them before the read misses timed.
  * The raw operations run before ph_cluster_init and again after
  * ph_cluster_finalize, in the same process (MPI stays initialised: the
  * program initialises it itself, with MPI_THREAD_SERIALIZED); the raw
@@ -538,6 +541,8 @@ int main(int argc, char **argv)
     int migrate = getenv("PAGEHOME_CLUSTER_MIGRATE") != NULL;
     if (!migrate)
         ph_config_set("cluster_migrate", "0");
+    if (!getenv("PAGEHOME_CLUSTER_REFRESH"))
+        ph_config_set("cluster_refresh", "0");
     if (ph_cluster_init(&argc, &argv) < 0) {
         fprintf(stderr, "ph_cluster_init: %s\n", ph_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -566,11 +571,12 @@ int main(int argc, char **argv)
         r1.fop < r2.fop ? r1.fop : r2.fop,
         r1.barrier < r2.barrier ? r1.barrier : r2.barrier};
     if (me == 0) {
-        char mig[16] = "?";
+        char mig[16] = "?", rfr[16] = "?";
         ph_config_get("cluster_migrate", mig, sizeof mig);
+        ph_config_get("cluster_refresh", rfr, sizeof rfr);
         printf("bench_dsm_ops: %d ranks, %s, faults by %s, %d x %d operations, "
-               "cluster_migrate=%s, medians in us\n", n, info.transport,
-               info.fault_mechanism, reps, count, mig);
+               "cluster_migrate=%s, cluster_refresh=%s, medians in us\n", n,
+               info.transport, info.fault_mechanism, reps, count, mig, rfr);
         printf("%-32s %10s %10s %8s %8s\n", "operation", "cluster", "raw MPI",
                "ratio", "goal");
         printf("%-32s %10.2f %10.2f %8.2f %8s %s\n", "read miss (Get+flush)",

@@ -114,7 +114,7 @@ def main():
             f, t, y, m, pc = s["faults"], s["traffic"], s["sync"], s["migration"], s["page_classes"]
             print(f"  rank {s['cluster']['rank']}: faults {f['fault_read_remote']}/"
                   f"{f['fault_read_home']} {f['fault_write_remote']}/{f['fault_write_home']}"
-                  f"  fetched {t['pages_fetched']} (ro {y.get('readonly_fetched', 0)}, after "
+                  f"  fetched {t['pages_fetched']} + {t.get('pages_refreshed', 0)} refreshed (ro {y.get('readonly_fetched', 0)}, after "
                   f"{ro_after_first(s)})  diffs {t['diffs_sent']}  migrations "
                   f"{m['migrated_in']}/{m['migrated_out']} of {m['migrations']}  classes "
                   f"{pc.get('private', 0)}/{pc.get('read_only', 0)}/"

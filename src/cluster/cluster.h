@@ -103,7 +103,11 @@ typedef struct ph_dsm_pinfo {
     int32_t writers;          /* 0 nobody, rank + 1, -1 several ranks */
     uint16_t write_ivs;       /* intervals in which it was written (sat.) */
     uint8_t flags;            /* PIF_* */
-    uint8_t unused;
+    uint8_t ruse;             /* with PIF_REREAD: the interval of its last
+                               * read here (a miss, or the first access of
+                               * a refreshed copy), mod 128; bit 7: the
+                               * read before was two intervals earlier
+                               * (coherence.c, REFRESH) */
 } ph_dsm_pinfo;             /* 8 bytes */
 #define PIF_TOUCHED  0x01     /* this rank accessed it (a fault) */
 #define PIF_READONLY 0x02     /* declared by ph_cluster_readonly */
@@ -113,6 +117,9 @@ typedef struct ph_dsm_pinfo {
                                * (PIF_WROTE), no write seen yet */
 #define PIF_FETCHED  0x10     /* fetched in this barrier interval (in the
                                * fetched list: migrate_cost.h's evidence) */
+#define PIF_REREAD   0x20     /* read here lately (ruse; in the reread
+                               * list): a barrier may refresh it */
+#define PIF_REFRESHED 0x40    /* refreshed at a barrier, not accessed since */
 
 /* Read-ahead streams followed at once (coherence.c). */
 #define PH_DSM_RA_STREAMS 8
@@ -260,6 +267,9 @@ typedef struct ph_dsm_stats {
     uint64_t fault_spurious;
     uint64_t gap_writes;          /* writes caught between map and protect */
     uint64_t pages_fetched, fetch_calls;
+    uint64_t pages_refreshed;     /* copies fetched at barriers (REFRESH) */
+    uint64_t refresh_calls;       /* ... by so many gets */
+    uint64_t refresh_used;        /* ... accessed before their next drop */
     uint64_t twins;
     uint64_t twins_predicted;     /* pages prediction made writable */
     uint64_t predicted_unwritten; /* ... found unwritten at a barrier */
@@ -340,6 +350,9 @@ struct ph_dsm {
     size_t cost_twinned;      /* ... made writable with twins */
     double whole_share;
     int write_predict;        /* cluster_write_predict */
+    int refresh;              /* cluster_refresh (userfaultfd only) */
+    int refresh_hit;          /* the fault being resolved is the first use
+                               * of a refreshed copy */
     uint64_t log_size;
     char stats_file[512];
 
@@ -370,6 +383,7 @@ struct ph_dsm {
     /* page lists */
     ph_dsm_vec dirty, home_rw, iw, np, cached;
     ph_dsm_vec fetched;          /* fetched this interval (PIF_FETCHED) */
+    ph_dsm_vec reread;           /* read here lately (PIF_REREAD) */
     ph_dsm_vec untracked;        /* home pages written every interval, not
                                * write-protected any more */
     uint32_t *home_hist;      /* per page, see coherence.c */
@@ -588,6 +602,18 @@ void ph_dsm_home_release(ph_dsm *c, uint32_t interval);
 void ph_dsm_invalidate(ph_dsm *c, size_t page);
 /* the same for a list (any order; pages not cached are skipped) */
 void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n);
+/* A barrier's last step: fetch at once the copies this rank has not got
+ * (dropped now or before) and will read in the interval that begins, as
+ * its reads of them in the last intervals predict (coherence.c, REFRESH).
+ * Every diff has landed and every home move is done; nothing when
+ * cluster_refresh is off or the faults are not caught by userfaultfd. */
+void ph_dsm_refresh(ph_dsm *c);
+/* 1 when this rank may refresh copies at this barrier: the mechanism is
+ * on and pages were read here lately. */
+int ph_dsm_refresh_wanted(const ph_dsm *c);
+/* This rank read `page` (a read miss, or the first access of a refreshed
+ * copy): what the refresh predicts from. */
+void ph_dsm_note_read(ph_dsm *c, size_t page);
 void ph_dsm_invalidate_all(ph_dsm *c);
 /* selective acquire of [p0, p1) */
 void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1);

@@ -355,6 +355,19 @@ static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
 
 /* ---- cached pages --------------------------------------------------- */
 
+/* Pages [page, page + n) were read from their home in this interval: the
+ * cost rule's evidence (migrate_cost.h). */
+static void fetched_evidence(ph_dsm *c, size_t page, size_t n)
+{
+    if (!c->cost.on)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!(c->pinfo[page + i].flags & PIF_FETCHED)) {
+            c->pinfo[page + i].flags |= PIF_FETCHED;
+            push(c, &c->fetched, page + i);
+        }
+}
+
 static void fetch(ph_dsm *c, size_t page, size_t n, int home)
 {
     uint64_t t0 = ph_now_ns();
@@ -370,12 +383,7 @@ static void fetch(ph_dsm *c, size_t page, size_t n, int home)
     c->st.fetch_calls++;
     c->st.pages_fetched += n;
     c->st.cur.fetched += n;
-    if (c->cost.on)                  /* the cost rule's evidence */
-        for (size_t i = 0; i < n; i++)
-            if (!(c->pinfo[page + i].flags & PIF_FETCHED)) {
-                c->pinfo[page + i].flags |= PIF_FETCHED;
-                push(c, &c->fetched, page + i);
-            }
+    fetched_evidence(c, page, n);
     for (size_t i = 0; i < n; i++)
         if (c->pinfo[page + i].flags & PIF_READONLY) {
             c->st.readonly_fetched++;
@@ -538,8 +546,13 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
         size_t n = fetch_run(c, p, home, ai);
         fetch(c, p, n, home);
         ra_fetched(c, p, n);
-        if (!write)
+        if (!write) {
             c->cost_fetched = n;            /* a read miss: its cost */
+            /* the pages read ahead too: read next time, they will be
+             * refreshed with it; unused, once at most */
+            for (size_t i = 0; i < n; i++)
+                ph_dsm_note_read(c, p + i);
+        }
         for (size_t i = 0; i < n; i++) {
             set_state(c, p + i, PGS_RO);
             cached_add(c, p + i);
@@ -583,9 +596,11 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
         c->st.fault_write_remote++;
         c->st.cur.write_remote++;
     } else {
-        /* already resolved by an earlier fault of another thread */
+        /* a copy refreshed at the last barrier, used now; or a fault
+         * resolved already by an earlier fault of another thread */
         c->fops->map(c, p, 1, st == PGS_RW);
-        c->st.fault_spurious++;
+        if (!c->refresh_hit)
+            c->st.fault_spurious++;
     }
     ev->woken = 1;
 }
@@ -659,6 +674,17 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
                      "the hint, or write before it)",
                      (void *)(c->arena + p * PH_DSM_PAGE), p, home);
     c->pinfo[p].flags |= PIF_TOUCHED;
+    c->refresh_hit = 0;
+    if (c->pinfo[p].flags & PIF_REFRESHED) {
+        /* the first access of a copy refreshed at a barrier: a read of
+         * it for the refresh's prediction, and of a page fetched for the
+         * cost rule */
+        c->pinfo[p].flags &= (uint8_t)~PIF_REFRESHED;
+        c->refresh_hit = 1;
+        c->st.refresh_used++;
+        ph_dsm_note_read(c, p);
+        fetched_evidence(c, p, 1);
+    }
     c->wake_defer = c->wake_defer_ok && write;
     if (home == c->rank)
         home_access(c, ev, write);
@@ -668,6 +694,7 @@ void ph_dsm_handle_fault(ph_dsm *c, ph_dsm_fault *ev)
         gap_settle(c);
     c->fops->complete(c, ev);
     c->wake_defer = 0;
+    c->refresh_hit = 0;
     uint64_t dt = ph_now_ns() - t0;
     c->st.fault_ns += dt;
     if (c->cost_fetched) {
@@ -1246,6 +1273,7 @@ static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
             continue;
         c->state[p] |= PGF_TMP;               /* dedup */
         push(c, &drop, p);
+        c->pinfo[p].flags &= (uint8_t)~PIF_REFRESHED;   /* unused */
         if (s & PGF_DIRTY)
             push(c, &dirty, p);
     }
@@ -1271,6 +1299,151 @@ static void invalidate_list(ph_dsm *c, uint64_t *pages, size_t n)
 void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n)
 {
     invalidate_list(c, pages, n);
+}
+
+/* REFRESH.  An iterative program reads, after every barrier, pages its
+ * neighbours wrote before it (a stencil's halo rows, a vector every rank
+ * reads): a read miss each, early in the interval, when the home is busy
+ * computing -- over a transport that needs the target's progress (UCX
+ * over TCP) the get then waits for the home's service thread.  So the
+ * last step of a barrier fetches at once the copies this rank lacks and
+ * is expected to read in the interval that begins, while every rank is
+ * still in the barrier (every diff has landed, every home has moved; the
+ * ranks meet once more after it, so that a home drives progress for the
+ * gets), runs of one home in one get each, all waited for together.
+ *
+ * The expectation comes from this rank's own reads, seen as faults: a
+ * read miss (with the pages it reads ahead), or the first access of a
+ * refreshed copy (which stays unmapped until then: a minor fault the
+ * service thread maps without a transfer).  Each such page keeps the interval of its last read (ruse,
+ * mod 128) and whether the read before was two intervals earlier, so a
+ * page read at every interval is refreshed at every barrier and one read
+ * at every other interval (a Jacobi solver's two grids) at every other
+ * barrier.  A page with no read for two intervals leaves the list: a page
+ * read once costs at most one transfer more, and a copy that stays valid
+ * (nobody wrote it) needs nothing.  A read of the page by a thread outside
+ * the barrier (a data race in release consistency) waits in its fault
+ * until the refresh is done.  userfaultfd only: under page protection the
+ * first access of a readable page's protected copy would be taken for a
+ * write. */
+static int refresh_on(const ph_dsm *c)
+{
+    return c->refresh && c->fops == &ph_dsm_fault_uffd && c->nranks > 1;
+}
+
+int ph_dsm_refresh_wanted(const ph_dsm *c)
+{
+    return refresh_on(c) && c->reread.n > 0;
+}
+
+/* The interval running, as ruse keeps it. */
+static unsigned interval_now(const ph_dsm *c)
+{
+    return (unsigned)(c->st.barriers & 127u);
+}
+
+void ph_dsm_note_read(ph_dsm *c, size_t page)
+{
+    if (!refresh_on(c))
+        return;
+    ph_dsm_pinfo *pi = &c->pinfo[page];
+    unsigned now = interval_now(c);
+    if (!(pi->flags & PIF_REREAD)) {
+        pi->flags |= PIF_REREAD;
+        pi->ruse = (uint8_t)now;
+        push(c, &c->reread, page);
+        return;
+    }
+    unsigned gap = (now - (pi->ruse & 127u)) & 127u;
+    if (gap == 0)
+        return;
+    pi->ruse = (uint8_t)(now | (gap == 2 ? 0x80u : 0u));
+}
+
+static void refresh_wait(ph_dsm *c, MPI_Request *q, const int *home, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        ph_dsm_op_begin(c, "a barrier's refresh", home[j]);
+        ph_dsm_wait_req(c, &q[j], "MPI_Rget (refresh)", home[j]);
+        ph_dsm_op_end(c);
+    }
+}
+
+void ph_dsm_refresh(ph_dsm *c)
+{
+    if (!refresh_on(c) || c->reread.n == 0)
+        return;
+    /* the interval ending now, and the pages to fetch; the list loses
+     * the pages not read for two intervals */
+    unsigned now = interval_now(c);
+    ph_dsm_vec sel = {0};
+    size_t keep = 0;
+    for (size_t i = 0; i < c->reread.n; i++) {
+        size_t p = (size_t)c->reread.v[i];
+        ph_dsm_pinfo *pi = &c->pinfo[p];
+        if (!(pi->flags & PIF_REREAD))
+            continue;                   /* freed meanwhile */
+        unsigned gap = (now - (pi->ruse & 127u)) & 127u;
+        if (gap >= 2) {
+            pi->flags &= (uint8_t)~PIF_REREAD;
+            continue;
+        }
+        c->reread.v[keep++] = p;
+        /* read in the interval ending now, every interval: again in the
+         * next; read in the one before, every other interval: in the next */
+        int expected = (pi->ruse & 0x80u) ? gap == 1 : gap == 0;
+        int home = ph_dsm_home_known(c, p);
+        if (expected && (c->state[p] & PGS_MASK) == PGS_INVALID &&
+            !(pi->flags & PIF_READONLY) && home >= 0 && home != c->rank)
+            push(c, &sel, p);
+    }
+    c->reread.n = keep;
+    if (sel.n == 0) {
+        ph_dsm_vec_free(&sel);
+        return;
+    }
+    sort_pages(sel.v, sel.n);
+    enum { BATCH = 64, RUN_MAX = 64 };
+    MPI_Request q[BATCH];
+    int qhome[BATCH];
+    size_t nq = 0, runs = 0, k = 0;
+    for (size_t i = 0; i <= sel.n; i++) {
+        /* a run: consecutive pages (sel is sorted, without duplicates),
+         * one home, at most RUN_MAX */
+        if (i < sel.n && i > k && sel.v[i] == sel.v[i - 1] + 1 &&
+            i - k < RUN_MAX &&
+            ph_dsm_home_known(c, (size_t)sel.v[i]) ==
+                ph_dsm_home_known(c, (size_t)sel.v[k]))
+            continue;
+        if (i > k) {
+            size_t p = (size_t)sel.v[k], len = i - k;
+            int home = ph_dsm_home_known(c, p);
+            if (nq == BATCH) {
+                refresh_wait(c, q, qhome, nq);
+                nq = 0;
+            }
+            int rc = MPI_Rget(c->wview + p * PH_DSM_PAGE,
+                              (int)(len * PH_DSM_PAGE), MPI_BYTE, home,
+                              (MPI_Aint)(p * PH_DSM_PAGE),
+                              (int)(len * PH_DSM_PAGE), MPI_BYTE, c->win,
+                              &q[nq]);
+            ph_dsm_mpi_check(c, rc, "MPI_Rget (refresh)", home);
+            qhome[nq++] = home;
+            runs++;
+        }
+        k = i;
+    }
+    refresh_wait(c, q, qhome, nq);
+    for (size_t i = 0; i < sel.n; i++) {
+        size_t p = (size_t)sel.v[i];
+        set_state(c, p, PGS_RO);
+        cached_add(c, p);
+        c->pinfo[p].flags |= PIF_REFRESHED;
+    }
+    c->st.rma_calls += runs;
+    c->st.refresh_calls += runs;
+    c->st.pages_refreshed += sel.n;
+    ph_dsm_vec_free(&sel);
 }
 
 void ph_dsm_invalidate(ph_dsm *c, size_t page)
@@ -1353,6 +1526,11 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
             if (c->fetched.v[i] < p0 || c->fetched.v[i] >= p1)
                 c->fetched.v[k++] = c->fetched.v[i];
         c->fetched.n = k;
+        k = 0;                        /* so does PIF_REREAD */
+        for (size_t i = 0; i < c->reread.n; i++)
+            if (c->reread.v[i] < p0 || c->reread.v[i] >= p1)
+                c->reread.v[k++] = c->reread.v[i];
+        c->reread.n = k;
     }
     {
         size_t k = 0;
@@ -1545,6 +1723,7 @@ void ph_dsm_coherence_fini(ph_dsm *c)
     ph_dsm_vec_free(&c->np);
     ph_dsm_vec_free(&c->cached);
     ph_dsm_vec_free(&c->fetched);
+    ph_dsm_vec_free(&c->reread);
     ph_dsm_vec_free(&c->untracked);
     ph_dsm_vec_free(&c->gap);
 }

@@ -18,7 +18,11 @@
  *      reads);
  *   5. invalidate every cached copy another rank wrote (a page only this
  *      rank wrote stays valid: its copy is the home's now), walking the
- *      shorter of the notices and the cached pages.
+ *      shorter of the notices and the cached pages;
+ *   6. move the homes that move (migrate.h);
+ *   7. if a rank said in its record that it read pages lately
+ *      (coherence.c, REFRESH): each rank fetches the copies it lacks and
+ *      will read next, as its last reads predict, then MPI_Ibarrier.
  * With nothing written anywhere a barrier is one small allgather.
  *
  * LOCKS.  A ticket lock per lock id at rank id % nranks (slot id /
@@ -222,6 +226,8 @@ static int home_of(void *ctx, uint64_t page)
     return ph_dsm_home_known(c, (size_t)page);
 }
 
+enum { REFRESH_BIT = 48 };
+
 static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 {
     uint64_t t0 = ph_now_ns();
@@ -290,8 +296,14 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
     }
 
     /* candidates and the cost rule's remote writes share a number: both
-     * are MPI counts (< 2^31) */
-    int64_t mine[6] = {(int64_t)nranges, (int64_t)ndirty, 0,
+     * are MPI counts (< 2^31); the dirty count's bit REFRESH_BIT says that
+     * this rank holds copies it may refresh (coherence.c, REFRESH): then
+     * every rank meets once more after the refreshes, so that the homes
+     * drive progress for the refreshes' gets */
+    int64_t mine[6] = {(int64_t)nranges,
+                       (int64_t)(ndirty | (uint64_t)ph_dsm_refresh_wanted(c)
+                                              << REFRESH_BIT),
+                       0,
                        (int64_t)(ncand | (uint64_t)nx << 32), (int64_t)nfetch,
                        (int64_t)cost_pack(c)};
     if (c->rank == 0) {
@@ -316,9 +328,12 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 #define NCAND(i) ((int64_t)((uint64_t)all[(size_t)(i) * SX_N + SX_A + 3] & 0xffffffffu))
 #define NX(i) ((int64_t)((uint64_t)all[(size_t)(i) * SX_N + SX_A + 3] >> 32))
     int64_t total = 0, anydirty = 0, totcand = 0, totx = 0, totfetch = 0;
+    int anyrefresh = 0;
     for (int i = 0; i < n; i++) {
+        uint64_t d = (uint64_t)all[(size_t)i * SX_N + SX_A + 1];
         total += all[(size_t)i * SX_N + SX_A];
-        anydirty += all[(size_t)i * SX_N + SX_A + 1];
+        anydirty += (int64_t)(d & ((UINT64_C(1) << REFRESH_BIT) - 1));
+        anyrefresh |= (int)(d >> REFRESH_BIT);
         totcand += NCAND(i);
         totx += NX(i);
         totfetch += all[(size_t)i * SX_N + SX_A + 4];
@@ -528,6 +543,14 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         rc = MPI_Ibarrier(c->comm, &q);
         ph_dsm_mpi_check(c, rc, "MPI_Ibarrier", -1);
         ph_dsm_wait_collective(c, &q, "a barrier's home moves");
+    }
+    /* 7. fetch again the dropped copies this rank reads every interval
+     * (coherence.c, REFRESH), while the homes wait in one more meeting */
+    if (anyrefresh && exchanged && kind != SK_FINALIZE) {
+        ph_dsm_refresh(c);
+        rc = MPI_Ibarrier(c->comm, &q);
+        ph_dsm_mpi_check(c, rc, "MPI_Ibarrier", -1);
+        ph_dsm_wait_collective(c, &q, "a barrier's refreshes");
     }
     /* the interval's writers, for the next issue's home migration */
     if (exchanged) {

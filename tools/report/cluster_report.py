@@ -221,7 +221,9 @@ def result_items(cl):
     items.append(("kv", "remote faults", f"{int(rr + wr)} ({int(rr)} read, {int(wr)} write; "
                   f"{pct(rr + wr, allf)} of {int(allf)} faults)"))
     items.append(("kv", "pages fetched", f"{int(cl.total('traffic', 'pages_fetched'))} in "
-                  f"{int(cl.total('traffic', 'fetch_calls'))} gets"))
+                  f"{int(cl.total('traffic', 'fetch_calls'))} gets on faults, "
+                  f"{int(cl.total('traffic', 'pages_refreshed'))} refreshed at barriers "
+                  f"({int(cl.total('traffic', 'refresh_used'))} of them read)"))
     items.append(("kv", "diffs", f"{int(cl.total('traffic', 'diffs_sent'))} sent "
                   f"({fmt_bytes(cl.total('traffic', 'diff_bytes'))}), "
                   f"{int(cl.total('traffic', 'whole_pages_sent'))} whole pages"))

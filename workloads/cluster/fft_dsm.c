@@ -17,8 +17,8 @@
  * Prints on rank 0, per repetition and then the median:
  *   fft_dsm impl=I N=n ranks=R threads=T rep=k seconds=S fetched=P gets=G
  * (S: wall time of the transform between two cluster barriers; P: pages
- * fetched by all ranks during it, G: the gets that fetched them, from the
- * DSM's statistics), then the
+ * fetched by all ranks during it, on faults and by barriers' refreshes,
+ * G: the gets that fetched them, from the DSM's statistics), then the
  * verdict: rank 0 computes the sequential hybrid transform of the same
  * input in private memory and compares every point (equal bit for bit);
  * --no-check skips it.  WL_FAULT=1 corrupts one shared value first.
@@ -76,6 +76,17 @@ static long dsm_stat(const char *name)
     if (ph_cluster_stat(name, &v) < 0)
         wl_die(PROG, "cannot read the DSM statistics");
     return (long)v;
+}
+
+/* Pages fetched so far, on faults and by barriers' refreshes; the gets. */
+static long dsm_fetched(void)
+{
+    return dsm_stat("pages_fetched") + dsm_stat("pages_refreshed");
+}
+
+static long dsm_gets(void)
+{
+    return dsm_stat("fetch_calls") + dsm_stat("refresh_calls");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -142,7 +153,7 @@ int main(int argc, char **argv)
                 S[k] = fg_input(k);
             ph_cluster_barrier();
         }
-        long f0 = dsm_stat("pages_fetched"), g0 = dsm_stat("fetch_calls");
+        long f0 = dsm_fetched(), g0 = dsm_gets();
         const int last = rep == reps - 1;
         ph_cluster_barrier();
         if (last)
@@ -164,8 +175,8 @@ int main(int argc, char **argv)
         double dt = wl_wtime_s() - t0;
         if (last)
             wl_dsm_stats_snapshot(PROG, stats, me, "end");
-        fetched[2 * me] = dsm_stat("pages_fetched") - f0;
-        fetched[2 * me + 1] = dsm_stat("fetch_calls") - g0;
+        fetched[2 * me] = dsm_fetched() - f0;
+        fetched[2 * me + 1] = dsm_gets() - g0;
         ph_cluster_barrier();
         total_fetched = total_gets = 0;
         for (int r = 0; r < nr; r++) {
