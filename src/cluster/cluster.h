@@ -107,7 +107,7 @@ typedef struct ph_dsm_pinfo {
                                * read here (a miss, or the first access of
                                * a refreshed copy), mod 128; bit 7: the
                                * read before was two intervals earlier
-                               * (coherence.c, REFRESH) */
+                               * (PIF_PERIODIC; coherence.c, REFRESH) */
 } ph_dsm_pinfo;             /* 8 bytes */
 #define PIF_TOUCHED  0x01     /* this rank accessed it (a fault) */
 #define PIF_READONLY 0x02     /* declared by ph_cluster_readonly */
@@ -120,6 +120,8 @@ typedef struct ph_dsm_pinfo {
 #define PIF_REREAD   0x20     /* read here lately (ruse; in the reread
                                * list): a barrier may refresh it */
 #define PIF_REFRESHED 0x40    /* refreshed at a barrier, not accessed since */
+#define PIF_PERIODIC 0x80     /* its last two reads were one or two
+                               * intervals apart (ruse bit 7: two) */
 
 /* Read-ahead streams followed at once (coherence.c). */
 #define PH_DSM_RA_STREAMS 8
@@ -609,8 +611,9 @@ void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n);
  * cluster_refresh is off or the faults are not caught by userfaultfd. */
 void ph_dsm_refresh(ph_dsm *c);
 /* 1 when this rank may refresh copies at this barrier: the mechanism is
- * on and pages were read here lately. */
-int ph_dsm_refresh_wanted(const ph_dsm *c);
+ * on and a page read here at every interval or every other one is due to
+ * be read in the next.  Drops the pages not read lately from the list. */
+int ph_dsm_refresh_wanted(ph_dsm *c);
 /* This rank read `page` (a read miss, or the first access of a refreshed
  * copy): what the refresh predicts from. */
 void ph_dsm_note_read(ph_dsm *c, size_t page);

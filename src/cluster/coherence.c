@@ -1315,31 +1315,65 @@ void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n)
  * The expectation comes from this rank's own reads, seen as faults: a
  * read miss (with the pages it reads ahead), or the first access of a
  * refreshed copy (which stays unmapped until then: a minor fault the
- * service thread maps without a transfer).  Each such page keeps the interval of its last read (ruse,
- * mod 128) and whether the read before was two intervals earlier, so a
- * page read at every interval is refreshed at every barrier and one read
- * at every other interval (a Jacobi solver's two grids) at every other
- * barrier.  A page with no read for two intervals leaves the list: a page
- * read once costs at most one transfer more, and a copy that stays valid
- * (nobody wrote it) needs nothing.  A read of the page by a thread outside
- * the barrier (a data race in release consistency) waits in its fault
- * until the refresh is done.  userfaultfd only: under page protection the
- * first access of a readable page's protected copy would be taken for a
- * write. */
+ * service thread maps without a transfer).  Each such page keeps the
+ * interval of its last read (ruse, mod 128) and whether the read before
+ * was one interval earlier or two (PIF_PERIODIC, ruse bit 7), so a page
+ * read at every interval is refreshed at every barrier and one read at
+ * every other interval (a Jacobi solver's two grids) at every other
+ * barrier, from their second read on.  A page read once, or at longer
+ * intervals (CG's vectors, read once in an iteration of many barriers),
+ * is never refreshed; one not read for two intervals leaves the list (a
+ * copy that stays valid, nobody having written it, needs nothing).  A
+ * read of the page by a thread outside the barrier (a data race in
+ * release consistency) waits in its fault until the refresh is done.
+ * userfaultfd only: under page protection the first access of a readable
+ * page's protected copy would be taken for a write. */
 static int refresh_on(const ph_dsm *c)
 {
     return c->refresh && c->fops == &ph_dsm_fault_uffd && c->nranks > 1;
-}
-
-int ph_dsm_refresh_wanted(const ph_dsm *c)
-{
-    return refresh_on(c) && c->reread.n > 0;
 }
 
 /* The interval running, as ruse keeps it. */
 static unsigned interval_now(const ph_dsm *c)
 {
     return (unsigned)(c->st.barriers & 127u);
+}
+
+/* Walk the list at the end of interval `now`: drop the pages not read
+ * for two intervals (PIF_REREAD goes); 1 when page p is due to be read in
+ * the next interval: read in this one, at every interval, or in the one
+ * before, at every other one. */
+static int reread_due(ph_dsm *c, size_t p, unsigned now, int *keep)
+{
+    ph_dsm_pinfo *pi = &c->pinfo[p];
+    *keep = 0;
+    if (!(pi->flags & PIF_REREAD))
+        return 0;                       /* freed meanwhile */
+    unsigned gap = (now - (pi->ruse & 127u)) & 127u;
+    if (gap >= 2) {
+        pi->flags &= (uint8_t)~(PIF_REREAD | PIF_PERIODIC);
+        return 0;
+    }
+    *keep = 1;
+    if (!(pi->flags & PIF_PERIODIC))
+        return 0;
+    return (pi->ruse & 0x80u) ? gap == 1 : gap == 0;
+}
+
+int ph_dsm_refresh_wanted(ph_dsm *c)
+{
+    if (!refresh_on(c))
+        return 0;
+    unsigned now = interval_now(c);
+    size_t k = 0;
+    int any = 0, keep;
+    for (size_t i = 0; i < c->reread.n; i++) {
+        any |= reread_due(c, (size_t)c->reread.v[i], now, &keep);
+        if (keep)
+            c->reread.v[k++] = c->reread.v[i];
+    }
+    c->reread.n = k;
+    return any;
 }
 
 void ph_dsm_note_read(ph_dsm *c, size_t page)
@@ -1349,7 +1383,7 @@ void ph_dsm_note_read(ph_dsm *c, size_t page)
     ph_dsm_pinfo *pi = &c->pinfo[page];
     unsigned now = interval_now(c);
     if (!(pi->flags & PIF_REREAD)) {
-        pi->flags |= PIF_REREAD;
+        pi->flags = (uint8_t)((pi->flags | PIF_REREAD) & ~PIF_PERIODIC);
         pi->ruse = (uint8_t)now;
         push(c, &c->reread, page);
         return;
@@ -1357,6 +1391,11 @@ void ph_dsm_note_read(ph_dsm *c, size_t page)
     unsigned gap = (now - (pi->ruse & 127u)) & 127u;
     if (gap == 0)
         return;
+    /* a period of one or two intervals, or none yet */
+    if (gap <= 2)
+        pi->flags |= PIF_PERIODIC;
+    else
+        pi->flags &= (uint8_t)~PIF_PERIODIC;
     pi->ruse = (uint8_t)(now | (gap == 2 ? 0x80u : 0u));
 }
 
@@ -1373,31 +1412,25 @@ void ph_dsm_refresh(ph_dsm *c)
 {
     if (!refresh_on(c) || c->reread.n == 0)
         return;
-    /* the interval ending now, and the pages to fetch; the list loses
-     * the pages not read for two intervals */
+    /* the pages due to be read in the interval that begins, which this
+     * rank lacks (dropped now or before) */
     unsigned now = interval_now(c);
     ph_dsm_vec sel = {0};
-    size_t keep = 0;
+    size_t kept = 0;
+    int keep;
     for (size_t i = 0; i < c->reread.n; i++) {
         size_t p = (size_t)c->reread.v[i];
-        ph_dsm_pinfo *pi = &c->pinfo[p];
-        if (!(pi->flags & PIF_REREAD))
-            continue;                   /* freed meanwhile */
-        unsigned gap = (now - (pi->ruse & 127u)) & 127u;
-        if (gap >= 2) {
-            pi->flags &= (uint8_t)~PIF_REREAD;
+        int due = reread_due(c, p, now, &keep);
+        if (!keep)
             continue;
-        }
-        c->reread.v[keep++] = p;
-        /* read in the interval ending now, every interval: again in the
-         * next; read in the one before, every other interval: in the next */
-        int expected = (pi->ruse & 0x80u) ? gap == 1 : gap == 0;
+        c->reread.v[kept++] = p;
         int home = ph_dsm_home_known(c, p);
-        if (expected && (c->state[p] & PGS_MASK) == PGS_INVALID &&
-            !(pi->flags & PIF_READONLY) && home >= 0 && home != c->rank)
+        if (due && (c->state[p] & PGS_MASK) == PGS_INVALID &&
+            !(c->pinfo[p].flags & PIF_READONLY) && home >= 0 &&
+            home != c->rank)
             push(c, &sel, p);
     }
-    c->reread.n = keep;
+    c->reread.n = kept;
     if (sel.n == 0) {
         ph_dsm_vec_free(&sel);
         return;

@@ -17,7 +17,11 @@
  *                          is of a refreshed copy;
  *   no more reads          rank 0 goes on writing A and nobody reads it:
  *                          at most one more refresh of each page, then
- *                          none.
+ *                          none;
+ *   now and then           rank 0 writes A at every interval, the others
+ *                          read it at every fifth (as CG reads a vector
+ *                          once in an iteration of many barriers): never
+ *                          refreshed.
  * Every word read is checked.  With the mechanism on (faults caught by
  * userfaultfd, cluster_refresh=1) the counts above are checked; with it
  * off (cluster_refresh=0, or page protection) no page is refreshed and
@@ -169,6 +173,26 @@ int main(int argc, char **argv)
         /* and the copies are right when read again */
         bad += check_all(a, 100 + ROUNDS - 1, 0);
         bad += check_all(b, 100 + ROUNDS - 1, 1);
+    }
+    CHECK(ph_cluster_barrier() == 0);
+
+    /* now and then: reads five intervals apart are no period */
+    counts t0 = now();
+    for (int r = 0; r < 4 * 5; r++) {
+        if (me == 0)
+            write_all(a, 200 + r, 0);
+        CHECK(ph_cluster_barrier() == 0);
+        if (me != 0 && r % 5 == 4)
+            bad += check_all(a, 200 + r, 0);
+        CHECK(ph_cluster_barrier() == 0);
+    }
+    counts t1 = now();
+    if (me != 0) {
+        CHECK_EQ(t1.refreshed - t0.refreshed, 0);
+        CHECK(t1.miss - t0.miss >= 4);
+        if (me == 1)
+            printf("refresh: now and then: %lld misses, %lld pages refreshed\n",
+                   t1.miss - t0.miss, t1.refreshed - t0.refreshed);
     }
     CHECK_EQ(bad, 0);
     CHECK(ph_cluster_barrier() == 0);
