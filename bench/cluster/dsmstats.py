@@ -1,7 +1,9 @@
 """dsmstats.py -- the DSM statistics the cluster workloads write with
 --stats (ph_cluster_stats_write, JSON), reduced to the events of paper
 002 Table 3.  Shared by laplace_table1.py and fft_table2.py."""
+import glob
 import json
+import os
 
 # the columns of counts(), in the tables' order
 KEYS = ["rd_home", "rd_rem", "wr_home", "wr_rem", "fetched", "refreshed", "diffs",
@@ -36,3 +38,20 @@ def counts(d):
 def delta(a, b):
     """The events between two counts() (b taken after a)."""
     return {k: b[k] - a[k] for k in a}
+
+
+def rank_events(base, k):
+    """Rank k's events between base.rK.begin.json and base.rK.end.json,
+    with its counts at the beginning; (None, None) when either is
+    missing."""
+    a, e = load(f"{base}.r{k}.begin.json"), load(f"{base}.r{k}.end.json")
+    if not a or not e:
+        return None, None
+    return delta(counts(a), counts(e)), counts(a)
+
+
+def missing_ends(out):
+    """The begin snapshots under out/stats without their end snapshot."""
+    return [p for p in glob.glob(os.path.join(out, "stats", "*.begin.json"))
+            if not os.path.exists(p.replace(".begin.", ".end."))]
+

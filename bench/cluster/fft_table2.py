@@ -18,11 +18,10 @@ around that last transform (fft_dsm --stats).  Prints, per place:
   3. per rank, the event counts of paper 002 Table 3 during one transform
      (end - begin), with the paper's 4x1 counts of implementation 4.
 """
-import glob
 import os
 import sys
 
-from dsmstats import KEYS, counts, delta, load
+from dsmstats import KEYS, missing_ends, rank_events
 from kvlog import fields
 
 IMPLS = ["0", "1", "2", "3", "4", "flat"]
@@ -127,15 +126,13 @@ def main():
                 n = int(cfg.split("x")[0])
                 base = os.path.join(out, "stats", f"{place.replace(':', '-')}.{impl}.{cfg}")
                 for k in range(n):
-                    a, e = load(f"{base}.r{k}.begin.json"), load(f"{base}.r{k}.end.json")
-                    if not a or not e:
+                    d, _ = rank_events(base, k)
+                    if d is None:
                         print(f"| {impl} | {cfg} | {k} | (no statistics) |")
                         status = 1
                         continue
-                    d = delta(counts(a), counts(e))
                     print(f"| {impl} | {cfg} | {k} | " + " | ".join(str(d[x]) for x in KEYS) + " |")
-    missing = [p for p in glob.glob(os.path.join(out, "stats", "*.begin.json"))
-               if not os.path.exists(p.replace(".begin.", ".end."))]
+    missing = missing_ends(out)
     if missing:
         print(f"{len(missing)} rank(s) wrote statistics before the transform but not after")
         status = 1

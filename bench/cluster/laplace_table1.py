@@ -21,11 +21,10 @@ after them (laplace7_dsm --stats).  Prints, per place:
      collectives), barriers, pages whose home moved to / away from it
      (and to it before the iterations: at the initialisation's barrier).
 """
-import glob
 import os
 import sys
 
-from dsmstats import KEYS, counts, delta, load
+from dsmstats import KEYS, missing_ends, rank_events
 from kvlog import fields
 
 VARIANTS = ["seq", "naive", "barrier", "manual", "manual_barrier",
@@ -167,17 +166,14 @@ def main():
                     base = os.path.join(out, "stats",
                                         f"{place.replace(':', '-')}.{v}.{h}.{n}.{b['rep']}")
                     for k in range(n):
-                        a = load(f"{base}.r{k}.begin.json")
-                        e = load(f"{base}.r{k}.end.json")
-                        if not a or not e:
+                        d, before = rank_events(base, k)
+                        if d is None:
                             print(f"| {v} | {h} | {n} | {k} | (no statistics) |")
                             continue
-                        d = delta(counts(a), counts(e))
                         print(f"| {v} | {h} | {n} | {k} | " +
                               " | ".join(str(d[x]) for x in keys) +
-                              f" | {counts(a)['mig_in']} |")
-    missing = [p for p in glob.glob(os.path.join(out, "stats", "*.begin.json"))
-               if not os.path.exists(p.replace(".begin.", ".end."))]
+                              f" | {before['mig_in']} |")
+    missing = missing_ends(out)
     if missing:
         print(f"{len(missing)} rank(s) wrote statistics before the iterations but not after")
         status = 1

@@ -87,25 +87,10 @@ for x in "$grid" "$steps" "$reps"; do
 done
 
 # ---- the jobs of one place (shm, or net:RATE inside the namespace cluster)
-# one_job TAGS -- COMMAND...: runs it; its result line, with TAGS in front,
-# goes to $out/raw; a job without a result line or with a failed
-# verification is FAILED (its output shown) and makes the status 1.
-one_job() {
-	local tags=$1 f rc line
-	shift 2
-	f=$(mktemp "$out/job.XXXXXX")
-	"$@" >"$f" 2>&1 </dev/null
-	rc=$?
-	line=$(grep -m1 -E '^(laplace7 variant=|laplace ranks=)' "$f")
-	if ((rc != 0)) || [[ -z $line ]] || ! grep -q '^verification: ok' "$f"; then
-		echo "FAILED ($rc): $tags: $*" >&2
-		tail -15 "$f" | sed 's/^/    /' >&2
-		rm -f "$f"
-		return 1
-	fi
-	rm -f "$f"
-	echo "$tags $line" >>"$out/raw"
-}
+ME=laplace_table1.sh
+# shellcheck source=tables.sh
+. "$HERE/tables.sh"
+one_job() { tables_one_job '^(laplace7 variant=|laplace ranks=)' "$@"; }
 
 run_place() { # PLACE (shm | net:RATE)
 	local place=$1 status=0 n h v rep tag transport=()
@@ -151,49 +136,16 @@ if [[ -n $inner ]]; then
 fi
 
 # ---- the places ---------------------------------------------------------------
-keep=$out
-if [[ -z $out ]]; then
-	out=$(mktemp -d "${TMPDIR:-/tmp}/pagehome-laplace-table1.XXXXXX")
-	trap 'rm -rf -- "$out"' EXIT
-fi
-mkdir -p "$out/stats" || exit 2
-out=$(cd -- "$out" && pwd -P)
-: >"$out/raw"
-status=0
 maxranks=1
 for n in ${ranks_list//,/ }; do ((n > maxranks)) && maxranks=$n; done
-notes=()
-for w in ${where//,/ }; do
-	case $w in
-	shm)
-		echo "shared memory:" >&2
-		run_place shm || status=1
-		;;
-	net)
-		if ! why=$("$NET" --check 2>&1); then
-			if [[ -n $require_net ]]; then
-				echo "laplace_table1.sh: SKIP: the namespace cluster cannot be made here: ${why##*SKIP: }" >&2
-				exit 77
-			fi
-			notes+=("namespace cluster not run: ${why##*SKIP: }")
-			continue
-		fi
-		((maxranks >= 2)) || continue
-		for r in ${rates//,/ }; do
-			echo "namespace cluster, $maxranks hosts, rate $r:" >&2
-			"$NET" --hosts "$maxranks" --rate "$r" --timeout "${NET_TIMEOUT:-7200}" -- \
-				"$HERE/laplace_table1.sh" --inner "net:$r" --out "$out" --grid "$grid" \
-				--steps "$steps" --reps "$reps" --ranks "$ranks_list" --variants "$variants" \
-				--homes "$homes_list" "$build" || status=1
-		done
-		;;
-	*) echo "laplace_table1.sh: --where takes shm and net (got '$w')" >&2; exit 2 ;;
-	esac
-done
+tables_run "$where" "$rates" "$maxranks" "$require_net" -- \
+	"$HERE/laplace_table1.sh" --grid "$grid" --steps "$steps" --reps "$reps" \
+	--ranks "$ranks_list" --variants "$variants" --homes "$homes_list" "$build"
+status=$tables_status
 
 echo "paper 002 Table 1 on cluster mode: grid ${grid}x$grid, $steps iterations, $reps run(s) per job" \
 	"(minimum), 1 thread per rank; $(nproc) CPU(s), $(uname -r); MPI $dsm_mpi"
-for note in "${notes[@]}"; do echo "note: $note"; done
+for note in "${tables_notes[@]}"; do echo "note: $note"; done
 python3 "$HERE/laplace_table1.py" "$out" || status=1
-[[ -z $keep ]] || echo "raw lines and statistics kept in $out"
+[[ -z $tables_keep ]] || echo "raw lines and statistics kept in $out"
 exit $status

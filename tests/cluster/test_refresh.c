@@ -67,6 +67,24 @@ static counts now(void)
     return c;
 }
 
+/* A phase's read rounds from the learnt one on (`rounds` of them): with
+ * the mechanism on no miss and every page a refreshed copy, off a miss
+ * (at least) in every round. */
+static void check_phase(const char *what, int on, long long misses,
+                        long long used, int rounds)
+{
+    if (on) {
+        CHECK_EQ(misses, 0);
+        CHECK_EQ(used, (long long)rounds * NP);
+    } else {
+        CHECK(misses >= rounds);
+        CHECK_EQ(used, 0);
+    }
+    if (ph_cluster_rank() == 1)
+        printf("refresh: %s: %lld misses, %lld refreshed copies used in the "
+               "last %d rounds\n", what, misses, used, rounds);
+}
+
 int main(int argc, char **argv)
 {
     cl_init(&argc, &argv);
@@ -106,18 +124,11 @@ int main(int argc, char **argv)
         CHECK(ph_cluster_barrier() == 0);
     }
     if (me != 0) {
-        if (on) {
-            /* rounds 3..: every page refreshed, read without a miss */
-            CHECK_EQ(misses_late, 0);
-            CHECK_EQ(used_late, (long long)(ROUNDS - 3) * NP);
-        } else {
-            CHECK(misses_late >= ROUNDS - 3);
+        /* rounds 3..: every page refreshed, read without a miss */
+        check_phase("every other interval", on, misses_late, used_late,
+                    ROUNDS - 3);
+        if (!on)
             CHECK_EQ(now().refreshed, 0);
-        }
-        if (me == 1)
-            printf("refresh: every other interval: %lld misses, %lld refreshed "
-                   "copies used in rounds 3-%d\n", misses_late, used_late,
-                   ROUNDS - 1);
     }
 
     /* a Jacobi pair: one barrier a round, A and B in turn */
@@ -140,17 +151,8 @@ int main(int argc, char **argv)
         }
         CHECK(ph_cluster_barrier() == 0);
     }
-    if (me != 0) {
-        if (on) {
-            CHECK_EQ(misses_late, 0);
-            CHECK_EQ(used_late, (long long)(ROUNDS - 4) * NP);
-        } else {
-            CHECK(misses_late >= ROUNDS - 4);
-        }
-        if (me == 1)
-            printf("refresh: Jacobi pair: %lld misses, %lld refreshed copies "
-                   "used in rounds 5-%d\n", misses_late, used_late, ROUNDS);
-    }
+    if (me != 0)
+        check_phase("Jacobi pair", on, misses_late, used_late, ROUNDS - 4);
 
     /* nobody reads any more: at most one refresh more of each page */
     counts s0 = now();
