@@ -22,7 +22,7 @@ import os
 import sys
 
 from dsmstats import KEYS, missing_ends, rank_events
-from kvlog import fields
+from kvlog import fields, fmt
 
 IMPLS = ["0", "1", "2", "3", "4", "flat"]
 DESCR = {"0": "sequential hybrid", "1": "gangs, recursive leaves",
@@ -51,14 +51,6 @@ def parse(path):
                 cfg = f"{d['ranks']}x{d['threads']}"
                 rows[(d["where"], d["impl"], cfg)] = d
     return rows
-
-
-def fmt(x, nd=3):
-    if x is None:
-        return ""
-    if isinstance(x, float):
-        return f"{x:.{nd}g}"
-    return str(x)
 
 
 def main():

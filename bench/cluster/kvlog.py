@@ -13,3 +13,12 @@ def fields(line):
         else:
             words.add(tok)
     return d, words
+
+
+def fmt(x, nd=3):
+    """A table cell: nothing for None, a float to nd significant digits."""
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return f"{x:.{nd}g}"
+    return str(x)

@@ -25,7 +25,7 @@ import os
 import sys
 
 from dsmstats import KEYS, missing_ends, rank_events
-from kvlog import fields
+from kvlog import fields, fmt
 
 VARIANTS = ["seq", "naive", "barrier", "manual", "manual_barrier",
             "affinity", "affinity_barrier"]
@@ -52,14 +52,6 @@ def parse(path):
                 d["kind"] = "mpi" if d.get("prog") == "laplace_mpi" else "dsm"
                 rows.append(d)
     return rows
-
-
-def fmt(x, nd=3):
-    if x is None:
-        return ""
-    if isinstance(x, float):
-        return f"{x:.{nd}g}"
-    return str(x)
 
 
 def best(rows):
