@@ -20,9 +20,9 @@
  *      rank wrote stays valid: its copy is the home's now), walking the
  *      shorter of the notices and the cached pages;
  *   6. move the homes that move (migrate.h);
- *   7. if a rank said in its record that it read pages lately
- *      (coherence.c, REFRESH): each rank fetches the copies it lacks and
- *      will read next, as its last reads predict, then MPI_Ibarrier.
+ *   7. if a rank said in its record that it has pages due to be read in
+ *      the next interval (coherence.c, REFRESH): each rank fetches those
+ *      it lacks, then MPI_Ibarrier.
  * With nothing written anywhere a barrier is one small allgather.
  *
  * LOCKS.  A ticket lock per lock id at rank id % nranks (slot id /
@@ -297,7 +297,7 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
 
     /* candidates and the cost rule's remote writes share a number: both
      * are MPI counts (< 2^31); the dirty count's bit REFRESH_BIT says that
-     * this rank holds copies it may refresh (coherence.c, REFRESH): then
+     * this rank has pages due to be refreshed (coherence.c, REFRESH): then
      * every rank meets once more after the refreshes, so that the homes
      * drive progress for the refreshes' gets */
     int64_t mine[6] = {(int64_t)nranges,
@@ -544,8 +544,9 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         ph_dsm_mpi_check(c, rc, "MPI_Ibarrier", -1);
         ph_dsm_wait_collective(c, &q, "a barrier's home moves");
     }
-    /* 7. fetch again the dropped copies this rank reads every interval
-     * (coherence.c, REFRESH), while the homes wait in one more meeting */
+    /* 7. fetch the copies this rank lacks and reads at every interval or
+     * every other one (coherence.c, REFRESH), while the homes wait in one
+     * more meeting */
     if (anyrefresh && exchanged && kind != SK_FINALIZE) {
         ph_dsm_refresh(c);
         rc = MPI_Ibarrier(c->comm, &q);
