@@ -54,7 +54,7 @@ while (($#)); do
 	--out) out=$2; shift 2 ;;
 	--smoke) smoke=1; shift ;;
 	--inner) inner=$2; shift 2 ;;   # internal: run the jobs of one place
-	-h | --help) sed -n '2,36p' "${BASH_SOURCE[0]}"; exit 0 ;;
+	-h | --help) sed -n '2,34p' "${BASH_SOURCE[0]}"; exit 0 ;;
 	-*) echo "laplace_table1.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
 	esac
