@@ -607,8 +607,9 @@ void ph_dsm_invalidate_pages(ph_dsm *c, uint64_t *pages, size_t n);
 /* A barrier's last step: fetch at once the copies this rank has not got
  * (dropped now or before) and will read in the interval that begins, as
  * its reads of them in the last intervals predict (coherence.c, REFRESH).
- * Every diff has landed and every home move is done; nothing when
- * cluster_refresh is off or the faults are not caught by userfaultfd. */
+ * Every diff has landed and every home move is done; the barrier called
+ * ph_dsm_refresh_wanted at its start.  Nothing when cluster_refresh is
+ * off or the faults are not caught by userfaultfd. */
 void ph_dsm_refresh(ph_dsm *c);
 /* 1 when this rank may refresh copies at this barrier: the mechanism is
  * on and a page read here at every interval or every other one is due to

@@ -1413,24 +1413,20 @@ void ph_dsm_refresh(ph_dsm *c)
     if (!refresh_on(c) || c->reread.n == 0)
         return;
     /* the pages due to be read in the interval that begins, which this
-     * rank lacks (dropped now or before) */
+     * rank lacks (dropped now or before); the list was pruned at this
+     * barrier's start (ph_dsm_refresh_wanted, the same interval) */
     unsigned now = interval_now(c);
     ph_dsm_vec sel = {0};
-    size_t kept = 0;
     int keep;
     for (size_t i = 0; i < c->reread.n; i++) {
         size_t p = (size_t)c->reread.v[i];
-        int due = reread_due(c, p, now, &keep);
-        if (!keep)
-            continue;
-        c->reread.v[kept++] = p;
         int home = ph_dsm_home_known(c, p);
-        if (due && (c->state[p] & PGS_MASK) == PGS_INVALID &&
+        if (reread_due(c, p, now, &keep) &&
+            (c->state[p] & PGS_MASK) == PGS_INVALID &&
             !(c->pinfo[p].flags & PIF_READONLY) && home >= 0 &&
             home != c->rank)
             push(c, &sel, p);
     }
-    c->reread.n = kept;
     if (sel.n == 0) {
         ph_dsm_vec_free(&sel);
         return;
