@@ -13,8 +13,9 @@
 #      1 sees it (preload/ is exempt: it defines malloc, mmap, move_pages,
 #      ... to interpose on them; so are cluster/syscalls.c, which defines
 #      read, fread, ... (base/buffer_calls.h) as preload/ does, and
-#      cluster/signals.c, which defines sigaction, signal, ...: each is
-#      in its own shared library);
+#      cluster/signals.c, which defines sigaction, signal, ..., and
+#      cluster/mpi_calls.c, which defines MPI_Send, MPI_Recv, ... over
+#      PMPI_*: each is in its own shared library);
 #   3. every function include/pagehome.h declares PH_API is defined in
 #      api/, and in no other layer; every one it declares PH_CLUSTER_API
 #      (cluster mode, libpagehome_cluster) in cluster/ -- all of them when
@@ -102,7 +103,7 @@ awk -v hdr="${header##*/}" '
         next
     }
     FILENAME ~ /defs.txt$/ {
-        interposer = $2 == "preload" || ($2 == "cluster" && ($3 == "syscalls.c.o" || $3 == "signals.c.o"))
+        interposer = $2 == "preload" || ($2 == "cluster" && ($3 == "syscalls.c.o" || $3 == "signals.c.o" || $3 == "mpi_calls.c.o"))
         if (!($1 in def)) { def[$1] = $2; defobj[$1] = $3 }
         else if (def[$1] != $2 && !(interposer && $1 !~ /^ph_/)) {
             printf "duplicate: %s is defined in %s (%s) and in %s (%s)\n", $1, def[$1], defobj[$1], $2, $3

@@ -444,6 +444,12 @@ struct ph_dsm {
     /* service thread */
     pthread_t svc, dog;
     pthread_mutex_t role;     /* held by whoever runs service code */
+    /* who holds it (a thread id; 0: nobody), and when it last showed it
+     * was alive (taking it, each turn of a wait for a collective): the
+     * holder can never have its own fault served -- page protection's
+     * handler checks the first, the watchdog the second (service.c) */
+    _Atomic int role_tid;
+    _Atomic uint64_t role_beat_ns;
     int evfd;
     pthread_mutex_t qlock;
     ph_dsm_req *qhead, *qtail;
@@ -483,6 +489,24 @@ extern ph_dsm *ph_dsm_g;            /* the one cluster context (NULL before init
  * mechanism that leaves the kernel's own accesses failing (sigsegv,
  * userfaultfd-user); NULL otherwise. */
 extern ph_dsm *_Atomic ph_dsm_kernel_prep;
+
+/* ---- touch.c ---- */
+/* Make the part of [buf, buf+len) that lies in allocated shared memory
+ * accessible from user space, as the calling thread's own accesses would:
+ * a load of a byte per page, and when `writes` a store of the same byte
+ * (the page becomes written, with its twin).  Nothing is touched unless
+ * every page of that part is in an allocation, nor anything outside the
+ * arena, nor anything when the calling thread holds the service role (its
+ * own faults could never be served).  For whoever cannot take a fault on
+ * the pages itself: the kernel (syscalls.c), the MPI library's progress
+ * run by another thread (mpi_calls.c). */
+void ph_dsm_touch(ph_dsm *c, const void *buf, size_t len, int writes);
+
+/* ---- mpi_calls.c ---- */
+/* the program's MPI calls on buffers (MPI_Send, MPI_Recv, ...) reach
+ * mpi_calls.c's definitions, which touch shared buffers first: 1; 0 when
+ * the MPI library's own come first in the program's link */
+int ph_dsm_mpi_calls_found(void);
 
 /* fault_sigsegv.c: while its SIGSEGV handler is installed, the program's
  * own SIGSEGV disposition is the one it chains to: swap in act (when not
@@ -683,6 +707,13 @@ int ph_dsm_serve_faults(ph_dsm *c);
  * service thread, a posted request) arrives; 0 when the time ran out with
  * nothing to do */
 int ph_dsm_service_idle(ph_dsm *c, uint64_t ns);
+/* the calling thread holds the service role */
+int ph_dsm_role_mine(ph_dsm *c);
+/* the role holder is alive: a turn of a long wait (for a collective) */
+static inline void ph_dsm_role_beat(ph_dsm *c, uint64_t now_ns)
+{
+    atomic_store_explicit(&c->role_beat_ns, now_ns, memory_order_relaxed);
+}
 void ph_dsm_req_fail(ph_dsm_req *r, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -285,7 +285,7 @@ int ph_cluster_init(int *argc, char ***argv)
     }
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     pthread_once(&atfork_once, atfork_register);
-    ph_dsm_g = c;
+    __atomic_store_n(&ph_dsm_g, c, __ATOMIC_RELEASE);
     if (c->fops == &ph_dsm_fault_sigsegv || c->uffd_user_only)
         atomic_store_explicit(&ph_dsm_kernel_prep, c, memory_order_release);
     pthread_mutex_unlock(&init_lock);
@@ -293,6 +293,12 @@ int ph_cluster_init(int *argc, char ***argv)
             "bytes), %s, faults by %s", c->rank, c->nranks,
             c->hosts[c->rank], c->threads, (void *)c->arena, c->arena_bytes,
             c->transport, c->fault_name);
+    if (!ph_dsm_mpi_calls_found())
+        ph_info("cluster: the program's MPI calls reach the MPI library "
+                "first, not pagehome's cluster library: shared buffers given "
+                "to them are not made accessible first (link pagehome's "
+                "cluster library before MPI; README.md, \"The program's own "
+                "MPI calls\")");
     return 0;
 
 fail:
@@ -330,7 +336,7 @@ int ph_cluster_finalize(void)
     MPI_Comm_free(&c->comm);
     if (c->mpi_ours)
         MPI_Finalize();
-    ph_dsm_g = NULL;
+    __atomic_store_n(&ph_dsm_g, NULL, __ATOMIC_RELEASE);
     teardown(c);
     free(c);
     pthread_mutex_unlock(&init_lock);

@@ -70,6 +70,7 @@ static char *s_arena;
 static size_t s_arena_bytes;
 static int s_evfd = -1;
 static _Atomic int *s_sleeping;
+static _Atomic int *s_role_tid;
 
 static long futex(_Atomic int *addr, int op, int val)
 {
@@ -135,6 +136,29 @@ static void handler(int sig, siginfo_t *info, void *ctx)
         return;
     }
     int saved_errno = errno;
+    if (atomic_load(s_role_tid) == (int)syscall(SYS_gettid)) {
+        /* The thread that serves faults took one: nobody else may serve
+         * it, and waiting would hang the job.  The MPI library's progress
+         * this thread drove moved a message of the program's into or out
+         * of a shared page that was not accessible (a call pagehome did
+         * not see: README.md, "The program's own MPI calls").  Die of
+         * the signal, saying why. */
+        static const char msg[] =
+            "pagehome: cluster: the DSM's service code faulted on a shared "
+            "page it cannot serve to itself: an MPI call of the program's "
+            "moved a message into or out of shared memory that was not "
+            "accessible (README.md, \"The program's own MPI calls\")\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        atomic_store(&installed, 0);
+        ph_dsm_real_sigaction(sig, &dfl, NULL);
+        errno = saved_errno;
+        return;
+    }
     /* claim a slot */
     unsigned start = (unsigned)(((uintptr_t)a >> 12) * 2654435761u) % NSLOTS;
     slot *s = NULL;
@@ -180,6 +204,7 @@ static int s_init(ph_dsm *c)
     s_arena_bytes = c->arena_bytes;
     s_evfd = c->evfd;
     s_sleeping = &c->svc_sleeping;
+    s_role_tid = &c->role_tid;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;

@@ -120,6 +120,50 @@ static void req_wait(ph_dsm *c, ph_dsm_req *r)
 static int serve_requests(ph_dsm *c);
 static void dispatch(ph_dsm *c, ph_dsm_req *r);
 
+/* The role, with its holder's thread id and a sign of life (cluster.h).
+ * A holder that faults on a shared page waits for itself: page
+ * protection's handler sees that and ends the process with a message; the
+ * watchdog (transport.c) sees a userfaultfd one stop showing life. */
+static int self_tid(void)
+{
+    static __thread int tid;
+    if (!tid)
+        tid = (int)syscall(SYS_gettid);
+    return tid;
+}
+
+static void role_taken(ph_dsm *c)
+{
+    atomic_store(&c->role_tid, self_tid());
+    ph_dsm_role_beat(c, ph_now_ns());
+}
+
+static void role_lock(ph_dsm *c)
+{
+    pthread_mutex_lock(&c->role);
+    role_taken(c);
+}
+
+static int role_trylock(ph_dsm *c)
+{
+    int rc = pthread_mutex_trylock(&c->role);
+    if (rc == 0)
+        role_taken(c);
+    return rc;
+}
+
+static void role_unlock(ph_dsm *c)
+{
+    ph_dsm_role_beat(c, 0);
+    atomic_store(&c->role_tid, 0);
+    pthread_mutex_unlock(&c->role);
+}
+
+int ph_dsm_role_mine(ph_dsm *c)
+{
+    return atomic_load(&c->role_tid) == self_tid();
+}
+
 /* Whoever holds the role may run service code: the service thread, or an
  * application thread that found it free.  Drain the queue while holding
  * it, so that nothing posted meanwhile waits for the next wake-up. */
@@ -135,9 +179,9 @@ static void drain(ph_dsm *c)
 static void requeue_check(ph_dsm *c)
 {
     while (atomic_load(&c->queued) > 0 &&
-           pthread_mutex_trylock(&c->role) == 0) {
+           role_trylock(c) == 0) {
         drain(c);
-        pthread_mutex_unlock(&c->role);
+        role_unlock(c);
     }
 }
 
@@ -152,11 +196,11 @@ int ph_dsm_call(ph_dsm *c, ph_dsm_req *r)
     /* The service thread idle (not holding the role): do the work here,
      * without waking it -- on this kind of machine a thread hand-off costs
      * more than most requests.  Older requests of other threads first. */
-    if (pthread_mutex_trylock(&c->role) == 0) {
+    if (role_trylock(c) == 0) {
         drain(c);
         dispatch(c, r);
         drain(c);
-        pthread_mutex_unlock(&c->role);
+        role_unlock(c);
         requeue_check(c);
     } else {
         pthread_mutex_lock(&c->qlock);
@@ -168,9 +212,9 @@ int ph_dsm_call(ph_dsm *c, ph_dsm_req *r)
         pthread_mutex_unlock(&c->qlock);
         atomic_fetch_add(&c->queued, 1);
         /* the role may have been let go meanwhile */
-        if (pthread_mutex_trylock(&c->role) == 0) {
+        if (role_trylock(c) == 0) {
             drain(c);
-            pthread_mutex_unlock(&c->role);
+            role_unlock(c);
             requeue_check(c);
         }
     }
@@ -446,15 +490,15 @@ static void *svc_main(void *arg)
          * MPI progress itself, so sleep again rather than queue up behind
          * it (its unlock would then have to wake this thread: a system
          * call and a context switch in every barrier of a busy loop). */
-        if (idle_timeout && pthread_mutex_trylock(&c->role) != 0) {
+        if (idle_timeout && role_trylock(c) != 0) {
             idle_timeout = !ph_dsm_service_idle(c, poll_ns);
             continue;
         }
         if (!idle_timeout)
-            pthread_mutex_lock(&c->role);
+            role_lock(c);
         idle_timeout = 0;
         if (atomic_load(&c->stop)) {
-            pthread_mutex_unlock(&c->role);
+            role_unlock(c);
             break;
         }
         c->wake_defer_ok = c->fops->flush_wakes != NULL;
@@ -469,7 +513,7 @@ static void *svc_main(void *arg)
             mpi_progress(c);
             locks_waiting = c->locks_waiting != NULL;
         }
-        pthread_mutex_unlock(&c->role);
+        role_unlock(c);
         /* the faulting threads go on now, with the role free */
         if (c->wake_pages.n)
             c->fops->flush_wakes(c);

@@ -119,9 +119,28 @@ static void *watchdog_main(void *arg)
                               .tv_nsec = (long)(tick % 1000000000u)};
         nanosleep(&ts, NULL);
         uint64_t since = atomic_load(&c->op_since_ns);
-        if (!since || atomic_load(&c->stop))
+        if (atomic_load(&c->stop))
             continue;
         uint64_t now = ph_now_ns();
+        if (!since) {
+            /* nothing asked of a peer, yet the role's holder shows no life:
+             * it waits in the kernel for a fault of its own, which only the
+             * role's holder can serve (a message the MPI library moved into
+             * or out of shared memory, from the progress the holder drove,
+             * for a call of the program's that pagehome did not see) */
+            uint64_t beat = atomic_load(&c->role_beat_ns);
+            if (beat && now > beat && now - beat > limit)
+                ph_dsm_fatal(c, "the thread that runs the DSM's service code "
+                          "(thread %d) has been stuck for %.1f s outside any "
+                          "remote operation: it probably waits for a fault of "
+                          "its own on shared memory, taken inside an MPI call "
+                          "that moved a message of the program's into or out "
+                          "of shared memory (README.md, \"The program's own "
+                          "MPI calls\"); cluster_timeout_ms is %ld",
+                          atomic_load(&c->role_tid),
+                          (double)(now - beat) / 1e9, c->timeout_ms);
+            continue;
+        }
         if (now > since && now - since > limit) {
             const char *what = atomic_load(&c->op_what);
             int peer = atomic_load(&c->op_peer);
@@ -498,6 +517,7 @@ void ph_dsm_wait_all(ph_dsm *c, MPI_Request *req, int nreq, const char *what)
         int worked = (turn & 7) == 7 && turn >= 63 ? ph_dsm_serve_faults(c)
                                                     : 0;
         uint64_t now = ph_now_ns();
+        ph_dsm_role_beat(c, now);
         if (now >= next_probe) {
             probe_liveness(c);
             next_probe = ph_now_ns() + limit;

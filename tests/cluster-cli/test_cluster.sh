@@ -217,6 +217,16 @@ expect 2 'no per-rank files given' -- clean "$ph" cluster merge -o "$tmp/x.json"
 expect 1 'cluster merge: /nonexistent.json: No such file' -- clean "$ph" cluster merge -o "$tmp/x.json" /nonexistent.json
 expect 1 'cannot write /nonexistent/dir/m.json' -- clean "$ph" cluster merge -o /nonexistent/dir/m.json "$data/rank-0.json"
 
+# ---- a launcher that dies of a signal: the same exit status as the
+# launcher's own death would give a shell (128 + signal), and a message
+# naming it (the launcher says nothing itself); an injected failure, the
+# launcher being a script that sends itself SIGPIPE
+mkdir -p "$tmp/deadbin"
+printf '#!/bin/sh\nkill -PIPE $$\nsleep 5\n' >"$tmp/deadbin/mpiexec.hydra"
+chmod +x "$tmp/deadbin/mpiexec.hydra"
+expect 141 "mpiexec.hydra was ended by signal 13 " -- \
+    env PATH="$tmp/deadbin:$PATH" "$ph" cluster run -n 2 --mpi mpich -- true
+
 # ---- real runs on this machine, with each MPI built
 # A rank program that does what the DSM's statistics writer does: replace
 # %r in PAGEHOME_CLUSTER_STATS_FILE by its rank and write one JSON object.

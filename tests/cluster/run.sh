@@ -90,16 +90,23 @@ fi
 dump_ranks() {
     [ "${PAGEHOME_TEST_HANG_GDB:-1}" = 0 ] && return
     command -v gdb >/dev/null || return
+    # within a minute in all: ctest's TIMEOUT (the caller's time limit plus
+    # that) must not end this script before it printed what it found
+    local until=$(( $(date +%s) + 60 ))
     for f in "$piddir"/pid.*; do
         [ -e "$f" ] || continue
         p=${f##*.}
+        if [ "$(date +%s)" -ge "$until" ]; then
+            echo "run.sh: no time left for the stacks of rank process $p"
+            continue
+        fi
         echo "run.sh: threads of rank process $p (tid, state, kernel wait)"
         for t in /proc/"$p"/task/*; do
             echo "  ${t##*/} $(cut -d' ' -f3 "$t/stat" 2>/dev/null)" \
                 "$(cat "$t/wchan" 2>/dev/null)"
         done
         echo "run.sh: stacks of rank process $p"
-        timeout 60 gdb -p "$p" -batch -nx \
+        timeout 20 gdb -p "$p" -batch -nx \
             -ex 'thread apply all bt 12' \
             -ex 'print *ph_dsm_g' ${PAGEHOME_TEST_HANG_GDB_CMDS:+-x "$PAGEHOME_TEST_HANG_GDB_CMDS"} </dev/null 2>&1 |
             grep -v '^\[New LWP\|^warning: \|^Download' | head -400

@@ -889,6 +889,13 @@ static int do_run(cl_opts *o, char *const *prog)
     double seconds = now_s() - t0;
     if (!rc && o->report && write_report(o, &l, dir, prog, status, seconds) != 0)
         rc = 1;
+    /* A launcher ended by a signal the user did not send (an interrupt
+     * or termination is forwarded to it, and the shell reports those)
+     * says nothing itself: say which, as a shell would for a command. */
+    if (!rc && WIFSIGNALED(status) && WTERMSIG(status) != SIGINT &&
+        WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGHUP)
+        fprintf(stderr, "pagehome: cluster: %s was ended by signal %d (%s)\n",
+                l.argv.v[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
     sv_free(&l.argv);
     sv_free(&l.envset);
     if (rc)
