@@ -114,6 +114,11 @@ static void *watchdog_main(void *arg)
         tick = 1000000;
     if (tick > 250000000)
         tick = 250000000;
+    /* the role's holder: the last sign of life seen, and for how long this
+     * thread has seen it unchanged while running itself (a process stopped
+     * by a debugger or a shell's ^Z, or not scheduled, is not a holder
+     * that stopped showing life: such a gap starts the count again) */
+    uint64_t beat_seen = 0, beat_for_ns = 0, last = ph_now_ns();
     while (!atomic_load(&c->stop)) {
         struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000u),
                               .tv_nsec = (long)(tick % 1000000000u)};
@@ -121,15 +126,22 @@ static void *watchdog_main(void *arg)
         uint64_t since = atomic_load(&c->op_since_ns);
         if (atomic_load(&c->stop))
             continue;
-        uint64_t now = ph_now_ns();
+        uint64_t now = ph_now_ns(), slept = now - last;
+        last = now;
+        uint64_t beat = atomic_load(&c->role_beat_ns);
+        if (since || !beat || beat != beat_seen || slept > 2 * tick) {
+            beat_seen = beat;
+            beat_for_ns = 0;
+        } else {
+            beat_for_ns += slept;
+        }
         if (!since) {
             /* nothing asked of a peer, yet the role's holder shows no life:
              * it waits in the kernel for a fault of its own, which only the
              * role's holder can serve (a message the MPI library moved into
              * or out of shared memory, from the progress the holder drove,
              * for a call of the program's that pagehome did not see) */
-            uint64_t beat = atomic_load(&c->role_beat_ns);
-            if (beat && now > beat && now - beat > limit)
+            if (beat_for_ns > limit)
                 ph_dsm_fatal(c, "the thread that runs the DSM's service code "
                           "(thread %d) has been stuck for %.1f s outside any "
                           "remote operation: it probably waits for a fault of "
@@ -138,7 +150,7 @@ static void *watchdog_main(void *arg)
                           "of shared memory (README.md, \"The program's own "
                           "MPI calls\"); cluster_timeout_ms is %ld",
                           atomic_load(&c->role_tid),
-                          (double)(now - beat) / 1e9, c->timeout_ms);
+                          (double)beat_for_ns / 1e9, c->timeout_ms);
             continue;
         }
         if (now > since && now - since > limit) {
