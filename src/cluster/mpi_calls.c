@@ -52,11 +52,16 @@
  * header declares them without a visibility of their own (MPICH's) */
 #define PH_MPI_EXPORT __attribute__((visibility("default")))
 
+/* the cluster, when it runs and the caller is not its service code (the
+ * DSM's own one-sided calls come here too, holding the role: their
+ * buffers are never in the arena, and they pay two loads) */
 static ph_dsm *running(void)
 {
     ph_dsm *c = __atomic_load_n(&ph_dsm_g, __ATOMIC_ACQUIRE);
-    return c && atomic_load_explicit(&c->running, memory_order_relaxed) ? c
-                                                                      : NULL;
+    if (!c || !atomic_load_explicit(&c->running, memory_order_relaxed) ||
+        ph_dsm_role_mine(c))
+        return NULL;
+    return c;
 }
 
 /* elements [first, first + n) of `type` at buf */
