@@ -77,6 +77,18 @@ static long futex(_Atomic int *addr, int op, int val)
     return syscall(SYS_futex, (int *)addr, op, val, NULL, NULL, 0);
 }
 
+/* Restore the default action; the handler returns and the access faults
+ * again, fatally. */
+static void default_action(int sig)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    atomic_store(&installed, 0);
+    ph_dsm_real_sigaction(sig, &dfl, NULL);
+}
+
 static void chain(int sig, siginfo_t *info, void *ctx)
 {
     const struct sigaction *p = &chained[atomic_load(&chained_cur)];
@@ -89,13 +101,7 @@ static void chain(int sig, siginfo_t *info, void *ctx)
         p->sa_handler(sig);
         return;
     }
-    /* Default action: restore it and return; the access faults again. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    atomic_store(&installed, 0);
-    ph_dsm_real_sigaction(sig, &dfl, NULL);
+    default_action(sig);
 }
 
 int ph_dsm_sigsegv_chained(const struct sigaction *act, struct sigaction *old)
@@ -150,12 +156,7 @@ static void handler(int sig, siginfo_t *info, void *ctx)
             "accessible (README.md, \"The program's own MPI calls\")\n";
         ssize_t w = write(2, msg, sizeof msg - 1);
         (void)w;
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        sigemptyset(&dfl.sa_mask);
-        atomic_store(&installed, 0);
-        ph_dsm_real_sigaction(sig, &dfl, NULL);
+        default_action(sig);
         errno = saved_errno;
         return;
     }

@@ -129,15 +129,17 @@ static int intra(MPI_Comm comm, int root, int *is_root)
 /* ---- point to point ------------------------------------------------- */
 
 #define SEND_LIKE(name)                                                       \
-    PH_MPI_EXPORT int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest,  \
-                   int tag, MPI_Comm comm)                                    \
+    PH_MPI_EXPORT int MPI_##name(const void *buf, int count,                 \
+                                 MPI_Datatype type, int dest, int tag,        \
+                                 MPI_Comm comm)                               \
     {                                                                         \
         touch_n(buf, count, type, 0);                                         \
         return PMPI_##name(buf, count, type, dest, tag, comm);                \
     }
 #define ISEND_LIKE(name)                                                      \
-    PH_MPI_EXPORT int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest,  \
-                   int tag, MPI_Comm comm, MPI_Request *req)                  \
+    PH_MPI_EXPORT int MPI_##name(const void *buf, int count,                 \
+                                 MPI_Datatype type, int dest, int tag,        \
+                                 MPI_Comm comm, MPI_Request *req)             \
     {                                                                         \
         touch_n(buf, count, type, 0);                                         \
         return PMPI_##name(buf, count, type, dest, tag, comm, req);           \
@@ -151,21 +153,24 @@ ISEND_LIKE(Ibsend)
 ISEND_LIKE(Issend)
 ISEND_LIKE(Irsend)
 
-PH_MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+PH_MPI_EXPORT
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
              MPI_Comm comm, MPI_Status *status)
 {
     touch_n(buf, count, type, 1);
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
 }
 
-PH_MPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+PH_MPI_EXPORT
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
               MPI_Comm comm, MPI_Request *req)
 {
     touch_n(buf, count, type, 1);
     return PMPI_Irecv(buf, count, type, source, tag, comm, req);
 }
 
-PH_MPI_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                  int dest, int sendtag, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
@@ -177,7 +182,8 @@ PH_MPI_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype 
                          status);
 }
 
-PH_MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest,
+PH_MPI_EXPORT
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest,
                          int sendtag, int source, int recvtag, MPI_Comm comm,
                          MPI_Status *status)
 {
@@ -196,14 +202,16 @@ static void bcast_touch(void *buf, int count, MPI_Datatype type, int root,
         touch_n(buf, count, type, !is_root);
 }
 
-PH_MPI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
+PH_MPI_EXPORT
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
               MPI_Comm comm)
 {
     bcast_touch(buf, count, type, root, comm);
     return PMPI_Bcast(buf, count, type, root, comm);
 }
 
-PH_MPI_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
+PH_MPI_EXPORT
+int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                MPI_Comm comm, MPI_Request *req)
 {
     bcast_touch(buf, count, type, root, comm);
@@ -220,7 +228,8 @@ static void reduce_touch(const void *sendbuf, void *recvbuf, int count,
         touch_n(recvbuf, count, type, 1);
 }
 
-PH_MPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
+PH_MPI_EXPORT
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
     int is_root = 0;
@@ -229,7 +238,8 @@ PH_MPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 
-PH_MPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+PH_MPI_EXPORT
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                 MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request *req)
 {
@@ -240,8 +250,9 @@ PH_MPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
 }
 
 #define ALLREDUCE_LIKE(name)                                                  \
-    PH_MPI_EXPORT int MPI_##name(const void *sendbuf, void *recvbuf, int count,            \
-                   MPI_Datatype type, MPI_Op op, MPI_Comm comm)               \
+    PH_MPI_EXPORT int MPI_##name(const void *sendbuf, void *recvbuf,         \
+                                 int count, MPI_Datatype type, MPI_Op op,     \
+                                 MPI_Comm comm)                               \
     {                                                                         \
         if (intra(comm, 0, NULL))                                             \
             reduce_touch(sendbuf, recvbuf, count, type, 1);                   \
@@ -251,7 +262,8 @@ ALLREDUCE_LIKE(Allreduce)
 ALLREDUCE_LIKE(Scan)
 ALLREDUCE_LIKE(Exscan)
 
-PH_MPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+PH_MPI_EXPORT
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                    MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                    MPI_Request *req)
 {
@@ -260,7 +272,8 @@ PH_MPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, req);
 }
 
-PH_MPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
+PH_MPI_EXPORT
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
                              int recvcount, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm)
 {
@@ -274,7 +287,8 @@ PH_MPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
                                      comm);
 }
 
-PH_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                MPI_Comm comm)
 {
@@ -288,7 +302,8 @@ PH_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype se
                        recvtype, root, comm);
 }
 
-PH_MPI_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                 void *recvbuf, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -302,7 +317,8 @@ PH_MPI_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                         displs, recvtype, root, comm);
 }
 
-PH_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
@@ -316,7 +332,8 @@ PH_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype s
                         recvtype, root, comm);
 }
 
-PH_MPI_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[],
+PH_MPI_EXPORT
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[],
                  const int displs[], MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
@@ -331,39 +348,45 @@ PH_MPI_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[],
                          recvcount, recvtype, root, comm);
 }
 
-static void allgather_touch(const void *sendbuf, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf,
-                            int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm)
+/* Allgather and Alltoall: the send buffer holds one block (allgather)
+ * or one a rank (alltoall, blocks = the size), the receive buffer one a
+ * rank */
+static void all_touch(const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, int send_per_rank)
 {
     int n = intra(comm, 0, NULL);
     if (n) {
-        touch_n(sendbuf, sendcount, sendtype, 0);
+        touch_elems(sendbuf, 0, (MPI_Aint)sendcount * (send_per_rank ? n : 1),
+                    sendtype, 0);
         touch_elems(recvbuf, 0, (MPI_Aint)recvcount * n, recvtype, 1);
     }
 }
 
-PH_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm)
 {
-    allgather_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm);
+    all_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+              comm, 0);
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm);
 }
 
-PH_MPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, MPI_Request *req)
 {
-    allgather_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm);
+    all_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+              comm, 0);
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm, req);
 }
 
-PH_MPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -376,39 +399,30 @@ PH_MPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
                            displs, recvtype, comm);
 }
 
-static void alltoall_touch(const void *sendbuf, int sendcount,
-                           MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype,
-                           MPI_Comm comm)
-{
-    int n = intra(comm, 0, NULL);
-    if (n) {
-        touch_elems(sendbuf, 0, (MPI_Aint)sendcount * n, sendtype, 0);
-        touch_elems(recvbuf, 0, (MPI_Aint)recvcount * n, recvtype, 1);
-    }
-}
-
-PH_MPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm)
 {
-    alltoall_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                   recvtype, comm);
+    all_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+              comm, 1);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
 }
 
-PH_MPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PH_MPI_EXPORT
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm, MPI_Request *req)
 {
-    alltoall_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                   recvtype, comm);
+    all_touch(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+              comm, 1);
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm, req);
 }
 
-PH_MPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[],
+PH_MPI_EXPORT
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm)
@@ -424,7 +438,8 @@ PH_MPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[],
 
 /* ---- one-sided: the origin's buffers -------------------------------- */
 
-PH_MPI_EXPORT int MPI_Put(const void *origin, int origin_count, MPI_Datatype origin_type,
+PH_MPI_EXPORT
+int MPI_Put(const void *origin, int origin_count, MPI_Datatype origin_type,
             int target, MPI_Aint disp, int target_count,
             MPI_Datatype target_type, MPI_Win win)
 {
@@ -433,7 +448,8 @@ PH_MPI_EXPORT int MPI_Put(const void *origin, int origin_count, MPI_Datatype ori
                     target_count, target_type, win);
 }
 
-PH_MPI_EXPORT int MPI_Rput(const void *origin, int origin_count, MPI_Datatype origin_type,
+PH_MPI_EXPORT
+int MPI_Rput(const void *origin, int origin_count, MPI_Datatype origin_type,
              int target, MPI_Aint disp, int target_count,
              MPI_Datatype target_type, MPI_Win win, MPI_Request *req)
 {
@@ -442,7 +458,8 @@ PH_MPI_EXPORT int MPI_Rput(const void *origin, int origin_count, MPI_Datatype or
                      target_count, target_type, win, req);
 }
 
-PH_MPI_EXPORT int MPI_Get(void *origin, int origin_count, MPI_Datatype origin_type,
+PH_MPI_EXPORT
+int MPI_Get(void *origin, int origin_count, MPI_Datatype origin_type,
             int target, MPI_Aint disp, int target_count,
             MPI_Datatype target_type, MPI_Win win)
 {
@@ -451,7 +468,8 @@ PH_MPI_EXPORT int MPI_Get(void *origin, int origin_count, MPI_Datatype origin_ty
                     target_count, target_type, win);
 }
 
-PH_MPI_EXPORT int MPI_Rget(void *origin, int origin_count, MPI_Datatype origin_type,
+PH_MPI_EXPORT
+int MPI_Rget(void *origin, int origin_count, MPI_Datatype origin_type,
              int target, MPI_Aint disp, int target_count,
              MPI_Datatype target_type, MPI_Win win, MPI_Request *req)
 {
@@ -460,7 +478,8 @@ PH_MPI_EXPORT int MPI_Rget(void *origin, int origin_count, MPI_Datatype origin_t
                      target_count, target_type, win, req);
 }
 
-PH_MPI_EXPORT int MPI_Accumulate(const void *origin, int origin_count,
+PH_MPI_EXPORT
+int MPI_Accumulate(const void *origin, int origin_count,
                    MPI_Datatype origin_type, int target, MPI_Aint disp,
                    int target_count, MPI_Datatype target_type, MPI_Op op,
                    MPI_Win win)
@@ -470,7 +489,8 @@ PH_MPI_EXPORT int MPI_Accumulate(const void *origin, int origin_count,
                            target_count, target_type, op, win);
 }
 
-PH_MPI_EXPORT int MPI_Get_accumulate(const void *origin, int origin_count,
+PH_MPI_EXPORT
+int MPI_Get_accumulate(const void *origin, int origin_count,
                        MPI_Datatype origin_type, void *result,
                        int result_count, MPI_Datatype result_type, int target,
                        MPI_Aint disp, int target_count,
