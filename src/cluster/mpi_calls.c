@@ -35,8 +35,8 @@
  * and one-sided origin buffers (Put, Get, Accumulate, Get_accumulate,
  * Rput, Rget).  Not: persistent requests (MPI_Start names no buffer),
  * derived datatypes at MPI_BOTTOM, intercommunicators, the large-count
- * (_c) forms, and calls that bypass the C names (the Fortran bindings of
- * some MPI libraries call PMPI_* directly).
+ * (_c) forms, and calls that bypass the C names (Open MPI 4.1's Fortran
+ * bindings call PMPI_* directly; MPICH's call the C names).
  *
  * These definitions are found first when the program's link puts
  * pagehome's cluster library before the MPI library (what pkg-config's
