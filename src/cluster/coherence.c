@@ -999,11 +999,25 @@ void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode)
     ph_dsm_vec sel = {0};
     if (keep && p1 - p0 <= c->dirty.n) {
         /* a short range (ph_cluster_release of a few pages): look at its
-         * pages, the list stays as it is (they stay dirty) */
-        for (size_t p = p0; p < p1 && p < c->npages; p++)
-            if (c->state[p] & PGF_DIRTY)
+         * pages, the list stays as it is (they stay dirty); up to 64 of
+         * them listed on the stack -- a release per page or row is
+         * common, and a list's first allocation (2 KiB) is a request
+         * glibc serves only after consolidating its small free chunks */
+        uint64_t few[64];
+        size_t nfew = 0;
+        int on_stack = p1 - p0 <= 64;
+        for (size_t p = p0; p < p1 && p < c->npages; p++) {
+            if (!(c->state[p] & PGF_DIRTY))
+                continue;
+            if (on_stack)
+                few[nfew++] = p;
+            else
                 push(c, &sel, p);
-        flush_pages(c, sel.v, sel.n, 0, 1);
+        }
+        if (on_stack)
+            flush_pages(c, few, nfew, 0, 1);
+        else
+            flush_pages(c, sel.v, sel.n, 0, 1);
         ph_dsm_vec_free(&sel);
         return;
     }
