@@ -1014,10 +1014,7 @@ void ph_dsm_flush_dirty(ph_dsm *c, size_t p0, size_t p1, int barrier_mode)
             else
                 push(c, &sel, p);
         }
-        if (on_stack)
-            flush_pages(c, few, nfew, 0, 1);
-        else
-            flush_pages(c, sel.v, sel.n, 0, 1);
+        flush_pages(c, on_stack ? few : sel.v, on_stack ? nfew : sel.n, 0, 1);
         ph_dsm_vec_free(&sel);
         return;
     }

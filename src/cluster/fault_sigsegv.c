@@ -142,7 +142,8 @@ static void handler(int sig, siginfo_t *info, void *ctx)
         return;
     }
     int saved_errno = errno;
-    if (atomic_load(s_role_tid) == (int)syscall(SYS_gettid)) {
+    int holder = atomic_load(s_role_tid);   /* gettid only when held */
+    if (holder && holder == (int)syscall(SYS_gettid)) {
         /* The thread that serves faults took one: nobody else may serve
          * it, and waiting would hang the job.  The MPI library's progress
          * this thread drove moved a message of the program's into or out
