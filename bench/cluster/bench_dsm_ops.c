@@ -72,6 +72,8 @@
  *
  *   bench_dsm_ops [--iters N] [--reps R] [--quick]
  *   bench_dsm_ops --barrier-loop N    only N empty barriers in a row
+ *   bench_dsm_ops --release-loop N    only N repetitions of the table's
+ *                                     write + release (to profile it)
  */
 #include <pagehome.h>
 
@@ -99,6 +101,7 @@
 static int me, n;
 static int count = 200, reps = 7;
 static long barrier_loop;  /* --barrier-loop N: only N empty barriers */
+static long release_loop;  /* --release-loop N: only write + release */
 
 static double now_us(void)
 {
@@ -292,6 +295,45 @@ static raw measure_raw(void)
 }
 
 /* ---- cluster mode ----------------------------------------------------- */
+
+/* --release-loop: the table's write + release alone, release_loop times
+ * (rank 1 writes its pages, a barrier invalidates rank 0's copies, rank 0
+ * reads them, then stores to each and releases it); the median us of a
+ * write + release over the repetitions, rank 0's. */
+static double measure_release_loop(void)
+{
+    ph_placement_t pl;
+    ph_placement_parse(&pl, "node:1");
+    char *a = ph_cluster_alloc((size_t)count * PAGE, &pl);
+    double *t = calloc((size_t)release_loop, sizeof *t);
+    if (!a || !t) {
+        fprintf(stderr, "bench_dsm_ops: allocation failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (long it = 0; it < release_loop; it++) {
+        if (me == 1)
+            for (int i = 0; i < count; i++)
+                a[(size_t)i * PAGE] = (char)(it + 1);
+        ph_cluster_barrier();
+        if (me == 0) {
+            volatile char s = 0;
+            for (int i = 0; i < count; i++)
+                s += a[(size_t)i * PAGE];
+            (void)s;
+            double t0 = now_us();
+            for (int i = 0; i < count; i++) {
+                a[(size_t)i * PAGE + 8] = (char)it;
+                ph_cluster_release(a + (size_t)i * PAGE, 16);
+            }
+            t[it] = (now_us() - t0) / count;
+        }
+        ph_cluster_barrier();
+    }
+    double m = median(t, (int)release_loop);
+    free(t);
+    ph_cluster_free(a);
+    return m;
+}
 
 typedef struct dsm {
     double read_miss, write_release, write_miss_release, barrier0;
@@ -515,6 +557,8 @@ int main(int argc, char **argv)
             reps = 3;
         } else if (!strcmp(argv[i], "--barrier-loop") && i + 1 < argc)
             barrier_loop = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--release-loop") && i + 1 < argc)
+            release_loop = atol(argv[++i]);
     }
     if (reps > MAXREPS)
         reps = MAXREPS;
@@ -566,6 +610,16 @@ int main(int argc, char **argv)
             printf("bench_dsm_ops: %d ranks, %ld empty barriers: %.2f us "
                    "each (MPI_Barrier before the start: %.2f us)\n", n,
                    barrier_loop, us, r1.barrier);
+        ph_cluster_finalize();
+        MPI_Finalize();
+        return 0;
+    }
+    if (release_loop > 0) {
+        double us = measure_release_loop();
+        if (me == 0)
+            printf("bench_dsm_ops: %d ranks, %ld x %d writes + releases: "
+                   "median %.2f us each (MPI_Put + flush before the start: "
+                   "%.2f us)\n", n, release_loop, count, us, r1.put);
         ph_cluster_finalize();
         MPI_Finalize();
         return 0;

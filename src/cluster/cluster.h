@@ -176,7 +176,10 @@ typedef struct ph_dsm_fault_ops {
      * stopping at the first page that is not a hole; returns the pages
      * done (>= 1).  NULL = populate, then map, one page. */
     size_t (*map_zero)(ph_dsm *c, size_t page, size_t n, int rw);
-    /* change mapped pages to write-protected (rw = 0) or writable */
+    /* change mapped pages to write-protected (rw = 0) or writable; the
+     * pages stay in the memfd, their mapping may be made again (uffd:
+     * a run made writable is mapped anew, so that its first stores take
+     * no minor fault) */
     int (*protect)(ph_dsm *c, size_t page, size_t n, int rw);
     /* make pages inaccessible before they are punched out (sigsegv) */
     int (*drop)(ph_dsm *c, size_t page, size_t n);

@@ -281,8 +281,26 @@ static int wp_range(ph_dsm *c, size_t page, size_t n, int rw, int dontwake)
     return -1;
 }
 
+static int u_map(ph_dsm *c, size_t page, size_t n, int rw);
+
+/* Lifting write protection (UFFDIO_WRITEPROTECT) leaves the PTEs of a
+ * shared mapping read-only: the kernel makes them writable only at each
+ * page's first store, a minor fault (0.5 us on this VM, Linux 6.18).  A
+ * page mapped by UFFDIO_CONTINUE without write protection is writable at
+ * once.  For a run, dropping its PTEs (the pages stay in the memfd) and
+ * mapping it again costs less than the faults it saves: measured per
+ * page, 0.39 us at 8 pages and 0.13 at 64, against 0.21 (the lift, one
+ * page) + 0.5 (its store's fault); 1.5 us for a single page.  A thread
+ * that reads such a page between the two steps takes a minor fault:
+ * the mapping wakes it, and its message then finds the page mapped. */
+#define REMAP_MIN_PAGES 8
+
 static int u_protect(ph_dsm *c, size_t page, size_t n, int rw)
 {
+    if (rw && n >= REMAP_MIN_PAGES &&
+        madvise(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE,
+                MADV_DONTNEED) == 0)
+        return u_map(c, page, n, 1);
     /* lifting protection wakes the threads waiting on the pages */
     int dontwake = rw ? (int)defer_wake(c, page, n) : 0;
     if (wp_range(c, page, n, rw, dontwake) < 0)
