@@ -292,12 +292,15 @@ static int u_map(ph_dsm *c, size_t page, size_t n, int rw);
  * page, 0.39 us at 8 pages and 0.13 at 64, against 0.21 (the lift, one
  * page) + 0.5 (its store's fault); 1.5 us for a single page.  A thread
  * that reads such a page between the two steps takes a minor fault:
- * the mapping wakes it, and its message then finds the page mapped. */
+ * the mapping wakes it, and its message then finds the page mapped.
+ * Not with a descriptor for user-mode faults only: there the kernel's own
+ * access to the page in that moment (a write(2) from it on another
+ * thread) would fail with EFAULT instead of waiting. */
 #define REMAP_MIN_PAGES 8
 
 static int u_protect(ph_dsm *c, size_t page, size_t n, int rw)
 {
-    if (rw && n >= REMAP_MIN_PAGES &&
+    if (rw && n >= REMAP_MIN_PAGES && !c->uffd_user_only &&
         madvise(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE,
                 MADV_DONTNEED) == 0)
         return u_map(c, page, n, 1);
