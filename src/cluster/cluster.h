@@ -278,6 +278,8 @@ typedef struct ph_dsm_stats {
     uint64_t twins;
     uint64_t twins_predicted;     /* pages prediction made writable */
     uint64_t predicted_unwritten; /* ... found unwritten at a barrier */
+    uint64_t pages_remapped;      /* made writable by mapping them anew
+                                   * (fault_uffd.c), not by a lift */
     uint64_t diffs_sent, diff_runs, diff_bytes, whole_pages_sent;
     uint64_t rma_calls, flushes, collectives;
     uint64_t bytes_sent;          /* payload this rank sent: diffs and pages

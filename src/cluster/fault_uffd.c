@@ -302,8 +302,10 @@ static int u_protect(ph_dsm *c, size_t page, size_t n, int rw)
 {
     if (rw && n >= REMAP_MIN_PAGES && !c->uffd_user_only &&
         madvise(c->arena + page * PH_DSM_PAGE, n * PH_DSM_PAGE,
-                MADV_DONTNEED) == 0)
+                MADV_DONTNEED) == 0) {
+        c->st.pages_remapped += n;
         return u_map(c, page, n, 1);
+    }
     /* lifting protection wakes the threads waiting on the pages */
     int dontwake = rw ? (int)defer_wake(c, page, n) : 0;
     if (wp_range(c, page, n, rw, dontwake) < 0)

@@ -333,6 +333,7 @@ static void interval_json(ph_jw *w, const ph_dsm_interval *v)
     X(twins) \
     X(twins_predicted) \
     X(predicted_unwritten) \
+    X(pages_remapped) \
     X(diffs_sent) \
     X(diff_runs) \
     X(diff_bytes) \

@@ -199,6 +199,11 @@ int main(int argc, char **argv)
         int user_only = strstr(info.fault_mechanism, "-user") != NULL;
         if (shortest >= 8 && remote > 0 && !user_only) {
             CHECK(minflt <= 2 * wf);
+            /* under userfaultfd, by mapping the runs anew */
+            if (strncmp(info.fault_mechanism, "userfaultfd", 11) == 0)
+                CHECK(cl_stat_of("pages_remapped") >= pred);
+            else
+                CHECK_EQ(cl_stat_of("pages_remapped"), 0);
             if (minflt > 2 * wf)
                 fprintf(stderr, "rank %d: %lld page faults storing to %lld "
                         "remote pages (%lld write faults, runs of %lld or "
