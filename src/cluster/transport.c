@@ -30,6 +30,7 @@
  * probe that is not answered trips the watchdog.
  */
 #include "cluster/cluster.h"
+#include "cluster/watch.h"
 
 #include "base/error.h"
 #include "base/log.h"
@@ -114,11 +115,10 @@ static void *watchdog_main(void *arg)
         tick = 1000000;
     if (tick > 250000000)
         tick = 250000000;
-    /* the role's holder: the last sign of life seen, and for how long this
-     * thread has seen it unchanged while running itself (a process stopped
-     * by a debugger or a shell's ^Z, or not scheduled, is not a holder
-     * that stopped showing life: such a gap starts the count again) */
-    uint64_t beat_seen = 0, beat_for_ns = 0, last = ph_now_ns();
+    /* what the watchdog judges, and why a stop of this process is not a
+     * silence: watch.h */
+    ph_dsm_watch w;
+    ph_dsm_watch_init(&w, ph_now_ns(), tick, limit);
     while (!atomic_load(&c->stop)) {
         struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000u),
                               .tv_nsec = (long)(tick % 1000000000u)};
@@ -126,34 +126,24 @@ static void *watchdog_main(void *arg)
         uint64_t since = atomic_load(&c->op_since_ns);
         if (atomic_load(&c->stop))
             continue;
-        uint64_t now = ph_now_ns(), slept = now - last;
-        last = now;
-        uint64_t beat = atomic_load(&c->role_beat_ns);
-        if (since || !beat || beat != beat_seen || slept > 2 * tick) {
-            beat_seen = beat;
-            beat_for_ns = 0;
-        } else {
-            beat_for_ns += slept;
-        }
-        if (!since) {
+        int verdict = ph_dsm_watch_look(&w, ph_now_ns(), since,
+                                        atomic_load(&c->role_beat_ns));
+        if (verdict == PH_DSM_WATCH_HOLDER_STUCK)
             /* nothing asked of a peer, yet the role's holder shows no life:
              * it waits in the kernel for a fault of its own, which only the
              * role's holder can serve (a message the MPI library moved into
              * or out of shared memory, from the progress the holder drove,
              * for a call of the program's that pagehome did not see) */
-            if (beat_for_ns > limit)
-                ph_dsm_fatal(c, "the thread that runs the DSM's service code "
-                          "(thread %d) has been stuck for %.1f s outside any "
-                          "remote operation: it probably waits for a fault of "
-                          "its own on shared memory, taken inside an MPI call "
-                          "that moved a message of the program's into or out "
-                          "of shared memory (README.md, \"The program's own "
-                          "MPI calls\"); cluster_timeout_ms is %ld",
-                          atomic_load(&c->role_tid),
-                          (double)beat_for_ns / 1e9, c->timeout_ms);
-            continue;
-        }
-        if (now > since && now - since > limit) {
+            ph_dsm_fatal(c, "the thread that runs the DSM's service code "
+                      "(thread %d) has been stuck for %.1f s outside any "
+                      "remote operation: it probably waits for a fault of "
+                      "its own on shared memory, taken inside an MPI call "
+                      "that moved a message of the program's into or out "
+                      "of shared memory (README.md, \"The program's own "
+                      "MPI calls\"); cluster_timeout_ms is %ld",
+                      atomic_load(&c->role_tid),
+                      (double)w.beat_for_ns / 1e9, c->timeout_ms);
+        if (verdict == PH_DSM_WATCH_OP_STUCK) {
             const char *what = atomic_load(&c->op_what);
             int peer = atomic_load(&c->op_peer);
             char who[96];
@@ -162,11 +152,11 @@ static void *watchdog_main(void *arg)
                           "probably died (or hangs); cluster_timeout_ms is "
                           "%ld", ph_dsm_who(c, peer, who, sizeof who),
                           what ? what : "a request",
-                          (double)(now - since) / 1e9, c->timeout_ms);
+                          (double)w.op_for_ns / 1e9, c->timeout_ms);
             ph_dsm_fatal(c, "%s did not complete for %.1f s: a rank has "
                       "probably died; cluster_timeout_ms is %ld",
                       what ? what : "a collective operation",
-                      (double)(now - since) / 1e9, c->timeout_ms);
+                      (double)w.op_for_ns / 1e9, c->timeout_ms);
         }
     }
     return NULL;
