@@ -296,6 +296,18 @@ static raw measure_raw(void)
 
 /* ---- cluster mode ----------------------------------------------------- */
 
+/* Rank 0's write + release of the table: a store to each of the count
+ * pages at a, each followed by ph_cluster_release of it; us per page. */
+static double store_release_us(char *a, long it)
+{
+    double t0 = now_us();
+    for (int i = 0; i < count; i++) {
+        a[(size_t)i * PAGE + 8] = (char)it;
+        ph_cluster_release(a + (size_t)i * PAGE, 16);
+    }
+    return (now_us() - t0) / count;
+}
+
 /* --release-loop: the table's write + release alone, release_loop times
  * (rank 1 writes its pages, a barrier invalidates rank 0's copies, rank 0
  * reads them, then stores to each and releases it); the median us of a
@@ -320,12 +332,7 @@ static double measure_release_loop(void)
             for (int i = 0; i < count; i++)
                 s += a[(size_t)i * PAGE];
             (void)s;
-            double t0 = now_us();
-            for (int i = 0; i < count; i++) {
-                a[(size_t)i * PAGE + 8] = (char)it;
-                ph_cluster_release(a + (size_t)i * PAGE, 16);
-            }
-            t[it] = (now_us() - t0) / count;
+            t[it] = store_release_us(a, it);
         }
         ph_cluster_barrier();
     }
@@ -390,13 +397,7 @@ static dsm measure_dsm(void)
             rm[r] = (t1 - t0) / count;
             (void)s;
             /* write + release on the cached pages */
-            t0 = now_us();
-            for (int i = 0; i < count; i++) {
-                a[(size_t)i * PAGE + 8] = (char)it;
-                ph_cluster_release(a + (size_t)i * PAGE, 16);
-            }
-            t1 = now_us();
-            wr[r] = (t1 - t0) / count;
+            wr[r] = store_release_us(a, it);
             /* a second store to each page, then the releases alone */
             t0 = now_us();
             for (int i = 0; i < count; i++)

@@ -10,9 +10,9 @@
  * look that comes more than two ticks after the one before means this
  * process was stopped (a shell's ^Z of the whole job, a debugger) or not
  * scheduled, and then what it was waiting for was stopped too -- such a
- * gap counts as one tick, not as the silence it looks like (before, an
- * operation in flight when the job was stopped for longer than the limit
- * ended the job when it went on).  A peer that died, or a holder stuck on
+ * gap counts as one tick, not as the silence it looks like (an operation
+ * in flight when the whole job is stopped longer than the limit must not
+ * end the job when it goes on).  A peer that died, or a holder stuck on
  * a fault of its own, shows no change while the watchdog runs, and is
  * judged after `limit` (later on a starved machine, whose looks count a
  * tick each at least).

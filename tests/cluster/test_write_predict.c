@@ -156,15 +156,17 @@ int main(int argc, char **argv)
     /* the homes: migration may have moved some (the cost rule weighs
      * measured times, so which ones depends on the machine's load); a
      * write fault predicts at most the rest of a run of remote pages */
+    int is_remote[NPAGES];
+    for (size_t pg = 0; pg < NPAGES; pg++)
+        is_remote[pg] = ph_cluster_home(x + pg * (PAGE / 8)) != me;
     long long remote = 0, runs = 0, in_run = 0, shortest = NPAGES;
     for (size_t pg = 0; pg < NPAGES; pg++) {
-        int r = ph_cluster_home(x + pg * (PAGE / 8)) != me;
+        int r = is_remote[pg];
         remote += r;
         runs += r && (in_run == 0 || in_run == 64);
         in_run = r ? (in_run == 64 ? 1 : in_run + 1) : 0;
-        int ends = in_run > 0 &&
-                   (pg + 1 == NPAGES || in_run == 64 ||
-                    ph_cluster_home(x + (pg + 1) * (PAGE / 8)) == me);
+        int ends = in_run > 0 && (pg + 1 == NPAGES || in_run == 64 ||
+                                  !is_remote[pg + 1]);
         if (ends && in_run < shortest)
             shortest = in_run;
     }
@@ -179,7 +181,7 @@ int main(int argc, char **argv)
         getrusage(RUSAGE_THREAD, &ru0);
         mine[pg * (PAGE / 8)] = cl_h3(seed, 7, pg, (uint64_t)me);
         getrusage(RUSAGE_THREAD, &ru1);
-        if (ph_cluster_home(x + pg * (PAGE / 8)) != me)
+        if (is_remote[pg])
             minflt += (long long)(ru1.ru_minflt - ru0.ru_minflt);
     }
     long long wf = cl_stat_of("fault_write_remote") - wf0;
