@@ -722,6 +722,8 @@ void ph_preload_ompt_report(struct ph_jw *w)
         ph_jw_uint(w, st.region_boundaries + st.barrier_boundaries);
         ph_jw_key(w, "boundaries_from_barriers");
         ph_jw_uint(w, st.barrier_boundaries);
+        ph_jw_key(w, "early_boundary");
+        ph_jw_bool(w, rr.early);
         ph_jw_key(w, "period_mismatches");
         ph_jw_uint(w, rr.mismatches);
         ph_jw_key(w, "switched_to_sampling");
@@ -798,7 +800,14 @@ static int tool_initialize(ompt_function_lookup_t lookup,
         (ompt_set_callback_t)lookup("ompt_set_callback");
     if (!set_cb)
         return 0;
-    st.regions = ph_period_new();
+    /* the regions' detector reports the stream's first repetition as a
+     * boundary (period.h: early), so that the engine's first decision
+     * comes after the first iteration, not at the lock; the barriers'
+     * detector starts again in every region, so it would fire in each */
+    ph_period_cfg rcfg;
+    ph_period_cfg_default(&rcfg);
+    rcfg.early = 1;
+    st.regions = ph_period_new_cfg(&rcfg);
     st.barriers = ph_period_new();
     if (!st.regions || !st.barriers) {
         ph_warn("ompt: out of memory: no iteration detection");

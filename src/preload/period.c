@@ -23,6 +23,7 @@ struct ph_period {
     size_t seen, miss;   /* of the current cycle: cycle ids seen, others */
     size_t since_boundary;
     uint64_t unlocked_ids; /* ids fed since the last lock (or start) */
+    int early_done;      /* the early boundary was reported */
     /* report */
     uint64_t boundaries, locks, unlocks, mismatches;
     size_t last_period;
@@ -36,6 +37,7 @@ void ph_period_cfg_default(ph_period_cfg *cfg)
     cfg->min_span = 4;
     cfg->lose_after = 4;
     cfg->fallback_after = 64;
+    cfg->early = 0;
 }
 
 ph_period *ph_period_new_cfg(const ph_period_cfg *cfg)
@@ -92,6 +94,7 @@ void ph_period_reset(ph_period *pd)
     pd->bad = 0;
     pd->seen = pd->miss = pd->since_boundary = 0;
     pd->unlocked_ids = 0;
+    pd->early_done = 0;
     pd->boundaries = pd->locks = pd->unlocks = pd->mismatches = 0;
     pd->last_period = 0;
     pd->last_anchor = 0;
@@ -259,16 +262,24 @@ int ph_period_feed(ph_period *pd, uintptr_t id)
     size_t maxp = pd->cfg.max_period;
     size_t lim = i < maxp ? (size_t)i : maxp;
     uint32_t *run = pd->run;
+    int again = 0; /* id was seen within the last max_period ids */
     for (size_t p = 1; p <= lim; p++) {
-        if (pd->hist[(i - p) % pd->cfg.history] == id)
+        if (pd->hist[(i - p) % pd->cfg.history] == id) {
             run[p]++;
-        else
+            again = 1;
+        } else {
             run[p] = 0;
+        }
     }
     pd->hist[i % pd->cfg.history] = id;
     pd->n = i + 1;
     pd->unlocked_ids++;
     try_lock(pd);
+    if (again && pd->cfg.early && !pd->early_done && pd->locks == 0) {
+        pd->early_done = 1;
+        pd->boundaries++;
+        return 1;
+    }
     return 0;
 }
 
@@ -301,6 +312,7 @@ void ph_period_get_report(const ph_period *pd, ph_period_report *out)
     out->anchor = ph_period_anchor(pd);
     out->last_period = pd->last_period;
     out->last_anchor = pd->last_anchor;
+    out->early = pd->early_done;
     out->fallback = ph_period_fallback(pd);
     if (!pd->p) {
         uint32_t best = 1;

@@ -29,6 +29,17 @@
  * A stream that has not locked after fallback_after ids (or has at most
  * one id) has no usable period: ph_period_fallback() says so, and the
  * transparent mode uses the sampling mechanism instead.
+ *
+ * Early boundary (cfg.early): a lock needs the cycle seen at least twice
+ * and over min_span ids, so a loop of one region ("A A A A") locks at its
+ * fourth iteration and its first boundary comes at the fifth.  With early
+ * set, the first id fed that was seen before (the loop's first region
+ * coming round again, after one pass of a candidate cycle) is reported as
+ * a boundary too, once, before any lock: the engine then decides on the
+ * first iteration's accesses instead of waiting for the lock.  A stream
+ * whose first repetition is not an iteration's start ("A A B C") gets one
+ * boundary at the wrong place, and its first interval is then a part of
+ * an iteration; the lock and its boundaries follow as without it.
  */
 #ifndef PH_PRELOAD_PERIOD_H
 #define PH_PRELOAD_PERIOD_H
@@ -44,6 +55,9 @@ typedef struct ph_period_cfg {
     unsigned min_span;     /* ids the repetitions must cover (default 4) */
     unsigned lose_after;   /* bad cycles (net) that drop the lock (4) */
     size_t fallback_after; /* ids without a lock => fallback (64) */
+    int early;             /* report the stream's first repetition (an id
+                              seen before) as a boundary, once, before the
+                              first lock (0: off, the default) */
 } ph_period_cfg;
 
 /* What a detector has seen. */
@@ -57,6 +71,7 @@ typedef struct ph_period_report {
     uintptr_t anchor;      /* current anchor (valid when period > 0) */
     size_t last_period;    /* the period of the most recent lock, 0 never */
     uintptr_t last_anchor;
+    int early;             /* the early boundary was reported (cfg.early) */
     int fallback;          /* ph_period_fallback() */
     size_t repeating;      /* not locked: the candidate period whose
                               current streak is longest, when that streak

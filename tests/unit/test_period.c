@@ -1,8 +1,8 @@
 /*
  * test_period.c -- the iteration detector of the transparent mode
  * (src/preload/period.c): plain cycles, a cold first iteration, irregular
- * regions, a change of pattern, too few regions, random noise, and seeded
- * random programs.
+ * regions, a change of pattern, too few regions, random noise, seeded
+ * random programs, and the early boundary (cfg.early).
  */
 #include "check.h"
 
@@ -44,6 +44,7 @@ static void test_defaults(void)
     CHECK_EQ(c.history, 4096);
     CHECK_EQ(c.max_period, 256);
     CHECK_EQ(c.fallback_after, 64);
+    CHECK_EQ(c.early, 0);
     c.history = 100; /* < 2 * max_period */
     errno = 0;
     CHECK(ph_period_new_cfg(&c) == NULL);
@@ -378,6 +379,105 @@ static void test_repeating(void)
     ph_period_free(pd);
 }
 
+/* The indices (into a stream of ids) at which pd reported boundaries,
+ * at most max of them; returns how many. */
+static int boundaries_at(ph_period *pd, const uintptr_t *ids, int n,
+                         int *at, int max)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ph_period_feed(pd, ids[i]) && k < max)
+            at[k++] = i;
+    return k;
+}
+
+static ph_period *early_detector(void)
+{
+    ph_period_cfg c;
+    ph_period_cfg_default(&c);
+    c.early = 1;
+    return ph_period_new_cfg(&c);
+}
+
+static void test_early(void)
+{
+    uintptr_t ids[64];
+    int at[64];
+    ph_period_report rep;
+
+    /* One region an iteration: without early the lock needs four, and the
+     * first boundary is the fifth; with early, the second is one too. */
+    for (int i = 0; i < 20; i++)
+        ids[i] = R(7);
+    ph_period *plain = ph_period_new();
+    int k = boundaries_at(plain, ids, 20, at, 64);
+    CHECK_EQ(k, 16);
+    CHECK_EQ(at[0], 4);
+    ph_period_free(plain);
+    ph_period *pd = early_detector();
+    CHECK(pd != NULL);
+    k = boundaries_at(pd, ids, 20, at, 64);
+    CHECK_EQ(k, 17);
+    CHECK_EQ(at[0], 1);
+    CHECK_EQ(at[1], 4); /* nothing between it and the lock's */
+    CHECK_EQ(at[16], 19);
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.early, 1);
+    CHECK_EQ(rep.boundaries, 17);
+    CHECK_EQ(rep.period, 1);
+
+    /* An init region, then a cycle of three: early at the cycle's second
+     * start, then the lock's boundaries at every later one. */
+    ph_period_reset(pd);
+    ids[0] = R(50);
+    for (int i = 1; i < 31; i++)
+        ids[i] = R((i - 1) % 3);
+    k = boundaries_at(pd, ids, 31, at, 64);
+    CHECK_EQ(at[0], 4);
+    CHECK_EQ(at[1], 7);
+    CHECK_EQ(k, 1 + (31 - 7 + 2) / 3);
+    for (int j = 0; j < k; j++)
+        CHECK_EQ(ids[at[j]], R(0));
+
+    /* Once only, also when the lock is lost and found again. */
+    ph_period_reset(pd);
+    for (int i = 0; i < 64; i++)
+        ids[i] = i < 24 ? R(i % 2) : R(10 + i % 5);
+    k = boundaries_at(pd, ids, 64, at, 64);
+    CHECK_EQ(at[0], 2);
+    ph_period_get_report(pd, &rep);
+    CHECK(rep.locks >= 2);
+    CHECK_EQ(rep.early, 1);
+    int at_plain[64];
+    plain = ph_period_new();
+    int kp = boundaries_at(plain, ids, 64, at_plain, 64);
+    ph_period_free(plain);
+    CHECK_EQ(k, kp + 1); /* the same boundaries and the early one */
+    for (int j = 0; j + 1 < k && j < kp; j++)
+        CHECK_EQ(at[j + 1], at_plain[j]);
+
+    /* Noise: one repetition gives the one early boundary, no lock ever. */
+    ph_period_reset(pd);
+    rng_state = 0x243f6a8885a308d3ull;
+    int b = 0;
+    for (int i = 0; i < 5000; i++)
+        b += ph_period_feed(pd, R(rng() % 1000));
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(b, 1);
+    CHECK_EQ(rep.locks, 0);
+    CHECK(ph_period_fallback(pd));
+
+    /* A stream of distinct ids never repeats: no boundary. */
+    ph_period_reset(pd);
+    b = 0;
+    for (int i = 0; i < 40; i++)
+        b += ph_period_feed(pd, R(200 + i));
+    CHECK_EQ(b, 0);
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.early, 0);
+    ph_period_free(pd);
+}
+
 int main(void)
 {
     test_defaults();
@@ -390,5 +490,6 @@ int main(void)
     test_repeating();
     test_noise();
     test_seeded();
+    test_early();
     return check_summary("test_period");
 }

@@ -404,6 +404,8 @@ def openmp_text(omp):
             txt += f" (period {int(num(omp, 'period'))})"
         bounds = int(num(omp, "iteration_boundaries"))
         txt += f", {plural(bounds, 'iteration boundary', 'iteration boundaries')}"
+        if omp.get("early_boundary"):
+            txt += " (the first where the loop's first region came round again, before the period was sure)"
     if omp.get("fallback") == "time":
         txt += (f"; no iteration {int(num(omp, 'fallback_after_ms'))} ms after the first "
                 "region: the sampling mechanism took over")
