@@ -265,7 +265,10 @@ static void *watchdog_main(void *arg)
         if (now_ids - seen < OMPT_WAIT_PROGRESS)
             break;
         seen = now_ids;
-        due += wait_ns;
+        /* the next wait starts now: a look that came late (a loaded
+         * machine) must not make the next one come at once, with too few
+         * new ids to count as progress */
+        due = ph_now_ns() + wait_ns;
     }
     int fb = 0;
     if (!st.watchdog_stop && !st.decided) {

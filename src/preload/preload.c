@@ -20,8 +20,12 @@
  * (`placement` set, `pagehome run --placement`) applies to them as to the
  * heap: ph_place before they are watched (resident pages move, the rest
  * are bound for their first touch), whether the engine is on or not; the
- * report counts them (transparent.static).  Shared libraries' segments are not
- * registered: their big writable data is rare and not the program's.
+ * report counts them (transparent.static).  Under first touch, where the
+ * engine is to manage them alone (kernel_balancing=exclude), they get a
+ * first-touch policy of their own instead, as the heap's hot blocks do,
+ * so that the kernel's NUMA balancing leaves them to the engine.  Shared
+ * libraries' segments are not registered: their big writable data is
+ * rare and not the program's.
  *
  * At exit the destructor finalizes the engine (lifting every protection
  * while the OpenMP workers may still run) and writes stats_file.  With
@@ -35,6 +39,7 @@
 
 #include "pagehome.h"
 
+#include "api/settings.h"
 #include "api/transparent.h"
 #include "base/json_write.h"
 #include "base/log.h"
@@ -62,20 +67,27 @@ static uint64_t static_place_failed;
 
 /* Apply the placement the user chose to a static segment [lo, hi) (on
  * 2 MiB pages from a to b when it was put on THP).  First touch (the
- * default) changes nothing. */
+ * default) moves nothing; where the engine is to manage the segment alone
+ * (kernel_balancing=exclude, as for the heap's hot blocks: settings.c's
+ * own_policy) it gives the segment its own first-touch policy, so that
+ * the kernel's NUMA balancing leaves it to the engine. */
 static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
                          const char *what)
 {
-    if (ph_opt_source_of(PH_OPT_PLACEMENT) == PH_SRC_DEFAULT)
-        return;
     ph_placement_t pl;
-    if (ph_placement_parse(&pl, ph_opt_str(PH_OPT_PLACEMENT)) != 0) {
+    int chosen = ph_opt_source_of(PH_OPT_PLACEMENT) != PH_SRC_DEFAULT;
+    if (ph_placement_parse(&pl, chosen ? ph_opt_str(PH_OPT_PLACEMENT)
+                                       : "first-touch") != 0) {
         ph_warn("transparent mode: placement \"%s\": %s: the static %s segment is "
                 "left as it is", ph_opt_str(PH_OPT_PLACEMENT), ph_last_error(), what);
         return;
     }
-    if (pl.policy == PH_POLICY_FIRST_TOUCH)
-        return;
+    if (pl.policy == PH_POLICY_FIRST_TOUCH) {
+        ph_place_cfg cfg;
+        ph_settings_place(&cfg);
+        if (!cfg.plan.own_policy)
+            return;
+    }
     typedef struct part { uintptr_t from, to; size_t page; } part;
     part parts[3] = {{lo, hi, 4096}, {0, 0, 0}, {0, 0, 0}};
     if (b > a) { /* THP in the middle, 4 KiB at the ends */
@@ -96,6 +108,12 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
             return;
         }
         failed += rc;
+    }
+    if (pl.policy == PH_POLICY_FIRST_TOUCH) {
+        ph_info("transparent mode: the static %s segment %p-%p has a first-touch "
+                "policy of its own: the kernel's NUMA balancing leaves it to the "
+                "engine (kernel_balancing=exclude)", what, (void *)lo, (void *)hi);
+        return;
     }
     static_placed++;
     static_place_failed += (uint64_t)failed;

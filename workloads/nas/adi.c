@@ -111,11 +111,18 @@ int nas_adi_run(const nas_adi_solver_t *s, int argc, char **argv)
     int fault = nas_fault(s->name, "u(N/2, N/2, N/2) += 1e-3 after the last iteration");
     /* WL_LOCALITY=1: owner-local share after every iteration, by the k
      * planes' ownership (four of the five regions); of a static array
-     * sized for the largest class, the N rows of each plane the grid uses */
+     * sized for the largest class, the rows of each plane the loop
+     * touches.  u: all N planes, all N rows (the stencil reads the
+     * boundary planes and rows beside the interior).  f and rhs: the
+     * interior planes' interior rows; their boundary planes and rows are
+     * written by the initialisation only, and a page no thread touches in
+     * the loop has no owner to be local to. */
     size_t plane_b = grid.sk * sizeof *u, used_b = (size_t)N * grid.sj * sizeof *u;
+    size_t inner_b = (size_t)ns * grid.sj * sizeof *u;
+    size_t inner0 = nas_adi_at(g, 1, 1, 0);
     wl_probe_units("u", u, plane_b, used_b, N, 1, N - 2);
-    wl_probe_units("f", f, plane_b, used_b, N, 1, N - 2);
-    wl_probe_units("rhs", rhs, plane_b, used_b, N, 1, N - 2);
+    wl_probe_units("f", f + inner0, plane_b, inner_b, ns, 0, ns - 1);
+    wl_probe_units("rhs", rhs + inner0, plane_b, inner_b, ns, 0, ns - 1);
     wl_probe_begin();
     double t0 = nas_wtime();
     for (long it = 0; it < iters; it++) {

@@ -1,0 +1,31 @@
+#!/bin/sh
+# check_static_policy.sh PAGEHOME PROGRAM -- transparent mode gives a large
+# static segment a first-touch policy of its own ("local" in numa_maps)
+# exactly when the engine is to manage it alone (kernel_balancing=exclude,
+# the engine on, not observing), so that the kernel's NUMA balancing
+# leaves it to the engine, as it does the heap's hot blocks.  Exit 77
+# where the kernel lists no memory policies.
+ph=${1:?usage: check_static_policy.sh PAGEHOME PROGRAM}
+prog=${2:?}
+pass=0 fail=0
+policy() { sed -n 's/^policy //p'; }
+plain=$("$prog") ; rc=$?
+[ "$rc" -eq 77 ] && { echo "check_static_policy: no numa_maps: skipped"; exit 77; }
+[ "$rc" -eq 0 ] || { echo "check_static_policy: FAILED: plain run exit $rc"; exit 1; }
+expect() { # WANT WHAT ARGS...
+    want=$1 what=$2
+    shift 2
+    got=$("$ph" run "$@" -- "$prog" | policy)
+    if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "check_static_policy: FAILED: $what: policy '$got', want '$want'"; fi
+    echo "  $what: $got"
+}
+echo "  plain: $(echo "$plain" | policy)"
+[ "$(echo "$plain" | policy)" = default ] && pass=$((pass + 1)) || {
+    fail=$((fail + 1)); echo "check_static_policy: FAILED: plain run's policy is not default"; }
+expect local "pagehome run (exclude)"
+expect default "kernel_balancing=share" --set kernel_balancing=share
+expect default "--migrate off" --migrate off
+expect default "--observe" --observe
+echo "check_static_policy: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
