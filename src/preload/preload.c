@@ -82,7 +82,9 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
                 "left as it is", ph_opt_str(PH_OPT_PLACEMENT), ph_last_error(), what);
         return;
     }
-    if (pl.policy == PH_POLICY_FIRST_TOUCH) {
+    /* first touch moves nothing: only the segment's own policy is set */
+    int policy_only = pl.policy == PH_POLICY_FIRST_TOUCH;
+    if (policy_only) {
         ph_place_cfg cfg;
         ph_settings_place(&cfg);
         if (!cfg.plan.own_policy)
@@ -109,7 +111,7 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
         }
         failed += rc;
     }
-    if (pl.policy == PH_POLICY_FIRST_TOUCH) {
+    if (policy_only) {
         ph_info("transparent mode: the static %s segment %p-%p has a first-touch "
                 "policy of its own: the kernel's NUMA balancing leaves it to the "
                 "engine (kernel_balancing=exclude)", what, (void *)lo, (void *)hi);

@@ -391,14 +391,6 @@ static int boundaries_at(ph_period *pd, const uintptr_t *ids, int n,
     return k;
 }
 
-static ph_period *early_detector(void)
-{
-    ph_period_cfg c;
-    ph_period_cfg_default(&c);
-    c.early = 1;
-    return ph_period_new_cfg(&c);
-}
-
 static void test_early(void)
 {
     uintptr_t ids[64];
@@ -414,7 +406,10 @@ static void test_early(void)
     CHECK_EQ(k, 16);
     CHECK_EQ(at[0], 4);
     ph_period_free(plain);
-    ph_period *pd = early_detector();
+    ph_period_cfg c;
+    ph_period_cfg_default(&c);
+    c.early = 1;
+    ph_period *pd = ph_period_new_cfg(&c);
     CHECK(pd != NULL);
     k = boundaries_at(pd, ids, 20, at, 64);
     CHECK_EQ(k, 17);
