@@ -95,6 +95,14 @@ if [ -n "$THP_ENABLED" ] && [ -w "$THP_SYS/enabled" ]; then
 	echo madvise >"$THP_SYS/defrag" || true
 fi
 
+# Test hook of tests/numa-guest/run (PAGEHOME_GUEST_TEST_HUNG_BOOTS): the
+# kernel passes pagehome_test_hang=1 from its command line; stop here, as a
+# hung boot would, before the command starts.
+if [ "${pagehome_test_hang:-}" = 1 ]; then
+	log "test hook: this boot hangs before the command"
+	while :; do sleep 1000; done
+fi
+
 : >/ctl/started
 if [ "$MERGE_OUTPUT" = 1 ]; then
 	chroot "$R" "$GUEST_SHELL" /run/pagehome-guest/cmd.sh </dev/null >/ctl/stdout 2>&1
