@@ -2,8 +2,8 @@
 # vs_autonuma.sh -- pagehome side by side with the kernel's NUMA balancing
 # (automatic NUMA balancing, "AutoNUMA"), its peer: in one boot of the
 # 4-node NUMA guest, the same unmodified workloads from the same wrong
-# placement (every large array on node 0: serial initialisation, or
-# --placement node:0 for cg, which builds its data in parallel) in three
+# placement (every large array on node 0: serial initialisation; cg,
+# which builds its matrix in parallel, with WL_SERIAL_BUILD=1) in three
 # configurations:
 #   kernel    kernel.numa_balancing=1, pagehome places and then moves nothing
 #             (`pagehome run --migrate off`)

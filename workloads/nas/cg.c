@@ -27,7 +27,8 @@
  *   The matrix is built IN PARALLEL: row counts with atomic increments,
  *   a parallel prefix sum, the CSR arrays first touched by the thread that
  *   owns their rows under schedule(static), entries filled through atomic
- *   cursors, each row sorted by its owner.  The vectors (x, z, r, p, q)
+ *   cursors, each row sorted by its owner (WL_SERIAL_BUILD=1: the same
+ *   matrix, built by the master thread alone).  The vectors (x, z, r, p, q)
  *   are allocated and initialised SERIALLY by the master thread: the first
  *   touch trap for the data every thread reads or writes per row.
  *
@@ -53,14 +54,15 @@
 
 static void build(csr_t *A, long n, int nonzer, double shift, double *glo, double *ghi)
 {
-    int nthreads = omp_get_max_threads();
+    int nthreads = omp_get_max_threads(), team = 1;
+    int serial = nas_serial_build("cg", "the matrix is built by the master thread alone");
     long *cnt = nas_malloc((size_t)n * sizeof *cnt);
     long *cursor = nas_malloc((size_t)n * sizeof *cursor);
     long *tsum = nas_malloc((size_t)(nthreads + 1) * NAS_PAD * sizeof *tsum);
     double *gpart = nas_malloc((size_t)nthreads * NAS_PAD * 2 * sizeof *gpart);
     A->n = n;
     A->rowptr = nas_malloc((size_t)(n + 1) * sizeof *A->rowptr);
-#pragma omp parallel
+#pragma omp parallel if (!serial)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
 #pragma omp for schedule(static)
@@ -86,6 +88,7 @@ static void build(csr_t *A, long n, int nonzer, double shift, double *glo, doubl
 #pragma omp barrier
 #pragma omp single
         {
+            team = nt;
             tsum[0] = 0;
             for (int u = 1; u <= nt; u++)
                 tsum[u * NAS_PAD] += tsum[(u - 1) * NAS_PAD];
@@ -151,7 +154,7 @@ static void build(csr_t *A, long n, int nonzer, double shift, double *glo, doubl
     }
     *glo = 1e300;
     *ghi = -1e300;
-    for (int t = 0; t < nthreads; t++) {
+    for (int t = 0; t < team; t++) {
         *glo = gpart[t * NAS_PAD * 2] < *glo ? gpart[t * NAS_PAD * 2] : *glo;
         *ghi = gpart[t * NAS_PAD * 2 + 1] > *ghi ? gpart[t * NAS_PAD * 2 + 1] : *ghi;
     }

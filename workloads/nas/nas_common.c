@@ -95,6 +95,15 @@ int nas_fault(const char *prog, const char *what)
     return 1;
 }
 
+int nas_serial_build(const char *prog, const char *what)
+{
+    const char *v = getenv("WL_SERIAL_BUILD");
+    if (!v || strcmp(v, "1") != 0)
+        return 0;
+    fprintf(stderr, "%s: WL_SERIAL_BUILD=1: %s\n", prog, what);
+    return 1;
+}
+
 void *nas_malloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);

@@ -54,6 +54,15 @@ int nas_finish(const char *prog, double seconds, int ok);
  * then fail).  Returns 1, and says WHAT on stderr, when it is set. */
 int nas_fault(const char *prog, const char *what);
 
+/* WL_SERIAL_BUILD=1 in the environment asks a program that builds its
+ * data in parallel (cg's matrix) to build it on the master thread alone,
+ * so that first touch puts all of it on the master's node, as the other
+ * programs' serial initialisations do, without a memory policy (the
+ * kernel's NUMA balancing may move such pages; it leaves bound ones).
+ * The data are the same either way.  Returns 1, and says WHAT on stderr,
+ * when it is set. */
+int nas_serial_build(const char *prog, const char *what);
+
 /* Allocation that exits with a message when memory runs out. */
 void *nas_malloc(size_t bytes);
 
