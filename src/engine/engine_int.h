@@ -106,7 +106,8 @@ struct ph_engine {
     int predictive;
     uint8_t gained[PH_MAX_NODES];
     int nthreads;
-    int first_team;          /* team size at the first report */
+    int first_team;          /* size of the first team of two or more
+                                threads reported (0: none yet) */
     ph_thread_track thr[PH_MAX_THREADS];
 
     ph_phase phases[PH_MAX_PHASES];

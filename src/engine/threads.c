@@ -8,7 +8,13 @@
  * constructs (short excursions are ignored: forwarding a thread's pages
  * costs too much to do it for a thread that comes back).  A change in the
  * number of threads counts as well: the nodes that now run a thread they
- * did not run before have gained one.
+ * did not run before have gained one.  The team threads join is the first
+ * of two or more threads: a team of one is serial code (the initial
+ * thread, a region with if(0) or num_threads(1), a program that builds
+ * its data serially that way), whose pages have no other thread to
+ * follow -- counting the first real team's threads as joining it sent the
+ * first invocation to the predictive criterion, which then had nothing to
+ * forward and moved nothing.
  *
  * Here each report is (thread, nthreads, node) at a parallel-region
  * boundary: from ph_thread_note() in each thread, or from the OpenMP tools
@@ -68,13 +74,13 @@ int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node)
         /* The team shrank: forget the threads that left. */
         for (int t = nthreads; t < e->nthreads; t++)
             e->thr[t] = (ph_thread_track){-1, -1, 0};
-    if (e->first_team == 0)
+    if (e->first_team == 0 && nthreads > 1)
         e->first_team = nthreads;
     e->nthreads = nthreads;
     ph_thread_track *t = &e->thr[thread];
     if (t->stable < 0) {
         t->stable = node;
-        if (thread >= e->first_team) {
+        if (e->first_team && thread >= e->first_team) {
             /* a thread the first team did not have: its node gains it */
             e->tot.thread_migrations++;
             trigger(e, node, "joined on", thread);

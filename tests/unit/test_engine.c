@@ -626,6 +626,35 @@ static void test_predictive(void)
     rig_close(&r);
 }
 
+/* A team of one (serial code: the initial thread, a region with if(0))
+ * is not the first team: the threads of the first real team do not join
+ * it.  (cg with its matrix built serially that way sent the first
+ * invocation to the predictive criterion, which moved nothing.) */
+static void test_serial_team(void)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, WL_MIGRATE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    r.wl.migrate_at = 1000; /* no thread moves */
+    for (int k = 0; k < 3; k++)
+        CHECK_EQ(ph_engine_note_thread(r.e, 0, 1, 0), 0);
+    note_team(&r);
+    note_team(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 0);
+    CHECK(!totals(&r).predictive);
+    iterate(&r);
+    CHECK(!totals(&r).predictive);
+    /* back to one thread and up to four again: the first team is four */
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 1, 0), 0);
+    note_team(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 0);
+    /* a fifth thread, which the first team did not have, joins */
+    CHECK_EQ(ph_engine_note_thread(r.e, 4, 5, 2), 0);
+    CHECK_EQ(totals(&r).thread_migrations, 1);
+    CHECK(totals(&r).predictive);
+    rig_close(&r);
+}
+
 /* ---- record / replay / undo ----------------------------------------- */
 
 static void check_homes_shift(rig *r, int shift, size_t limit)
@@ -1099,6 +1128,7 @@ int main(void)
     test_selftune();
     test_cold();
     test_predictive();
+    test_serial_team();
     test_replay(0);
     test_replay(40);
     test_hybrid();
