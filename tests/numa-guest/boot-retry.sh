@@ -25,13 +25,21 @@ fail() {
 	failed=1
 }
 
+# hung_boots N SEC CMD: a 2-node guest whose first N boots hang, with a
+# boot timeout of SEC s and one retry; sets got, $TMP/out and $TMP/err.
+hung_boots() {
+	local n=$1 sec=$2
+	shift 2
+	got=0
+	PAGEHOME_GUEST_TEST_HUNG_BOOTS=$n "$RUN" --nodes 2 --mem-per-node 128 \
+		--boot-timeout "$sec" --boot-retries 1 -- "$@" \
+		>"$TMP/out" 2>"$TMP/err" || got=$?
+}
+
 # 1. The first boot hangs, the second runs the command: its output and
 #    status are the command's.  The hung boot is killed after 60 s (a
 #    good boot takes about 15 s here, more under load).
-got=0
-PAGEHOME_GUEST_TEST_HUNG_BOOTS=1 "$RUN" --nodes 2 --mem-per-node 128 \
-	--boot-timeout 60 --boot-retries 1 -- sh -c 'echo command-ran; exit 3' \
-	>"$TMP/out" 2>"$TMP/err" || got=$?
+hung_boots 1 60 sh -c 'echo command-ran; exit 3'
 if ((got != 3)); then
 	fail "one hung boot then a good one: exit $got, expected the command's 3"
 elif [[ $(<"$TMP/out") != command-ran ]]; then
@@ -45,10 +53,7 @@ else
 fi
 
 # 2. Every boot hangs: 125 after the retries, and the command never ran.
-got=0
-PAGEHOME_GUEST_TEST_HUNG_BOOTS=2 "$RUN" --nodes 2 --mem-per-node 128 \
-	--boot-timeout 15 --boot-retries 1 -- sh -c 'echo command-ran' \
-	>"$TMP/out" 2>"$TMP/err" || got=$?
+hung_boots 2 15 sh -c 'echo command-ran'
 if ((got != 125)); then
 	fail "two hung boots: exit $got, expected 125"
 elif [[ -s $TMP/out ]]; then

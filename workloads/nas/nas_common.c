@@ -86,22 +86,24 @@ int nas_finish(const char *prog, double seconds, int ok)
     return ok ? 0 : 1;
 }
 
-int nas_fault(const char *prog, const char *what)
+/* VAR=1 in the environment: 1, and "PROG: VAR=1: WHAT" on stderr. */
+static int env_switch(const char *var, const char *prog, const char *what)
 {
-    const char *v = getenv("WL_FAULT");
+    const char *v = getenv(var);
     if (!v || strcmp(v, "1") != 0)
         return 0;
-    fprintf(stderr, "%s: WL_FAULT=1: %s\n", prog, what);
+    fprintf(stderr, "%s: %s=1: %s\n", prog, var, what);
     return 1;
+}
+
+int nas_fault(const char *prog, const char *what)
+{
+    return env_switch("WL_FAULT", prog, what);
 }
 
 int nas_serial_build(const char *prog, const char *what)
 {
-    const char *v = getenv("WL_SERIAL_BUILD");
-    if (!v || strcmp(v, "1") != 0)
-        return 0;
-    fprintf(stderr, "%s: WL_SERIAL_BUILD=1: %s\n", prog, what);
-    return 1;
+    return env_switch("WL_SERIAL_BUILD", prog, what);
 }
 
 void *nas_malloc(size_t bytes)
