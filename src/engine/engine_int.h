@@ -106,8 +106,9 @@ struct ph_engine {
     int predictive;
     uint8_t gained[PH_MAX_NODES];
     int nthreads;
-    int first_team;          /* size of the first team of two or more
-                                threads reported (0: none yet) */
+    int first_team;          /* the largest team of two or more threads
+                                reported before the first invocation, or
+                                the first after it (0: none yet) */
     ph_thread_track thr[PH_MAX_THREADS];
 
     ph_phase phases[PH_MAX_PHASES];

@@ -9,12 +9,14 @@
  * costs too much to do it for a thread that comes back).  A change in the
  * number of threads counts as well: the nodes that now run a thread they
  * did not run before have gained one.  The team threads join is the first
- * of two or more threads: a team of one is serial code (the initial
- * thread, a region with if(0) or num_threads(1), a program that builds
- * its data serially that way), whose pages have no other thread to
- * follow -- counting the first real team's threads as joining it sent the
- * first invocation to the predictive criterion, which then had nothing to
- * forward and moved nothing.
+ * team: the largest of two or more threads reported before the engine's
+ * first invocation (or the first such team, when invocations came before
+ * any).  A team of one is serial code (the initial thread, a region with
+ * if(0) or num_threads(1), a program that builds its data serially that
+ * way); and before the first invocation there is no past interval whose
+ * counts the predictive criterion could forward.  Counting the first
+ * real team's threads as joining sent the first invocation to the
+ * predictive criterion, which had nothing to forward and moved nothing.
  *
  * Here each report is (thread, nthreads, node) at a parallel-region
  * boundary: from ph_thread_note() in each thread, or from the OpenMP tools
@@ -74,7 +76,9 @@ int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node)
         /* The team shrank: forget the threads that left. */
         for (int t = nthreads; t < e->nthreads; t++)
             e->thr[t] = (ph_thread_track){-1, -1, 0};
-    if (e->first_team == 0 && nthreads > 1)
+    if (nthreads > 1 &&
+        (e->first_team == 0 ||
+         (e->tot.invocations == 0 && nthreads > e->first_team)))
         e->first_team = nthreads;
     e->nthreads = nthreads;
     ph_thread_track *t = &e->thr[thread];

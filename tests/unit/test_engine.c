@@ -627,9 +627,10 @@ static void test_predictive(void)
 }
 
 /* A team of one (serial code: the initial thread, a region with if(0))
- * is not the first team: the threads of the first real team do not join
- * it.  (cg with its matrix built serially that way sent the first
- * invocation to the predictive criterion, which moved nothing.) */
+ * is not the first team, nor a smaller team before the first invocation:
+ * the threads of the first real team do not join it.  (cg with its
+ * matrix built serially that way sent the first invocation to the
+ * predictive criterion, which moved nothing.) */
 static void test_serial_team(void)
 {
     ph_engine_cfg c = base_cfg();
@@ -651,6 +652,25 @@ static void test_serial_team(void)
     /* a fifth thread, which the first team did not have, joins */
     CHECK_EQ(ph_engine_note_thread(r.e, 4, 5, 2), 0);
     CHECK_EQ(totals(&r).thread_migrations, 1);
+    CHECK(totals(&r).predictive);
+    rig_close(&r);
+
+    /* a team of two, then four, before the first invocation: the first
+     * team is four (no past to forward pages from); a team of six after
+     * it brings two joining threads */
+    rig_open(&r, WL_MIGRATE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    r.wl.migrate_at = 1000;
+    CHECK_EQ(ph_engine_note_thread(r.e, 0, 2, 0), 0);
+    CHECK_EQ(ph_engine_note_thread(r.e, 1, 2, 1), 0);
+    note_team(&r);
+    note_team(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 0);
+    CHECK(!totals(&r).predictive);
+    iterate(&r);
+    CHECK_EQ(totals(&r).thread_migrations, 0);
+    for (int t = 0; t < 6; t++)
+        CHECK_EQ(ph_engine_note_thread(r.e, t, 6, t % 4), 0);
+    CHECK_EQ(totals(&r).thread_migrations, 2);
     CHECK(totals(&r).predictive);
     rig_close(&r);
 }
