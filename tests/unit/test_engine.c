@@ -631,20 +631,29 @@ static void test_predictive(void)
  * the threads of the first real team do not join it.  (cg with its
  * matrix built serially that way sent the first invocation to the
  * predictive criterion, which moved nothing.) */
+/* A first team of `small` threads (one: serial code; two: a smaller
+ * team), then two boundaries of four and an iteration, before which no
+ * invocation ran: nobody joined, the criterion stays the default one. */
+static void small_team_first(rig *r, const ph_engine_cfg *c, int small)
+{
+    rig_open(r, WL_MIGRATE, NPAGES, INIT_OWNER, c, 0, 0.0, NULL);
+    r->wl.migrate_at = 1000; /* no thread moves */
+    for (int t = 0; t < small; t++)
+        CHECK_EQ(ph_engine_note_thread(r->e, t, small, t), 0);
+    note_team(r);
+    note_team(r);
+    CHECK_EQ(totals(r).thread_migrations, 0);
+    CHECK(!totals(r).predictive);
+    iterate(r);
+    CHECK_EQ(totals(r).thread_migrations, 0);
+    CHECK(!totals(r).predictive);
+}
+
 static void test_serial_team(void)
 {
     ph_engine_cfg c = base_cfg();
     rig r;
-    rig_open(&r, WL_MIGRATE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
-    r.wl.migrate_at = 1000; /* no thread moves */
-    for (int k = 0; k < 3; k++)
-        CHECK_EQ(ph_engine_note_thread(r.e, 0, 1, 0), 0);
-    note_team(&r);
-    note_team(&r);
-    CHECK_EQ(totals(&r).thread_migrations, 0);
-    CHECK(!totals(&r).predictive);
-    iterate(&r);
-    CHECK(!totals(&r).predictive);
+    small_team_first(&r, &c, 1);
     /* back to one thread and up to four again: the first team is four */
     CHECK_EQ(ph_engine_note_thread(r.e, 0, 1, 0), 0);
     note_team(&r);
@@ -655,19 +664,10 @@ static void test_serial_team(void)
     CHECK(totals(&r).predictive);
     rig_close(&r);
 
-    /* a team of two, then four, before the first invocation: the first
-     * team is four (no past to forward pages from); a team of six after
-     * it brings two joining threads */
-    rig_open(&r, WL_MIGRATE, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
-    r.wl.migrate_at = 1000;
-    CHECK_EQ(ph_engine_note_thread(r.e, 0, 2, 0), 0);
-    CHECK_EQ(ph_engine_note_thread(r.e, 1, 2, 1), 0);
-    note_team(&r);
-    note_team(&r);
-    CHECK_EQ(totals(&r).thread_migrations, 0);
-    CHECK(!totals(&r).predictive);
-    iterate(&r);
-    CHECK_EQ(totals(&r).thread_migrations, 0);
+    /* two, then four: the first team is four (no past to forward pages
+     * from); a team of six after the first invocation brings two joining
+     * threads */
+    small_team_first(&r, &c, 2);
     for (int t = 0; t < 6; t++)
         CHECK_EQ(ph_engine_note_thread(r.e, t, 6, t % 4), 0);
     CHECK_EQ(totals(&r).thread_migrations, 2);
