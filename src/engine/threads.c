@@ -12,11 +12,8 @@
  * team: the largest of two or more threads reported before the engine's
  * first invocation (or the first such team, when invocations came before
  * any).  A team of one is serial code (the initial thread, a region with
- * if(0) or num_threads(1), a program that builds its data serially that
- * way); and before the first invocation there is no past interval whose
- * counts the predictive criterion could forward.  Counting the first
- * real team's threads as joining sent the first invocation to the
- * predictive criterion, which had nothing to forward and moved nothing.
+ * if(0) or num_threads(1)), and before the first invocation there is no
+ * past interval whose counts the predictive criterion could forward.
  *
  * Here each report is (thread, nthreads, node) at a parallel-region
  * boundary: from ph_thread_note() in each thread, or from the OpenMP tools
@@ -76,9 +73,8 @@ int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node)
         /* The team shrank: forget the threads that left. */
         for (int t = nthreads; t < e->nthreads; t++)
             e->thr[t] = (ph_thread_track){-1, -1, 0};
-    if (nthreads > 1 &&
-        (e->first_team == 0 ||
-         (e->tot.invocations == 0 && nthreads > e->first_team)))
+    if (nthreads > 1 && nthreads > e->first_team &&
+        (e->first_team == 0 || e->tot.invocations == 0))
         e->first_team = nthreads;
     e->nthreads = nthreads;
     ph_thread_track *t = &e->thr[thread];
