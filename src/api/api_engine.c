@@ -148,11 +148,17 @@ static ph_engine *make_engine(ph_machine *c)
 {
     ph_engine_cfg cfg;
     ph_engine_cfg_from_options(&cfg);
+    /* a thread's ring holds what it may trap in one interval: up to the
+     * first sweep's pages (touched rings are what costs memory) */
+    size_t ring = cfg.sample_first_pages > cfg.sample_pages
+                      ? cfg.sample_first_pages
+                      : cfg.sample_pages;
+    ring = ring < 8192 ? 8192 : ring > 65536 ? 65536 : ring;
     ph_sampler_opts so = {
         .pages_per_interval = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES),
         .max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS),
         .run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES),
-        .ring_samples = 8192,
+        .ring_samples = ring,
         /* the simulator learns who touches a page first from the traps */
         .first_touch = ph_os_tracks_touch(c->os),
         .mechanism = PH_SAMPLER_MPROTECT,

@@ -10,6 +10,14 @@
  * iteration (iterative), one manager period (sampling) or one phase
  * (recording).
  *
+ * The budget: the source watches budget_pages pages an interval (from
+ * sample_pages), halved or doubled after each interval to keep sampling
+ * near sample_budget of the run (adapt_budget).  The first interval is
+ * a sweep: up to sample_first_pages, so that a program whose hot set is
+ * larger than sample_pages has all of it looked at, and a wrong initial
+ * placement corrected, after one interval rather than after resident /
+ * sample_pages; its cost is paid once and not adapted to.
+ *
  * The memory manager: a thread that waits for posted iteration ends (and,
  * in sampling mode, for its period to pass) and runs the invocations under
  * the engine lock, so the program's thread returns from
@@ -43,6 +51,7 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
     c->sample_budget = ph_opt_double(PH_OPT_SAMPLE_BUDGET);
     c->sample_trap_ns = ph_opt_double(PH_OPT_SAMPLE_TRAP_NS);
     c->sample_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
+    c->sample_first_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_FIRST_PAGES);
     c->optimistic = ph_opt_bool(PH_OPT_OPTIMISTIC);
     c->contention_ns = ph_opt_double(PH_OPT_CONTENTION_NS);
     c->melt_iters = (unsigned)ph_opt_int(PH_OPT_MELT_ITERS);
@@ -270,6 +279,12 @@ uint64_t ph_engine_drain(ph_engine *e)
  * interval.  Called after an interval's drain (lock held). */
 static void adapt_budget(ph_engine *e)
 {
+    if (e->first_sweep == PH_FIRST_ON) {
+        /* the sweep is paid once: its interval is not the rate to adapt */
+        e->first_sweep = PH_FIRST_OVER;
+        e->src->ops->set_budget(e->src, e->budget_pages);
+        return;
+    }
     if (e->cfg.full_snapshot || !(e->cfg.sample_budget > 0) ||
         !e->src->ops->set_budget || !e->interval_ns)
         return;
@@ -304,6 +319,10 @@ void ph_engine_arm(ph_engine *e)
 {
     if (e->nhots == 0)
         return;
+    if (e->first_sweep == PH_FIRST_PENDING) {
+        e->first_sweep = PH_FIRST_ON;
+        e->src->ops->set_budget(e->src, e->cfg.sample_first_pages);
+    }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();
     if (e->src->ops->arm(e->src, e->cfg.full_snapshot) == 0) {
@@ -585,6 +604,11 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
     e->recording = -1;
     e->active = 1;
     e->budget_pages = cfg->sample_pages;
+    e->first_sweep = !cfg->full_snapshot && cfg->sample_pages &&
+                             cfg->sample_first_pages > cfg->sample_pages &&
+                             src->ops->set_budget
+                         ? PH_FIRST_PENDING
+                         : PH_FIRST_OVER;
     e->iters_total = cfg->iterations_expected;
     for (int t = 0; t < PH_MAX_THREADS; t++)
         e->thr[t] = (ph_thread_track){-1, -1, 0};

@@ -81,6 +81,7 @@ typedef struct ph_engine_cfg {
     double sample_budget;     /* fraction of run time; 0 = fixed */
     double sample_trap_ns;    /* cost of one sample */
     size_t sample_pages;      /* pages watched per interval at start */
+    size_t sample_first_pages; /* the first interval's, when more */
     uint32_t sample_weight;   /* accesses one sample stands for (the
                                  synthetic source's counts: 1) */
     int optimistic;           /* competitive criterion without ml */

@@ -64,6 +64,17 @@ typedef struct ph_area_rec {
     uint64_t start_pages, start_local;
 } ph_area_rec;
 
+
+/* The first sweep: until the first invocation that had samples, the
+ * source watches up to cfg.sample_first_pages pages an interval (when
+ * that is more than sample_pages), so that a wrong initial placement is
+ * seen whole in one interval; then the budget is budget_pages again. */
+typedef enum ph_first_sweep {
+    PH_FIRST_PENDING = 0,   /* not armed yet */
+    PH_FIRST_ON = 1,        /* the source has the first budget */
+    PH_FIRST_OVER = 2       /* never, or done */
+} ph_first_sweep;
+
 struct ph_engine {
     pthread_mutex_t lock;
     const ph_topology *topo;
@@ -84,6 +95,8 @@ struct ph_engine {
     uint64_t seq;            /* invocations */
     int armed;
     size_t budget_pages;     /* pages watched per interval now */
+    int first_sweep;         /* ph_first_sweep: the first interval's
+                                budget (engine.c, ph_engine_arm) */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
     int active;              /* iterative mechanism running */

@@ -1022,6 +1022,16 @@ static void sp_close(ph_source *src)
     free(s);
 }
 
+/* The budget is read by arm() alone, under gate_lock. */
+static int sp_set_budget(ph_source *src, size_t pages_per_interval)
+{
+    sampler *s = sp_of(src);
+    pthread_mutex_lock(&gate_lock);
+    s->o.pages_per_interval = pages_per_interval;
+    pthread_mutex_unlock(&gate_lock);
+    return 0;
+}
+
 static const ph_source_ops uffd_ops = {
     .name = "userfaultfd",
     .add_range = sp_add_range,
@@ -1031,6 +1041,7 @@ static const ph_source_ops uffd_ops = {
     .drain = sp_drain,
     .stats = sp_stats,
     .close = sp_close,
+    .set_budget = sp_set_budget,
 };
 
 static const ph_source_ops sampler_ops = {
@@ -1042,6 +1053,7 @@ static const ph_source_ops sampler_ops = {
     .drain = sp_drain,
     .stats = sp_stats,
     .close = sp_close,
+    .set_budget = sp_set_budget,
 };
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

@@ -894,6 +894,42 @@ static void test_budget_adapts(void)
     rig_close(&r);
 }
 
+/* The first sweep: the first interval watches up to sample_first_pages,
+ * so that a wrong placement of every page is corrected after one
+ * iteration; then the budget is sample_pages again.  Without it, the
+ * first interval sees the first 128 pages (owner 0's, already home). */
+static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
+{
+    ph_engine_cfg c = base_cfg();
+    c.full_snapshot = 0;
+    c.sample_pages = 128;
+    c.sample_first_pages = first_pages;
+    rig r;
+    rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.0, NULL);
+    ph_source *src = ph_engine_source(r.e);
+    ph_source_stats s0, s1;
+    src->ops->stats(src, &s0);
+    iterate(&r);
+    size_t ok = on_target(&r);
+    src->ops->stats(src, &s1);
+    *second_armed = s1.armed_pages - s0.armed_pages;
+    iterate(&r);
+    CHECK_EQ(totals(&r).invocations, 2);
+    rig_close(&r);
+    return ok;
+}
+
+static void test_first_sweep(void)
+{
+    uint64_t armed;
+    CHECK_EQ(first_sweep_run(1024, &armed), 1024);
+    CHECK_EQ(armed, 128);   /* the second interval: sample_pages again */
+    CHECK_EQ(first_sweep_run(0, &armed), 256);
+    CHECK_EQ(armed, 128);
+    CHECK_EQ(first_sweep_run(64, &armed), 256); /* fewer: not a sweep */
+    CHECK_EQ(armed, 128);
+}
+
 /* ---- the memory-manager thread -------------------------------------- */
 
 static void test_manager_thread(void)
@@ -1154,6 +1190,7 @@ int main(void)
     test_hybrid();
     test_sampling();
     test_budget_adapts();
+    test_first_sweep();
     test_manager_thread();
     test_switch_mechanism();
     test_unregister_races();

@@ -897,9 +897,9 @@ static void test_linux(void)
         return;
     }
     unsigned char *buf = map_pages(16);
-    /* the tunables' defaults: sample_pages 4096, sample_max_runs 4096,
+    /* the tunables' defaults: sample_pages 4096, sample_max_runs 16384,
      * sample_run_pages 1 */
-    ph_sampler_opts o = {4096, 4096, 1, 0, 0, PH_SAMPLER_MPROTECT};
+    ph_sampler_opts o = {4096, 16384, 1, 0, 0, PH_SAMPLER_MPROTECT};
     ph_source *s = ph_sampler_open(lx, &o);
     CHECK(s != NULL);
     CHECK_EQ(s->ops->add_range(s, buf, 16 * PG), 0);
