@@ -16,7 +16,9 @@
  * a sweep: up to sample_first_pages, so that a program whose hot set is
  * larger than sample_pages has all of it looked at, and a wrong initial
  * placement corrected, after one interval rather than after resident /
- * sample_pages; its cost is paid once and not adapted to.
+ * sample_pages; its cost is paid once and not adapted to.  A first
+ * interval that sampled under an eighth of what it watched (cut short
+ * by an early boundary) is followed by a second sweep (engine_int.h).
  *
  * The memory manager: a thread that waits for posted iteration ends (and,
  * in sampling mode, for its period to pass) and runs the invocations under
@@ -280,7 +282,12 @@ uint64_t ph_engine_drain(ph_engine *e)
 static void adapt_budget(ph_engine *e)
 {
     if (e->first_sweep == PH_FIRST_ON) {
-        /* the sweep is paid once: its interval is not the rate to adapt */
+        /* the sweep is paid once: its intervals are not the rate to adapt
+         * to.  One that saw little of what it watched goes on. */
+        if ((double)e->interval_samples <
+                PH_SWEEP_SEEN_SHARE * (double)e->interval_armed &&
+            ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)
+            return;
         e->first_sweep = PH_FIRST_OVER;
         e->src->ops->set_budget(e->src, e->budget_pages);
         return;

@@ -65,10 +65,16 @@ typedef struct ph_area_rec {
 } ph_area_rec;
 
 
-/* The first sweep: until the first invocation that had samples, the
- * source watches up to cfg.sample_first_pages pages an interval (when
- * that is more than sample_pages), so that a wrong initial placement is
- * seen whole in one interval; then the budget is budget_pages again. */
+/* The first sweep: the source watches up to cfg.sample_first_pages
+ * pages an interval (when that is more than sample_pages), so that a
+ * wrong initial placement is seen whole in one interval; then the budget
+ * is budget_pages again.  It ends with the first invocation whose
+ * interval sampled at least PH_SWEEP_SEEN_SHARE of the pages it watched,
+ * or with its PH_SWEEP_MAX_INVOCATIONS-th: a first interval cut short
+ * (an iteration boundary found too early, inside the first iteration)
+ * saw too little of the sweep to end it. */
+#define PH_SWEEP_SEEN_SHARE 0.125
+#define PH_SWEEP_MAX_INVOCATIONS 2
 typedef enum ph_first_sweep {
     PH_FIRST_PENDING = 0,   /* not armed yet */
     PH_FIRST_ON = 1,        /* the source has the first budget */
@@ -97,6 +103,7 @@ struct ph_engine {
     size_t budget_pages;     /* pages watched per interval now */
     int first_sweep;         /* ph_first_sweep: the first interval's
                                 budget (engine.c, ph_engine_arm) */
+    unsigned sweep_invocations; /* invocations under the sweep so far */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
     int active;              /* iterative mechanism running */

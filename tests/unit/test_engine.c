@@ -919,6 +919,34 @@ static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
     return ok;
 }
 
+/* A first interval that saw under an eighth of what it watched (here
+ * one access a page, seen with probability 0.05: about 51 of 1024) is
+ * followed by a second sweep; that one ends it whatever it saw. */
+static void test_first_sweep_short(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.full_snapshot = 0;
+    c.sample_pages = 128;
+    c.sample_first_pages = 1024;
+    rig r;
+    rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.95, NULL);
+    ph_source *src = ph_engine_source(r.e);
+    ph_source_stats s0, s1, s2;
+    src->ops->stats(src, &s0);
+    r.wl.acc = 1;
+    iterate(&r);
+    src->ops->stats(src, &s1);
+    CHECK_EQ(totals(&r).invocations, 1);
+    CHECK(s1.samples - s0.samples < 128);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 1024); /* swept again */
+    r.wl.acc = 1;
+    iterate(&r);
+    src->ops->stats(src, &s2);
+    CHECK_EQ(totals(&r).invocations, 2);
+    CHECK_EQ(s2.armed_pages - s1.armed_pages, 128); /* the second ends it */
+    rig_close(&r);
+}
+
 static void test_first_sweep(void)
 {
     uint64_t armed;
@@ -1191,6 +1219,7 @@ int main(void)
     test_sampling();
     test_budget_adapts();
     test_first_sweep();
+    test_first_sweep_short();
     test_manager_thread();
     test_switch_mechanism();
     test_unregister_races();

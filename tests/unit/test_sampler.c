@@ -239,6 +239,29 @@ static void test_rotation(void)
     free(c.s);
 }
 
+/* set_budget: the next arm watches the new count (the engine's first
+ * sweep and its sampling budget go through it). */
+static void test_set_budget(void)
+{
+    unsigned char *a = map_pages(64);
+    ph_source *s = open_sampler(sim, 8, 100, 1, 256);
+    CHECK(s->ops->set_budget != NULL);
+    CHECK_EQ(s->ops->add_range(s, a, 64 * PG), 0);
+    static const size_t budgets[] = {8, 32, 2, 64};
+    ph_source_stats st;
+    uint64_t before = 0;
+    for (size_t it = 0; it < 4; it++) {
+        if (it > 0)
+            CHECK_EQ(s->ops->set_budget(s, budgets[it]), 0);
+        CHECK_EQ(s->ops->arm(s, 0), 0);
+        s->ops->stats(s, &st);
+        CHECK_EQ(st.armed_pages - before, budgets[it]);
+        before = st.armed_pages;
+    }
+    s->ops->close(s);
+    munmap(a, 64 * PG);
+}
+
 /* ---- max_runs ---------------------------------------------------------------------- */
 
 static void test_max_runs(void)
@@ -933,6 +956,7 @@ int main(void)
     ph_sampler_thread_init();
     test_full_snapshot();
     test_rotation();
+    test_set_budget();
     test_max_runs();
     test_race();
     test_remove_hammered();
