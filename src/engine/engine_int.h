@@ -64,7 +64,6 @@ typedef struct ph_area_rec {
     uint64_t start_pages, start_local;
 } ph_area_rec;
 
-
 /* The first sweep: the source watches up to cfg.sample_first_pages
  * pages an interval (when that is more than sample_pages), so that a
  * wrong initial placement is seen whole in one interval; then the budget

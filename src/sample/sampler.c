@@ -16,7 +16,9 @@
  * were added, taking runs with a resident page until `pages_per_interval`
  * pages (or max_runs runs) are watched; the next interval continues where
  * this one stopped, so every resident page is watched within
- * ceil(resident / budget) intervals (choose_budget).  Full
+ * ceil(resident / budget) intervals (choose_budget); set_budget() changes
+ * the budget from the next arm on (the engine's first sweep and its
+ * sampling budget).  Full
  * mode (full, or pages_per_interval == 0) watches every page: runs grow
  * beyond run_pages when needed so that all ranges fit in max_runs runs.
  * Adjacent watched runs are protected with one mprotect(2) call.
