@@ -409,13 +409,16 @@ typedef struct qh {
     unsigned char *buf;
     ph_source *s;
     atomic_int stop;
+    atomic_long arms; /* arms returned */
 } qh;
 
 static void *qh_armer(void *p)
 {
     qh *h = p;
-    while (!atomic_load(&h->stop))
+    while (!atomic_load(&h->stop)) {
         h->s->ops->arm(h->s, 1);
+        atomic_fetch_add(&h->arms, 1);
+    }
     return NULL;
 }
 
@@ -436,13 +439,24 @@ static void test_query_hold(void)
     int st[QH_PAGES];
     for (int i = 0; i < QH_PAGES; i++)
         pages[i] = buf + (size_t)i * PG;
-    qh h = {buf, open_uffd(0), 0};
+    qh h = {buf, open_uffd(0), 0, 0};
     CHECK_EQ(h.s->ops->add_range(h.s, buf, QH_PAGES * PG), 0);
     pthread_t th[2];
     pthread_create(&th[0], NULL, qh_armer, &h);
     pthread_create(&th[1], NULL, qh_toucher, &h);
     size_t away = 0, watched = 0, failed = 0;
-    for (int k = 0; k < 1000; k++) {
+    /* At least 1000 queries, and on until the armer has armed a few
+     * times and a query met a watched page: on two loaded cores the
+     * armer may not run at all during the first thousand.  Armings must
+     * get through a stream of queries, so 60 s without them fails. */
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int k = 0;; k++) {
+        if (k >= 1000 && atomic_load(&h.arms) >= 8 && watched > 0)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 60)
+            break;
         ph_sampler_query_begin();
         watched += ph_sampler_open_pages(QH_PAGES, pages);
         failed += ph_os_query(sim, QH_PAGES, pages, st) < 0;
