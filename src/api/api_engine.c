@@ -17,6 +17,7 @@
 #include "config/options.h"
 #include "engine/engine.h"
 #include "machine/machine.h"
+#include "sample/probe.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -184,6 +185,18 @@ static ph_engine *make_engine(ph_machine *c)
     if (!src)
         return NULL;
     ph_info("sampler: %s mechanism", src->ops->name);
+    /* What a sample costs outside the handler, measured with this source
+     * before it has any range (the simulator's touches cost what the real
+     * machine's do, and would tell it first touches it must not see). */
+    if (ph_opt_double(PH_OPT_SAMPLE_TRAP_NS) == 0 && !ph_os_tracks_touch(c->os) &&
+        !cfg.full_snapshot) {
+        ph_sampler_note_node(ph_os_current_node(c->os));
+        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages);
+        if (trap_ns >= 0) {
+            cfg.sample_trap_ns = trap_ns;
+            ph_info("sampler: a trap costs %.0f ns outside the handler", trap_ns);
+        }
+    }
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);
 }
 

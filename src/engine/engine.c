@@ -11,14 +11,18 @@
  * (recording).
  *
  * The budget: the source watches budget_pages pages an interval (from
- * sample_pages), halved or doubled after each interval to keep sampling
- * near sample_budget of the run (adapt_budget).  The first interval is
- * a sweep: up to sample_first_pages, so that a program whose hot set is
- * larger than sample_pages has all of it looked at, and a wrong initial
- * placement corrected, after one interval rather than after resident /
- * sample_pages; its cost is paid once and not adapted to.  A first
- * interval that sampled under an eighth of what it watched (cut short
- * by an early boundary) is followed by a second sweep (engine_int.h).
+ * sample_pages), cut (at least halved, in proportion when far over) or
+ * doubled after each interval to keep sampling near sample_budget of the
+ * run (adapt_budget).  A sample is charged the handler's measured time
+ * and cfg.sample_trap_ns for the rest of its round trip (measured by the
+ * sampler at start, api/).  When the hot areas fit in
+ * sample_first_pages, the first interval is a sweep of all of them, so
+ * that a program whose hot set is larger than sample_pages has all of it
+ * looked at, and a wrong initial placement corrected, after one interval
+ * rather than after resident / sample_pages; its cost is paid once and
+ * not adapted to.  A first interval that sampled under an eighth of what
+ * it watched (cut short by an early boundary) is followed by a second
+ * sweep (engine_int.h).
  *
  * The memory manager: a thread that waits for posted iteration ends (and,
  * in sampling mode, for its period to pass) and runs the invocations under
@@ -52,6 +56,10 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
     c->sample_weight = (uint32_t)ph_opt_int(PH_OPT_SAMPLE_WEIGHT);
     c->sample_budget = ph_opt_double(PH_OPT_SAMPLE_BUDGET);
     c->sample_trap_ns = ph_opt_double(PH_OPT_SAMPLE_TRAP_NS);
+    /* 0: measured at the edge (api/) where a real sampler is opened;
+     * until then, and on a simulated machine, a SIGSEGV trap's cost */
+    if (c->sample_trap_ns == 0)
+        c->sample_trap_ns = PH_SAMPLE_TRAP_NS_UNMEASURED;
     c->sample_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
     c->sample_first_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_FIRST_PAGES);
     c->optimistic = ph_opt_bool(PH_OPT_OPTIMISTIC);
@@ -310,9 +318,14 @@ static void adapt_budget(ph_engine *e)
         hot += e->hots[a]->npages;
     size_t pages = e->budget_pages, floor_pages = 64;
     double frac = cost / wall;
-    if (frac > e->cfg.sample_budget && pages > floor_pages)
-        pages = pages / 2 > floor_pages ? pages / 2 : floor_pages;
-    else if (frac < e->cfg.sample_budget / 2 && pages < hot)
+    if (frac > e->cfg.sample_budget && pages > floor_pages) {
+        /* at least halved; cut in proportion when far over (a costly
+         * mechanism found after the first intervals) */
+        double want = (double)pages * e->cfg.sample_budget / frac;
+        pages = want < (double)(pages / 2) ? (size_t)want : pages / 2;
+        if (pages < floor_pages)
+            pages = floor_pages;
+    } else if (frac < e->cfg.sample_budget / 2 && pages < hot)
         pages = pages * 2 < hot ? pages * 2 : hot;
     if (pages != e->budget_pages) {
         e->budget_pages = pages;
@@ -327,8 +340,17 @@ void ph_engine_arm(ph_engine *e)
     if (e->nhots == 0)
         return;
     if (e->first_sweep == PH_FIRST_PENDING) {
-        e->first_sweep = PH_FIRST_ON;
-        e->src->ops->set_budget(e->src, e->cfg.sample_first_pages);
+        /* a sweep that cannot see the hot set whole buys nothing a normal
+         * interval does not, at up to sample_first_pages samples */
+        size_t hot = 0;
+        for (size_t a = 0; a < e->nhots; a++)
+            hot += e->hots[a]->npages;
+        if (hot <= e->cfg.sample_first_pages) {
+            e->first_sweep = PH_FIRST_ON;
+            e->src->ops->set_budget(e->src, e->cfg.sample_first_pages);
+        } else {
+            e->first_sweep = PH_FIRST_OVER;
+        }
     }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();

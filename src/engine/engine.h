@@ -79,7 +79,7 @@ typedef struct ph_engine_cfg {
     int sync;                 /* invocations on the caller's thread */
     int full_snapshot;        /* arm every page at every interval */
     double sample_budget;     /* fraction of run time; 0 = fixed */
-    double sample_trap_ns;    /* cost of one sample */
+    double sample_trap_ns;    /* cost of one sample outside the handler */
     size_t sample_pages;      /* pages watched per interval at start */
     size_t sample_first_pages; /* the first interval's, when more */
     uint32_t sample_weight;   /* accesses one sample stands for (the
@@ -104,6 +104,10 @@ typedef struct ph_engine_cfg {
     unsigned early_period_ms; /* hybrid: looks inside the first
                                  iteration, 0 = none */
 } ph_engine_cfg;
+
+/* A trap's cost outside the handler where none was measured (the
+ * SIGSEGV trap on the machines bench_sampler ran on), ns. */
+#define PH_SAMPLE_TRAP_NS_UNMEASURED 3000.0
 
 /* The configuration the tunables describe. */
 void ph_engine_cfg_from_options(ph_engine_cfg *cfg);

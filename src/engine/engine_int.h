@@ -64,9 +64,10 @@ typedef struct ph_area_rec {
     uint64_t start_pages, start_local;
 } ph_area_rec;
 
-/* The first sweep: the source watches up to cfg.sample_first_pages
- * pages an interval (when that is more than sample_pages), so that a
- * wrong initial placement is seen whole in one interval; then the budget
+/* The first sweep: when the hot areas' pages fit in
+ * cfg.sample_first_pages, the source watches up to that many pages an
+ * interval (when that is more than sample_pages), so that a wrong
+ * initial placement is seen whole in one interval; then the budget
  * is budget_pages again.  It ends with the first invocation whose
  * interval sampled at least PH_SWEEP_SEEN_SHARE of the pages it watched,
  * or with its PH_SWEEP_MAX_INVOCATIONS-th: a first interval cut short

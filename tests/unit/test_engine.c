@@ -864,7 +864,8 @@ static void test_sampling_skewed_first(void)
 }
 
 /* The budget: when sampling costs more than its share of the interval
- * the watched pages halve; when it costs less than half, they double. */
+ * the watched pages are cut, at least by half and in proportion when far
+ * over; when it costs less than half, they double. */
 static void test_budget_adapts(void)
 {
     ph_engine_cfg c = base_cfg();
@@ -881,7 +882,8 @@ static void test_budget_adapts(void)
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
     CHECK_EQ(ph_engine_tick(r.e), 0);
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
-    CHECK_EQ(s1.armed_pages - s0.armed_pages, 128); /* 512 -> 256 -> 128 */
+    /* a second a sample, a thousand times the budget: 512 -> the floor */
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 64);
     rig_close(&r);
     c.sample_trap_ns = 0; /* free: grows to the whole area */
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
@@ -956,6 +958,12 @@ static void test_first_sweep(void)
     CHECK_EQ(armed, 128);
     CHECK_EQ(first_sweep_run(64, &armed), 256); /* fewer: not a sweep */
     CHECK_EQ(armed, 128);
+    /* a sweep of 512 of the 1024 hot pages would not see them whole:
+     * the first interval is a normal one */
+    CHECK_EQ(first_sweep_run(512, &armed), 256);
+    CHECK_EQ(armed, 128);
+    CHECK_EQ(first_sweep_run(1023, &armed), 256);
+    CHECK_EQ(first_sweep_run(4096, &armed), 1024);
 }
 
 /* ---- the memory-manager thread -------------------------------------- */

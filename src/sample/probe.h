@@ -1,0 +1,20 @@
+/*
+ * probe.h -- measure what one sample costs the thread that takes it.
+ */
+#ifndef PH_SAMPLE_PROBE_H
+#define PH_SAMPLE_PROBE_H
+
+#include "sample/source.h"
+
+#include <stddef.h>
+
+/* Watch `runs` runs of run_pages pages of a private buffer with src (which
+ * must have no range and no thread touching its pages yet: call it before
+ * the engine gets it), touch the first page of each, and return the
+ * median time a touch took minus the handler's mean time per trap (stats
+ * handler_ns): the trap's round trip outside the handler, in ns.  runs:
+ * 1..64.  Negative when nothing could be measured (the source refused the
+ * buffer, or the touches did not trap). */
+double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * test_probe.c -- the trap-cost probe (src/sample/probe.c) on the real
+ * samplers: it measures something with each mechanism, leaves the source
+ * as it found it (no range, no sample drained later), and says "nothing
+ * measured" for a source that does not trap.  No timing is judged: the
+ * figures are printed, bench_sampler is where costs are compared.
+ */
+#include "check.h"
+
+#include "base/error.h"
+#include "config/options.h"
+#include "os/os.h"
+#include "sample/probe.h"
+#include "sample/source.h"
+#include "topo/topo.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PG PH_PAGE_4K
+
+static ph_os *sim;
+static size_t delivered;
+
+static void count(void *arg, const ph_sample *s, size_t n)
+{
+    (void)arg;
+    (void)s;
+    delivered += n;
+}
+
+static void probe_mechanism(int mech, const char *name)
+{
+    ph_sampler_opts o = {64, 4096, 1, 4096, 0, mech};
+    ph_source *s = ph_sampler_open(sim, &o);
+    if (!s) {
+        printf("%s: not usable here (%s), skipped\n", name, ph_error_message());
+        return;
+    }
+    CHECK_STR(s->ops->name, name);
+    ph_sampler_note_node(0);
+    double first = ph_source_probe_trap_ns(s, 16, 1);
+    double again = ph_source_probe_trap_ns(s, 8, 4); /* runs of 4 pages */
+    printf("%s: a trap costs %.0f ns, then %.0f ns, outside the handler\n",
+           name, first, again);
+    CHECK(first > 0 && first < 1e8);
+    CHECK(again > 0 && again < 1e8);
+    /* the probe's samples are gone and its range with them: a range of
+     * the program's, armed and touched, is all that the next drain gives */
+    ph_source_stats st;
+    s->ops->stats(s, &st);
+    unsigned char *buf = mmap(NULL, 8 * PG, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(buf != MAP_FAILED);
+    memset(buf, 3, 8 * PG);
+    CHECK_EQ(s->ops->add_range(s, buf, 8 * PG), 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    int bad = 0;
+    for (int i = 0; i < 8; i++)
+        bad += buf[(size_t)i * PG] != 3;
+    CHECK_EQ(bad, 0);
+    delivered = 0;
+    CHECK_EQ(s->ops->drain(s, count, NULL), 8);
+    CHECK_EQ(delivered, 8);
+    /* and the probe's buffer went back (its pages no longer watched) */
+    CHECK_EQ(s->ops->remove_range(s, buf, 8 * PG), 0);
+    s->ops->close(s);
+    munmap(buf, 8 * PG);
+    /* bad arguments */
+    CHECK(ph_source_probe_trap_ns(NULL, 16, 1) < 0);
+}
+
+static int zero_model(void *model, size_t range, size_t page, uint32_t *acc, int nnodes)
+{
+    (void)model;
+    (void)range;
+    (void)page;
+    memset(acc, 0, (size_t)nnodes * sizeof *acc);
+    return 0;
+}
+
+int main(void)
+{
+    ph_options_init();
+    ph_topology *topo = ph_topo_from_spec("nodes=2,cpus_per_node=1");
+    sim = topo ? ph_os_sim_open(topo) : NULL;
+    if (!sim) {
+        fprintf(stderr, "simulator: %s\n", ph_error_message());
+        return 1;
+    }
+    probe_mechanism(PH_SAMPLER_MPROTECT, "sigsegv");
+    probe_mechanism(PH_SAMPLER_USERFAULTFD, "userfaultfd");
+    /* a source whose watching does not trap: nothing is measured */
+    ph_source *syn = ph_synth_open(topo, zero_model, NULL, 0, 0, 1);
+    CHECK(syn != NULL);
+    CHECK(ph_source_probe_trap_ns(syn, 16, 1) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 0, 1) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 65, 1) < 0);
+    syn->ops->close(syn);
+    ph_os_close(sim);
+    ph_topo_free(topo);
+    return check_summary("test_probe");
+}
