@@ -156,7 +156,7 @@ static ph_engine *make_engine(ph_machine *c)
                       : cfg.sample_pages;
     ring = ring < 8192 ? 8192 : ring > 65536 ? 65536 : ring;
     ph_sampler_opts so = {
-        .pages_per_interval = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES),
+        .pages_per_interval = cfg.sample_pages,
         .max_runs = (size_t)ph_opt_int(PH_OPT_SAMPLE_MAX_RUNS),
         .run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_RUN_PAGES),
         .ring_samples = ring,
