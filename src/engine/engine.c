@@ -283,12 +283,33 @@ uint64_t ph_engine_drain(ph_engine *e)
     return ph_now_ns() - t0;
 }
 
+/* The sampling cost of the interval now ending and its wall time, ns
+ * (arming, handlers, cfg.sample_trap_ns a sample).  0 when unknown. */
+static int interval_cost(ph_engine *e, double *cost, double *wall)
+{
+    if (!e->interval_ns)
+        return 0;
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    *wall = (double)(ph_now_ns() - e->interval_ns);
+    *cost = (double)(ss.arm_ns - e->last_ss.arm_ns) +
+            (double)(ss.handler_ns - e->last_ss.handler_ns) +
+            (double)(ss.samples - e->last_ss.samples) * e->cfg.sample_trap_ns;
+    return *wall > 0;
+}
+
 /* The sampling budget: the share of the interval's wall time that went
  * into sampling (arming, handlers, the traps themselves) is kept near
- * cfg.sample_budget by halving or doubling the pages watched per
- * interval.  Called after an interval's drain (lock held). */
+ * cfg.sample_budget by cutting or doubling the pages watched per
+ * interval, and by pausing between intervals when even
+ * PH_BUDGET_FLOOR_PAGES cost too much.  Called after an interval's drain
+ * (lock held). */
 static void adapt_budget(ph_engine *e)
 {
+    int adapt = !e->cfg.full_snapshot && e->cfg.sample_budget > 0 &&
+                e->src->ops->set_budget;
+    double cost = 0, wall = 0;
     if (e->first_sweep == PH_FIRST_ON) {
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
@@ -297,26 +318,31 @@ static void adapt_budget(ph_engine *e)
             ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)
             return;
         e->first_sweep = PH_FIRST_OVER;
+        /* but what its samples cost says how many the next interval can
+         * afford: no more than would keep it within the budget */
+        if (adapt && e->interval_armed && interval_cost(e, &cost, &wall) &&
+            cost / wall > e->cfg.sample_budget) {
+            double want = (double)e->interval_armed * e->cfg.sample_budget /
+                          (cost / wall);
+            size_t floor_pages = PH_BUDGET_FLOOR_PAGES;
+            size_t pages = want < (double)floor_pages ? floor_pages : (size_t)want;
+            if (pages < e->budget_pages) {
+                e->budget_pages = pages;
+                ph_info("engine: the first sweep's sampling took %.2f%% of its "
+                        "interval: watching %zu pages per interval",
+                        100 * cost / wall, pages);
+            }
+        }
         e->src->ops->set_budget(e->src, e->budget_pages);
         return;
     }
-    if (e->cfg.full_snapshot || !(e->cfg.sample_budget > 0) ||
-        !e->src->ops->set_budget || !e->interval_ns)
-        return;
-    ph_source_stats ss;
-    memset(&ss, 0, sizeof ss);
-    e->src->ops->stats(e->src, &ss);
-    double wall = (double)(ph_now_ns() - e->interval_ns);
-    double cost = (double)(ss.arm_ns - e->last_ss.arm_ns) +
-                  (double)(ss.handler_ns - e->last_ss.handler_ns) +
-                  (double)(ss.samples - e->last_ss.samples) *
-                      e->cfg.sample_trap_ns;
-    if (!(wall > 0))
+    if (!adapt || !interval_cost(e, &cost, &wall))
         return;
     size_t hot = 0;
     for (size_t a = 0; a < e->nhots; a++)
         hot += e->hots[a]->npages;
-    size_t pages = e->budget_pages, floor_pages = 64;
+    size_t pages = e->budget_pages, floor_pages = PH_BUDGET_FLOOR_PAGES;
+    size_t was = pages;
     double frac = cost / wall;
     if (frac > e->cfg.sample_budget && pages > floor_pages) {
         /* at least halved; cut in proportion when far over (a costly
@@ -325,8 +351,25 @@ static void adapt_budget(ph_engine *e)
         pages = want < (double)(pages / 2) ? (size_t)want : pages / 2;
         if (pages < floor_pages)
             pages = floor_pages;
-    } else if (frac < e->cfg.sample_budget / 2 && pages < hot)
+    } else if (frac < e->cfg.sample_budget / 2 && pages < hot) {
         pages = pages * 2 < hot ? pages * 2 : hot;
+    }
+    /* Even the floor over budget: pause before the next interval, so
+     * that its expected cost (this one's, scaled to its pages) is
+     * sample_budget of the interval and the pause together. */
+    uint64_t pause = 0;
+    if (frac > e->cfg.sample_budget && pages == floor_pages && was > 0) {
+        double p = cost * (double)pages / (double)was / e->cfg.sample_budget - wall;
+        if (p > 0)
+            pause = p < (double)PH_BUDGET_MAX_PAUSE_NS ? (uint64_t)p
+                                                       : PH_BUDGET_MAX_PAUSE_NS;
+    }
+    if (pause && !e->pause_ns)
+        ph_info("engine: sampling %zu pages took %.2f%% of the interval: "
+                "pausing %.0f ms between intervals of %zu pages", was,
+                100 * frac, (double)pause / 1e6, pages);
+    e->pause_ns = pause;
+    e->arm_after_ns = pause ? ph_now_ns() + pause : 0;
     if (pages != e->budget_pages) {
         e->budget_pages = pages;
         e->src->ops->set_budget(e->src, pages);
@@ -339,6 +382,15 @@ void ph_engine_arm(ph_engine *e)
 {
     if (e->nhots == 0)
         return;
+    if (e->arm_after_ns && ph_now_ns() < e->arm_after_ns) {
+        /* paused (adapt_budget): nothing watched, no evidence expected */
+        e->paused_arms++;
+        e->interval_armed = 0;
+        e->interval_samples = 0;
+        e->empty_ends = 0;
+        return;
+    }
+    e->arm_after_ns = 0;
     if (e->first_sweep == PH_FIRST_PENDING) {
         /* a sweep that cannot see the hot set whole buys nothing a normal
          * interval does not, at up to sample_first_pages samples */
@@ -382,6 +434,11 @@ static int empty_interval(ph_engine *e)
         return 0;
     if (e->interval_armed && ++e->empty_ends <= PH_EMPTY_EXTEND)
         return 1;
+    if (!e->armed && e->arm_after_ns) {
+        /* a pause, not an empty interval: arm when it is over */
+        ph_engine_arm(e);
+        return 1;
+    }
     e->empty_intervals++;
     ph_engine_disarm(e);
     ph_engine_arm(e);

@@ -74,6 +74,11 @@ typedef struct ph_area_rec {
  * (an iteration boundary found too early, inside the first iteration)
  * saw too little of the sweep to end it. */
 #define PH_SWEEP_SEEN_SHARE 0.125
+/* The fewest pages an adapted interval watches; beyond, the engine
+ * pauses between intervals instead (arm_after_ns). */
+#define PH_BUDGET_FLOOR_PAGES 64
+/* The longest pause between intervals, ns. */
+#define PH_BUDGET_MAX_PAUSE_NS 10000000000ull
 #define PH_SWEEP_MAX_INVOCATIONS 2
 typedef enum ph_first_sweep {
     PH_FIRST_PENDING = 0,   /* not armed yet */
@@ -106,6 +111,13 @@ struct ph_engine {
     unsigned sweep_invocations; /* invocations under the sweep so far */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
+    /* Sampling paused: when even PH_BUDGET_FLOOR_PAGES cost more than
+     * sample_budget of the interval (a costly mechanism, short
+     * intervals), no interval is armed before arm_after_ns, so that the
+     * floor's cost is spread over cost / sample_budget (adapt_budget). */
+    uint64_t arm_after_ns;
+    uint64_t pause_ns;       /* the last pause asked for (0: none) */
+    uint64_t paused_arms;    /* arms skipped because of it */
     int active;              /* iterative mechanism running */
     unsigned quiet;          /* invocations without migrations (each with
                                 samples: evidence) */

@@ -326,6 +326,8 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "armed_pages", ss.armed_pages);
     KU(&w, "swept_pages", ss.swept_pages);
     KU(&w, "empty_intervals", e->empty_intervals);
+    KU(&w, "paused_arms", e->paused_arms);
+    KU(&w, "pause_ns", e->pause_ns);
     KU(&w, "samples", ss.samples);
     KU(&w, "dropped", ss.dropped);
     KU(&w, "serial", ss.serial);

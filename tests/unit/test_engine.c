@@ -877,13 +877,33 @@ static void test_budget_adapts(void)
     c.sample_trap_ns = 1e9; /* every sample "costs" a second: too much */
     rig r;
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
-    CHECK_EQ(ph_engine_tick(r.e), 0);
     ph_source_stats s0, s1;
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+    CHECK_EQ(s0.armed_pages, 512); /* the first interval */
+    /* far over: 512 -> the floor (64), and even the floor costs more
+     * than the budget: no interval is armed during the pause */
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(ph_engine_tick(r.e), 0);
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
+    rig_close(&r);
+    /* 100 us a sample: the floor's 64 samples "cost" 6.4 ms, so the
+     * engine pauses 0.64 s (minus the interval) before watching 64
+     * pages again */
+    c.sample_trap_ns = 1e5;
+    rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
+    CHECK_EQ(ph_engine_tick(r.e), 0); /* 512 watched, cut to 64, pause */
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
     CHECK_EQ(ph_engine_tick(r.e), 0);
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
-    /* a second a sample, a thousand times the budget: 512 -> the floor */
-    CHECK_EQ(s1.armed_pages - s0.armed_pages, 64);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
+    usleep(700000);
+    CHECK_EQ(ph_engine_tick(r.e), 0); /* the pause is over: armed */
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+    CHECK_EQ(s0.armed_pages - s1.armed_pages, 64);
+    CHECK_EQ(ph_engine_tick(r.e), 0); /* and paused again */
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
+    CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
     rig_close(&r);
     c.sample_trap_ns = 0; /* free: grows to the whole area */
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
@@ -947,6 +967,32 @@ static void test_first_sweep_short(void)
     CHECK_EQ(totals(&r).invocations, 2);
     CHECK_EQ(s2.armed_pages - s1.armed_pages, 128); /* the second ends it */
     rig_close(&r);
+}
+
+/* What the sweep's samples cost sizes the interval after it: at a
+ * second a sample the sweep of 1024 pages is far over the budget, and
+ * the next interval watches the floor (64), not sample_pages (128). */
+static void test_first_sweep_cost(void)
+{
+    for (int costly = 0; costly < 2; costly++) {
+        ph_engine_cfg c = base_cfg();
+        c.full_snapshot = 0;
+        c.sample_pages = 128;
+        c.sample_first_pages = 1024;
+        c.sample_budget = 0.01;
+        c.sample_trap_ns = costly ? 1e9 : 0;
+        c.cold_after = 0;
+        rig r;
+        rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.0, NULL);
+        ph_source *src = ph_engine_source(r.e);
+        ph_source_stats s0, s1;
+        src->ops->stats(src, &s0);
+        CHECK_EQ(s0.armed_pages, 1024);
+        iterate(&r);
+        src->ops->stats(src, &s1);
+        CHECK_EQ(s1.armed_pages - s0.armed_pages, costly ? 64u : 128u);
+        rig_close(&r);
+    }
 }
 
 static void test_first_sweep(void)
@@ -1228,6 +1274,7 @@ int main(void)
     test_budget_adapts();
     test_first_sweep();
     test_first_sweep_short();
+    test_first_sweep_cost();
     test_manager_thread();
     test_switch_mechanism();
     test_unregister_races();
