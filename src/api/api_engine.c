@@ -194,7 +194,7 @@ static ph_engine *make_engine(ph_machine *c)
         double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages);
         if (trap_ns >= 0) {
             cfg.sample_trap_ns = trap_ns;
-            ph_info("sampler: a trap costs %.0f ns outside the handler", trap_ns);
+            ph_info("sampler: a trap costs %.0f ns besides the handler's time", trap_ns);
         }
     }
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);

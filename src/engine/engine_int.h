@@ -74,17 +74,18 @@ typedef struct ph_area_rec {
  * (an iteration boundary found too early, inside the first iteration)
  * saw too little of the sweep to end it. */
 #define PH_SWEEP_SEEN_SHARE 0.125
-/* The fewest pages an adapted interval watches; beyond, the engine
- * pauses between intervals instead (arm_after_ns). */
-#define PH_BUDGET_FLOOR_PAGES 64
-/* The longest pause between intervals, ns. */
-#define PH_BUDGET_MAX_PAUSE_NS 10000000000ull
 #define PH_SWEEP_MAX_INVOCATIONS 2
 typedef enum ph_first_sweep {
     PH_FIRST_PENDING = 0,   /* not armed yet */
     PH_FIRST_ON = 1,        /* the source has the first budget */
     PH_FIRST_OVER = 2       /* never, or done */
 } ph_first_sweep;
+
+/* The fewest pages an adapted interval watches; beyond, the engine
+ * pauses between intervals instead (arm_after_ns). */
+#define PH_BUDGET_FLOOR_PAGES 64
+/* The longest pause between intervals, ns. */
+#define PH_BUDGET_MAX_PAUSE_NS 10000000000ull
 
 struct ph_engine {
     pthread_mutex_t lock;

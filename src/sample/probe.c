@@ -13,7 +13,9 @@
  * The probe takes a few samples on a private buffer with the source the
  * engine will use, before the engine has any range: each touch is timed
  * by the touching thread, and the handler's own time (stats) is taken
- * out.  The median is the answer: one preemption cannot make it.
+ * out when the handler runs on that thread (SIGSEGV; userfaultfd's runs
+ * on the service thread, and its time is charged on top of the wait).
+ * The median is the answer: one preemption cannot make it.
  */
 #include "sample/probe.h"
 
@@ -93,7 +95,13 @@ double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages)
     if (n == 0 || traps < n / 2)
         goto unmap; /* the touches did not trap: nothing measured */
     qsort(dt, n, sizeof dt[0], cmp_u64);
-    double handler = (double)(s1.handler_ns - s0.handler_ns) / (double)traps;
+    /* a handler on the faulting thread is inside its wait: taken out.
+     * One on another thread (userfaultfd) may end after the wait does
+     * (the move back wakes the thread before the unregister): the whole
+     * wait is the trap's, and the engine charges the handler on top */
+    double handler = src->ops->handler_elsewhere
+                         ? 0
+                         : (double)(s1.handler_ns - s0.handler_ns) / (double)traps;
     out = (double)dt[n / 2] - handler;
     if (out < 0)
         out = 0;

@@ -1036,6 +1036,7 @@ static int sp_set_budget(ph_source *src, size_t pages_per_interval)
 
 static const ph_source_ops uffd_ops = {
     .name = "userfaultfd",
+    .handler_elsewhere = 1,
     .add_range = sp_add_range,
     .remove_range = sp_remove_range,
     .arm = sp_arm,

@@ -93,6 +93,11 @@ typedef struct ph_source_ops {
     /* Change the pages watched per interval from the next arm() on (the
      * engine adapts it to the sampling budget).  May be NULL: fixed. */
     int (*set_budget)(ph_source *s, size_t pages_per_interval);
+    /* 1 when the handler runs on another thread (userfaultfd's service
+     * thread): the faulting thread's wait and handler_ns overlap only in
+     * part, and the handler's time is taken from the program's cores on
+     * top of the wait.  0: it runs in the faulting thread (SIGSEGV). */
+    int handler_elsewhere;
 } ph_source_ops;
 
 struct ph_source {

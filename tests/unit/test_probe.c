@@ -42,7 +42,7 @@ static void probe_mechanism(int mech, const char *name)
     ph_sampler_note_node(0);
     double first = ph_source_probe_trap_ns(s, 16, 1);
     double again = ph_source_probe_trap_ns(s, 8, 4); /* runs of 4 pages */
-    printf("%s: a trap costs %.0f ns, then %.0f ns, outside the handler\n",
+    printf("%s: a trap costs %.0f ns, then %.0f ns, besides the handler's time\n",
            name, first, again);
     CHECK(first > 0 && first < 1e8);
     CHECK(again > 0 && again < 1e8);
