@@ -44,8 +44,10 @@ static void probe_mechanism(int mech, const char *name)
     double again = ph_source_probe_trap_ns(s, 8, 4); /* runs of 4 pages */
     printf("%s: a trap costs %.0f ns, then %.0f ns, besides the handler's time\n",
            name, first, again);
-    CHECK(first > 0 && first < 1e8);
-    CHECK(again > 0 && again < 1e8);
+    /* measured (not -1); 0 is a figure too: a SIGSEGV trap whose handler
+     * took as long as the median touch */
+    CHECK(first >= 0 && first < 1e8);
+    CHECK(again >= 0 && again < 1e8);
     /* the probe's samples are gone and its range with them: a range of
      * the program's, armed and touched, is all that the next drain gives */
     ph_source_stats st;
