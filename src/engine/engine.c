@@ -313,8 +313,14 @@ static void adapt_budget(ph_engine *e)
     if (e->first_sweep == PH_FIRST_ON) {
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
-        if ((double)e->interval_samples <
-                PH_SWEEP_SEEN_SHARE * (double)e->interval_armed &&
+        size_t hot = 0;
+        for (size_t a = 0; a < e->nhots; a++)
+            hot += e->hots[a]->npages;
+        /* as one whose areas grew after it was armed (a program's
+         * arrays registered one after the other): the next takes them */
+        if (((double)e->interval_samples <
+                 PH_SWEEP_SEEN_SHARE * (double)e->interval_armed ||
+             hot > e->sweep_hot_pages) &&
             ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)
             return;
         e->first_sweep = PH_FIRST_OVER;
@@ -403,6 +409,12 @@ void ph_engine_arm(ph_engine *e)
         } else {
             e->first_sweep = PH_FIRST_OVER;
         }
+    }
+    if (e->first_sweep == PH_FIRST_ON) {
+        /* what this arm of the sweep can see */
+        e->sweep_hot_pages = 0;
+        for (size_t a = 0; a < e->nhots; a++)
+            e->sweep_hot_pages += e->hots[a]->npages;
     }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();

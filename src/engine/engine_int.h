@@ -72,7 +72,8 @@ typedef struct ph_area_rec {
  * interval sampled at least PH_SWEEP_SEEN_SHARE of the pages it watched,
  * or with its PH_SWEEP_MAX_INVOCATIONS-th: a first interval cut short
  * (an iteration boundary found too early, inside the first iteration)
- * saw too little of the sweep to end it. */
+ * saw too little of the sweep to end it, and one armed before the
+ * program registered all its areas did not see them. */
 #define PH_SWEEP_SEEN_SHARE 0.125
 #define PH_SWEEP_MAX_INVOCATIONS 2
 typedef enum ph_first_sweep {
@@ -110,6 +111,7 @@ struct ph_engine {
     int first_sweep;         /* ph_first_sweep: the first interval's
                                 budget (engine.c, ph_engine_arm) */
     unsigned sweep_invocations; /* invocations under the sweep so far */
+    size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
     /* Sampling paused: when even PH_BUDGET_FLOOR_PAGES cost more than
