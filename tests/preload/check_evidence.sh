@@ -160,7 +160,15 @@ case $case_ in
             --set stable_after=0 --set cold_after=0 -- $lap
         set -- $(scanned)
         echo "  sampled per invocation, adapting: $*"
-        [ "$#" -ge 2 ] && [ "${2:-65}" -le 64 ] && ok ||
+        # the sweep is one invocation, or two when the first was cut
+        # short: the one after the sweep's full interval (> 1024)
+        after=
+        swept=0
+        for n in "$@"; do
+            [ "$swept" = 1 ] && { after=$n; break; }
+            [ "$n" -gt 1024 ] && swept=1
+        done
+        [ -n "$after" ] && [ "$after" -le 64 ] && ok ||
             bad "the budget did not adapt: sampled $*, want <= 64 after the sweep"
         paused=$(sed -n 's/.*"paused_arms": \([0-9]*\).*/\1/p' "$tmp/r.json" | head -1)
         at_least "${paused:-0}" 1 "arms skipped while sampling pauses"
