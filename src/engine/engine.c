@@ -283,6 +283,15 @@ uint64_t ph_engine_drain(ph_engine *e)
     return ph_now_ns() - t0;
 }
 
+/* Pages of every hot area (lock held). */
+static size_t hot_pages(const ph_engine *e)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < e->nhots; a++)
+        n += e->hots[a]->npages;
+    return n;
+}
+
 /* The sampling cost of the interval now ending and its wall time, ns
  * (arming, handlers, cfg.sample_trap_ns a sample).  0 when unknown. */
 static int interval_cost(ph_engine *e, double *cost, double *wall)
@@ -313,9 +322,7 @@ static void adapt_budget(ph_engine *e)
     if (e->first_sweep == PH_FIRST_ON) {
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
-        size_t hot = 0;
-        for (size_t a = 0; a < e->nhots; a++)
-            hot += e->hots[a]->npages;
+        size_t hot = hot_pages(e);
         /* as one whose areas grew after it was armed (a program's
          * arrays registered one after the other): the next takes them */
         if (((double)e->interval_samples <
@@ -344,9 +351,7 @@ static void adapt_budget(ph_engine *e)
     }
     if (!adapt || !interval_cost(e, &cost, &wall))
         return;
-    size_t hot = 0;
-    for (size_t a = 0; a < e->nhots; a++)
-        hot += e->hots[a]->npages;
+    size_t hot = hot_pages(e);
     size_t pages = e->budget_pages, floor_pages = PH_BUDGET_FLOOR_PAGES;
     size_t was = pages;
     double frac = cost / wall;
@@ -400,10 +405,7 @@ void ph_engine_arm(ph_engine *e)
     if (e->first_sweep == PH_FIRST_PENDING) {
         /* a sweep that cannot see the hot set whole buys nothing a normal
          * interval does not, at up to sample_first_pages samples */
-        size_t hot = 0;
-        for (size_t a = 0; a < e->nhots; a++)
-            hot += e->hots[a]->npages;
-        if (hot <= e->cfg.sample_first_pages) {
+        if (hot_pages(e) <= e->cfg.sample_first_pages) {
             e->first_sweep = PH_FIRST_ON;
             e->src->ops->set_budget(e->src, e->cfg.sample_first_pages);
         } else {
@@ -412,9 +414,7 @@ void ph_engine_arm(ph_engine *e)
     }
     if (e->first_sweep == PH_FIRST_ON) {
         /* what this arm of the sweep can see */
-        e->sweep_hot_pages = 0;
-        for (size_t a = 0; a < e->nhots; a++)
-            e->sweep_hot_pages += e->hots[a]->npages;
+        e->sweep_hot_pages = hot_pages(e);
     }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();
