@@ -308,17 +308,34 @@ static int interval_cost(ph_engine *e, double *cost, double *wall)
     return *wall > 0;
 }
 
+/* Fills the bucket of sampling time (PH_BUDGET_BURST_NS) at
+ * cfg.sample_budget of the wall time since it was last filled. */
+static void fill_credit(ph_engine *e)
+{
+    uint64_t now = ph_now_ns();
+    double cap = e->cfg.sample_budget * (double)PH_BUDGET_BURST_NS;
+    e->credit_ns += e->cfg.sample_budget * (double)(now - e->credit_at_ns);
+    if (e->credit_ns > cap)
+        e->credit_ns = cap;
+    e->credit_at_ns = now;
+}
+
 /* The sampling budget: the share of the interval's wall time that went
  * into sampling (arming, handlers, the traps themselves) is kept near
  * cfg.sample_budget by cutting or doubling the pages watched per
  * interval, and by pausing between intervals when even
- * PH_BUDGET_FLOOR_PAGES cost too much.  Called after an interval's drain
- * (lock held). */
+ * PH_BUDGET_FLOOR_PAGES cost too much and the bucket of sampling time
+ * (PH_BUDGET_BURST_NS, fill_credit) is empty: the pause lasts until it
+ * has filled back to zero.  The first sweep is not charged to the
+ * bucket (it is paid once).  Called after an interval's drain (lock
+ * held). */
 static void adapt_budget(ph_engine *e)
 {
     int adapt = !e->cfg.full_snapshot && e->cfg.sample_budget > 0 &&
                 e->src->ops->set_budget;
     double cost = 0, wall = 0;
+    if (adapt)
+        fill_credit(e);
     if (e->first_sweep == PH_FIRST_ON) {
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
@@ -365,16 +382,15 @@ static void adapt_budget(ph_engine *e)
     } else if (frac < e->cfg.sample_budget / 2 && pages < hot) {
         pages = pages * 2 < hot ? pages * 2 : hot;
     }
-    /* Even the floor over budget: pause before the next interval, so
-     * that its expected cost (this one's, scaled to its pages) is
-     * sample_budget of the interval and the pause together. */
+    /* Even the floor over budget and the bucket empty: pause until it
+     * has filled to zero again. */
+    e->credit_ns -= cost;
+    double owe_max = e->cfg.sample_budget * (double)PH_BUDGET_MAX_PAUSE_NS;
+    if (e->credit_ns < -owe_max)
+        e->credit_ns = -owe_max; /* a debt beyond the longest pause is forgiven */
     uint64_t pause = 0;
-    if (frac > e->cfg.sample_budget && pages == floor_pages && was > 0) {
-        double p = cost * (double)pages / (double)was / e->cfg.sample_budget - wall;
-        if (p > 0)
-            pause = p < (double)PH_BUDGET_MAX_PAUSE_NS ? (uint64_t)p
-                                                       : PH_BUDGET_MAX_PAUSE_NS;
-    }
+    if (e->credit_ns < 0 && pages == floor_pages)
+        pause = (uint64_t)(-e->credit_ns / e->cfg.sample_budget);
     if (pause && !e->pause_ns)
         ph_info("engine: sampling %zu pages took %.2f%% of the interval: "
                 "pausing %.0f ms between intervals of %zu pages", was,
@@ -702,6 +718,8 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
     e->recording = -1;
     e->active = 1;
     e->budget_pages = cfg->sample_pages;
+    e->credit_ns = cfg->sample_budget * (double)PH_BUDGET_BURST_NS;
+    e->credit_at_ns = ph_now_ns();
     e->first_sweep = !cfg->full_snapshot && cfg->sample_pages &&
                              cfg->sample_first_pages > cfg->sample_pages &&
                              src->ops->set_budget

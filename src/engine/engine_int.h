@@ -87,6 +87,13 @@ typedef enum ph_first_sweep {
 #define PH_BUDGET_FLOOR_PAGES 64
 /* The longest pause between intervals, ns. */
 #define PH_BUDGET_MAX_PAUSE_NS 10000000000ull
+/* The sampling budget is a bucket of sampling time: it fills at
+ * sample_budget of the wall time and holds sample_budget of
+ * PH_BUDGET_BURST_NS (10 ms at 1%), full at the start.  A program whose
+ * iterations are shorter than the floor's cost samples from it before the
+ * engine pauses (a 10 ms run is sampled, not paused from its second
+ * interval on); a long run averages sample_budget. */
+#define PH_BUDGET_BURST_NS 1000000000ull
 
 struct ph_engine {
     pthread_mutex_t lock;
@@ -116,8 +123,11 @@ struct ph_engine {
     ph_source_stats last_ss; /* source counters at that moment */
     /* Sampling paused: when even PH_BUDGET_FLOOR_PAGES cost more than
      * sample_budget of the interval (a costly mechanism, short
-     * intervals), no interval is armed before arm_after_ns, so that the
-     * floor's cost is spread over cost / sample_budget (adapt_budget). */
+     * intervals) and the bucket (PH_BUDGET_BURST_NS) is empty, no
+     * interval is armed before arm_after_ns, when it has filled again
+     * (adapt_budget). */
+    double credit_ns;        /* sampling time in the bucket (< 0: owed) */
+    uint64_t credit_at_ns;   /* when it was last filled */
     uint64_t arm_after_ns;
     uint64_t pause_ns;       /* the last pause asked for (0: none) */
     uint64_t paused_arms;    /* arms skipped because of it */

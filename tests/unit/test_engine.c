@@ -887,23 +887,45 @@ static void test_budget_adapts(void)
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
     CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
     rig_close(&r);
-    /* 100 us a sample: the floor's 64 samples "cost" 6.4 ms, so the
-     * engine pauses 0.64 s (minus the interval) before watching 64
-     * pages again */
-    c.sample_trap_ns = 1e5;
+    /* 20 us a sample: the first interval's 512 samples "cost" 10.24 ms,
+     * a little more than the bucket holds (1% of a second): cut to the
+     * floor and a pause of a few tens of ms; then 64 pages, whose 1.28 ms
+     * empty the bucket again, and another pause */
+    c.sample_trap_ns = 2e4;
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
     CHECK_EQ(ph_engine_tick(r.e), 0); /* 512 watched, cut to 64, pause */
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
     CHECK_EQ(ph_engine_tick(r.e), 0);
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
     CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
-    usleep(700000);
-    CHECK_EQ(ph_engine_tick(r.e), 0); /* the pause is over: armed */
-    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
-    CHECK_EQ(s0.armed_pages - s1.armed_pages, 64);
+    uint64_t armed = 0;
+    for (int i = 0; i < 250 && !armed; i++) { /* the pause ends: armed */
+        usleep(20000);
+        CHECK_EQ(ph_engine_tick(r.e), 0);
+        ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+        armed = s0.armed_pages - s1.armed_pages;
+    }
+    CHECK_EQ(armed, 64);
     CHECK_EQ(ph_engine_tick(r.e), 0); /* and paused again */
     ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
     CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
+    rig_close(&r);
+    /* 1 us a sample, intervals of microseconds: each is far over the
+     * budget (cut to the floor), but 64 us a interval are paid from the
+     * bucket's 10 ms -- a short program is sampled, not paused after its
+     * first interval */
+    c.sample_trap_ns = 1e3;
+    rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
+    CHECK_EQ(ph_engine_tick(r.e), 0);
+    int paused = 0;
+    for (int i = 0; i < 20; i++) {
+        ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s0);
+        CHECK_EQ(ph_engine_tick(r.e), 0);
+        ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &s1);
+        paused += s1.armed_pages == s0.armed_pages;
+        CHECK(s1.armed_pages - s0.armed_pages <= 64);
+    }
+    CHECK_EQ(paused, 0);
     rig_close(&r);
     c.sample_trap_ns = 0; /* free: grows to the whole area */
     rig_open(&r, WL_OWNER, 1024, INIT_OWNER, &c, 512, 0.0, NULL);
