@@ -31,7 +31,7 @@ ph_launcher ph_launcher_get(void)
         {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
         {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
     };
-    ph_launcher l = {0, 1, NULL};
+    ph_launcher l = {.rank = 0, .size = 1, .local_size = 0, .from = NULL};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         long r = number(getenv(vars[i][0]));
         if (r < 0)
@@ -47,6 +47,16 @@ ph_launcher ph_launcher_get(void)
         l.from = vars[i][0];
         break;
     }
+    if (!l.from)
+        return l;
+    static const char *const local[] = {
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE"};
+    for (size_t i = 0; i < sizeof local / sizeof local[0] && !l.local_size; i++) {
+        long n = number(getenv(local[i]));
+        l.local_size = n > 0 && n <= l.size ? n : 0;
+    }
+    if (!l.local_size && number(getenv("SLURM_STEP_NUM_NODES")) == 1)
+        l.local_size = l.size;
     return l;
 }
 

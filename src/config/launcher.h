@@ -14,6 +14,7 @@
 typedef struct ph_launcher {
     long rank;        /* 0 when not started by a launcher */
     long size;        /* processes in the job; 1 when not known */
+    long local_size;  /* of them on this host; 0 when not known */
     const char *from; /* the variable that said the rank; NULL: none */
 } ph_launcher;
 
@@ -21,7 +22,10 @@ typedef struct ph_launcher {
  * first launcher whose rank variable holds a number wins; Slurm counts
  * only inside a job step: SLURM_STEP_NUM_TASKS, which is also the size of
  * a rank variable that comes without its own, as PMIX_RANK under
- * srun --mpi=pmix, when SLURM_PROCID is the same rank). */
+ * srun --mpi=pmix, when SLURM_PROCID is the same rank).  local_size from
+ * the launcher's count of this host's ranks (OMPI_COMM_WORLD_LOCAL_SIZE,
+ * MPI_LOCALNRANKS, MV2_COMM_WORLD_LOCAL_SIZE), or a Slurm step on one
+ * node (SLURM_STEP_NUM_NODES=1): the whole job. */
 ph_launcher ph_launcher_get(void);
 
 /* A file name pattern (base/path_pattern.h) with this process's keys

@@ -18,7 +18,8 @@
  * and this one's engine will protect pages (ph_api_sampler_protects),
  * the preload library's constructor -- before main, so before MPI_Init
  * reads its environment -- tells each MPI library to copy through its
- * shared-memory segments instead, through the variable each reads.  A
+ * shared-memory segments instead, through the variable each reads (UCX:
+ * see ucx_off).  A
  * variable the user set is left as it is (and said, by rank 0).  Costs
  * the second copy of large intra-host messages; the report lists what
  * was set ("transparent": {"mpi": ...}).
@@ -54,14 +55,23 @@ static size_t nkept;
 
 /* UCX (Open MPI's pml ucx, MPICH's ch4:ucx) takes a list of transports to
  * leave out: cma, and xpmem / knem where their devices exist (naming a
- * transport UCX does not have makes it warn). */
+ * transport UCX does not have makes it warn).  Without them UCX sends a
+ * large message between two processes of one host over TCP on the
+ * loopback, not through its shared memory -- and MPICH 4.0.2 over UCX
+ * 1.13 then hangs in MPI_Finalize now and then (one rank waits in UCX for
+ * the other, which waits in the PMI barrier: 1 run in about 100 on two
+ * loaded cores, without pagehome too).  So when every rank of the job is
+ * on this host, tcp is left out as well: the messages go through shared
+ * memory.  Across hosts UCX needs its network transport, which may be
+ * tcp. */
 static void ucx_off(void)
 {
     if (getenv("UCX_TLS")) {
         kept[nkept++] = "UCX_TLS";
         return;
     }
-    snprintf(ucx_tls, sizeof ucx_tls, "^cma%s%s",
+    snprintf(ucx_tls, sizeof ucx_tls, "^cma%s%s%s",
+             job.local_size == job.size ? ",tcp" : "",
              access("/dev/xpmem", F_OK) == 0 ? ",xpmem" : "",
              access("/dev/knem", F_OK) == 0 ? ",knem" : "");
     if (setenv("UCX_TLS", ucx_tls, 0) != 0)
@@ -106,6 +116,8 @@ void ph_preload_mpi_report(struct ph_jw *w)
     ph_jw_int(w, job.rank);
     ph_jw_key(w, "size");
     ph_jw_int(w, job.size);
+    ph_jw_key(w, "local_size");
+    ph_jw_int(w, job.local_size);
     ph_jw_key(w, "single_copy_off");
     ph_jw_bool(w, applied);
     ph_jw_key(w, "set");
@@ -116,6 +128,8 @@ void ph_preload_mpi_report(struct ph_jw *w)
     if (ucx_tls[0])
         ph_jw_string(w, "UCX_TLS");
     ph_jw_end(w);
+    ph_jw_key(w, "ucx_tls");
+    ph_jw_string(w, ucx_tls);
     ph_jw_key(w, "kept");
     ph_jw_array(w, 1);
     for (size_t i = 0; i < nkept; i++)

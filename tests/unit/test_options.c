@@ -250,11 +250,14 @@ static void test_launcher(void)
     static const char *const all[] = {
         "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
         "PMI_SIZE", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "SLURM_PROCID",
-        "SLURM_STEP_NUM_TASKS"};
+        "SLURM_STEP_NUM_TASKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+        "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_STEP_NUM_NODES"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         unsetenv(all[i]);
+    setenv("MPI_LOCALNRANKS", "1", 1); /* no rank: no job, no host count */
     ph_launcher l = ph_launcher_get();
-    CHECK(l.rank == 0 && l.size == 1 && l.from == NULL);
+    CHECK(l.rank == 0 && l.size == 1 && l.from == NULL && l.local_size == 0);
+    unsetenv("MPI_LOCALNRANKS");
     setenv("SLURM_PROCID", "0", 1); /* a batch script: no job step */
     l = ph_launcher_get();
     CHECK(l.rank == 0 && l.size == 1 && strcmp(l.from, "SLURM_PROCID") == 0);
@@ -273,6 +276,22 @@ static void test_launcher(void)
     setenv("PMI_SIZE", "3", 1);
     l = ph_launcher_get();
     CHECK(l.rank == 2 && l.size == 3 && strcmp(l.from, "PMI_RANK") == 0);
+    CHECK_EQ(l.local_size, 0); /* this host's share not said */
+    setenv("MPI_LOCALNRANKS", "3", 1); /* Hydra: every rank here */
+    CHECK_EQ(ph_launcher_get().local_size, 3);
+    setenv("MPI_LOCALNRANKS", "4", 1); /* more than the job: not believed */
+    CHECK_EQ(ph_launcher_get().local_size, 0);
+    setenv("MPI_LOCALNRANKS", "x", 1);
+    CHECK_EQ(ph_launcher_get().local_size, 0);
+    setenv("SLURM_STEP_NUM_NODES", "2", 1);
+    CHECK_EQ(ph_launcher_get().local_size, 0);
+    setenv("SLURM_STEP_NUM_NODES", "1", 1); /* a step on one node */
+    CHECK_EQ(ph_launcher_get().local_size, 3);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1); /* the launcher's count first */
+    CHECK_EQ(ph_launcher_get().local_size, 2);
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("MPI_LOCALNRANKS");
+    unsetenv("SLURM_STEP_NUM_NODES");
     setenv("OMPI_COMM_WORLD_RANK", "x1", 1); /* not a number: the next one */
     l = ph_launcher_get();
     CHECK(l.rank == 2 && strcmp(l.from, "PMI_RANK") == 0);
