@@ -537,10 +537,15 @@ static void run_iterative(ph_engine *e)
     for (size_t a = 0; a < e->nhots; a++)
         if (e->hots[a]->watched)
             watched += e->hots[a]->npages;
-    /* Stable: stable_after invocations with samples and no migration, and
-     * every watched page looked at since the last migration. */
+    /* Stable: stable_after invocations with samples and no migration,
+     * every watched page looked at since the last migration, and samples
+     * in the quiet invocations for at least PH_STABLE_SEEN_SHARE of the
+     * watched pages -- a page watched whose trap went to something else
+     * (the simulated machine's first touches) or was never touched was
+     * not seen: six samples of 259 pages, all local, are no evidence. */
     if (e->cfg.stable_after && e->quiet >= e->cfg.stable_after &&
-        !e->predictive && swept - e->stable_mark >= watched) {
+        !e->predictive && swept - e->stable_mark >= watched &&
+        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)watched) {
         e->active = 0;
         ph_info("engine: placement stable after %u iterations (%u "
                 "invocations without a migration, %llu samples in them, "

@@ -76,6 +76,9 @@ typedef struct ph_area_rec {
  * program registered all its areas did not see them. */
 #define PH_SWEEP_SEEN_SHARE 0.125
 #define PH_SWEEP_MAX_INVOCATIONS 2
+/* The samples, as a share of the watched pages, that the quiet
+ * invocations must hold before the placement is called stable. */
+#define PH_STABLE_SEEN_SHARE 0.125
 typedef enum ph_first_sweep {
     PH_FIRST_PENDING = 0,   /* not armed yet */
     PH_FIRST_ON = 1,        /* the source has the first budget */
@@ -139,7 +142,7 @@ struct ph_engine {
      * over up to PH_EMPTY_EXTEND iteration ends, then the next pages are
      * watched.  The placement is stable after stable_after quiet
      * invocations *and* a full sweep of the watched pages since the last
-     * migration. */
+     * migration *and* quiet samples for PH_STABLE_SEEN_SHARE of them. */
     uint64_t interval_samples; /* samples ingested since the last arm */
     uint64_t interval_armed;   /* pages the last arm watched */
     unsigned empty_ends;       /* iteration ends the interval went on */
