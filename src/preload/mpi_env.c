@@ -60,7 +60,8 @@ static size_t nkept;
  * loopback, not through its shared memory -- and MPICH 4.0.2 over UCX
  * 1.13 then hangs in MPI_Finalize now and then (one rank waits in UCX for
  * the other, which waits in the PMI barrier: 1 run in about 100 on two
- * loaded cores, without pagehome too).  So when every rank of the job is
+ * loaded cores, without pagehome too; tests/cluster-net/README.md has the
+ * same hang in cluster mode over TCP).  So when every rank of the job is
  * on this host, tcp is left out as well: the messages go through shared
  * memory.  Across hosts UCX needs its network transport, which may be
  * tcp. */
