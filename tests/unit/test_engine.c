@@ -293,8 +293,7 @@ static void test_stable_needs_evidence(void)
     int iters = 0;
     uint64_t seen = 0;
     while (totals(&r).active && iters < 200) {
-        ph_source_stats a, b;
-        ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &a);
+        ph_source_stats b;
         iterate(&r);
         ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &b);
         if (totals(&r).active)
@@ -938,7 +937,7 @@ static void test_budget_adapts(void)
     CHECK_EQ(s1.armed_pages - s0.armed_pages, 0);
     rig_close(&r);
     /* 1 us a sample, intervals of microseconds: each is far over the
-     * budget (cut to the floor), but 64 us a interval are paid from the
+     * budget (cut to the floor), but 64 us an interval are paid from the
      * bucket's 10 ms -- a short program is sampled, not paused after its
      * first interval */
     c.sample_trap_ns = 1e3;
