@@ -219,11 +219,20 @@ long ph_engine_look_locked(ph_engine *e)
      * sweeps by the pages armed, so the marks move past it */
     uint64_t before = ph_engine_armed_pages(e);
     uint64_t samples = e->interval_samples;
+    uint64_t began_ns = e->interval_ns;
+    ph_source_stats began_ss = e->last_ss;
     ph_engine_disarm(e);
     ph_engine_arm(e);
     /* the interval goes on: its samples so far are not an empty one's
-     * (else the iteration's own invocation would be skipped as one) */
+     * (else the iteration's own invocation would be skipped as one), it
+     * began when it began (an iteration end the program signals during
+     * this arm ends it: run_iterative), and its sampling cost includes
+     * the looks' */
     e->interval_samples += samples;
+    if (e->armed && began_ns) {
+        e->interval_ns = began_ns;
+        e->last_ss = began_ss;
+    }
     uint64_t armed = ph_engine_armed_pages(e) - before;
     for (size_t a = 0; a < e->nhots; a++) {
         e->hots[a]->armed_mark += armed;

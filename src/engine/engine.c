@@ -8,7 +8,10 @@
  * counts (or, while a phase is recorded, into the phase buffer), then
  * runs the algorithm (invoke.c) and arms again.  An interval is one outer
  * iteration (iterative), one manager period (sampling) or one phase
- * (recording).
+ * (recording).  It ends with a lift and a second drain (ph_engine_close):
+ * the program runs on while the engine decides, and what it trapped until
+ * the lift is this interval's.  An iteration end the program signalled
+ * while the manager was still arming ends no interval (run_iterative).
  *
  * The budget: the source watches budget_pages pages an interval (from
  * sample_pages), cut (at least halved, in proportion when far over) or
@@ -496,6 +499,12 @@ void ph_engine_disarm(ph_engine *e)
     e->armed = 0;
 }
 
+uint64_t ph_engine_close(ph_engine *e)
+{
+    ph_engine_disarm(e);
+    return ph_engine_drain(e);
+}
+
 /* ---- mechanisms ----------------------------------------------------- */
 
 static int iterative_now(const ph_engine *e)
@@ -511,11 +520,19 @@ static void run_iterative(ph_engine *e)
 {
     if (!e->active || e->nhots == 0 || e->recording >= 0)
         return;
+    /* An end the program signalled before the arm was complete (the
+     * manager was arming, the iteration finished meanwhile) ends no
+     * interval: it would close one that watched a part of one iteration
+     * at most -- a first sweep of thousands of pages, armed while the
+     * program ran, would see a few hundred.  The interval goes on to the
+     * next end. */
+    if (e->armed && e->end_ns < e->interval_ns)
+        return;
     uint64_t ns = ph_engine_drain(e);
     if (empty_interval(e))
         return;
+    ns += ph_engine_close(e);
     uint64_t samples = e->interval_samples;
-    ph_engine_disarm(e);
     adapt_budget(e);
     uint64_t cand0 = e->tot.candidates;
     uint64_t moved = ph_engine_invoke(e, PH_INV_ITERATIVE,
@@ -571,13 +588,15 @@ static void serve(ph_engine *e, unsigned iterations)
         /* Hybrid just switched to phases: sampling starts again at the
          * first phase to record. */
         ph_engine_drain(e);
-        ph_engine_disarm(e);
+        ph_engine_close(e);
     }
 }
 
 int ph_engine_iteration_end(ph_engine *e)
 {
+    uint64_t now = ph_now_ns(); /* the lock may wait for an arm */
     pthread_mutex_lock(&e->lock);
+    e->end_ns = now;
     if (e->has_mgr) {
         e->pending++;
         pthread_cond_signal(&e->cv);
@@ -596,7 +615,7 @@ static void tick_locked(ph_engine *e)
     uint64_t ns = ph_engine_drain(e);
     if (empty_interval(e))
         return;
-    ph_engine_disarm(e);
+    ns += ph_engine_close(e);
     adapt_budget(e);
     ph_engine_invoke(e, PH_INV_SAMPLING, e->cfg.sample_max_moves, ns);
     ph_engine_arm(e);

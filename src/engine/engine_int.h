@@ -123,6 +123,8 @@ struct ph_engine {
     unsigned sweep_invocations; /* invocations under the sweep so far */
     size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
     uint64_t interval_ns;    /* when the interval began */
+    uint64_t end_ns;         /* when the program signalled its latest
+                                iteration end (before taking the lock) */
     ph_source_stats last_ss; /* source counters at that moment */
     /* Sampling paused: when even PH_BUDGET_FLOOR_PAGES cost more than
      * sample_budget of the interval (a costly mechanism, short
@@ -252,6 +254,13 @@ void ph_engine_arm(ph_engine *e);
  * it at region boundaries). */
 void ph_engine_rearm_if_empty(ph_engine *e);
 void ph_engine_disarm(ph_engine *e);
+/* Ends the interval after its drain: lifts the watch, then drains what
+ * was trapped between that drain and the lift -- the program runs on
+ * while the engine decides, and its traps belong to this interval, not
+ * to the next one's evidence and sampling cost (the synthetic source,
+ * whose samples are made at the drain, has none).  Returns the drain's
+ * time, ns (lock held). */
+uint64_t ph_engine_close(ph_engine *e);
 
 /* The source's armed_pages counter (cold areas count sweeps with it). */
 uint64_t ph_engine_armed_pages(ph_engine *e);

@@ -272,7 +272,7 @@ int ph_engine_phase_begin(ph_engine *e, int phase)
             pthread_cond_wait(&e->done_cv, &e->lock);
         /* what was sampled before the phase belongs to the areas */
         inv.sampler_ns = ph_engine_drain(e);
-        ph_engine_disarm(e);
+        inv.sampler_ns += ph_engine_close(e);
         e->recording = phase;
         e->nrec = 0;
         ph->recording = 1;
@@ -311,7 +311,7 @@ int ph_engine_phase_end(ph_engine *e, int phase)
     if (ph->recording) {
         inv.kind = PH_INV_RECORD;
         inv.sampler_ns = ph_engine_drain(e);
-        ph_engine_disarm(e);
+        inv.sampler_ns += ph_engine_close(e);
         e->recording = -1;
         ph->recording = 0;
         if (derive(e, ph, &inv) != 0)

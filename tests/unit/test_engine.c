@@ -1075,6 +1075,48 @@ static void test_manager_thread(void)
     rig_close(&r);
 }
 
+/* An iteration end the program signals while the manager is still
+ * arming (the engine lock held) ends no interval: that interval watched
+ * a part of an iteration at most.  It goes on to the next end. */
+static const ph_source_ops *slow_orig;
+static atomic_int slow_arming;
+static int slow_arm(ph_source *s, int full)
+{
+    atomic_store(&slow_arming, 1);
+    usleep(30000);
+    return slow_orig->arm(s, full);
+}
+
+static void test_end_during_arm(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.sync = 0;
+    c.stable_after = 0;
+    c.cold_after = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    ph_source *src = ph_engine_source(r.e);
+    static ph_source_ops slow;
+    slow_orig = src->ops;
+    slow = *src->ops;
+    slow.arm = slow_arm;
+    src->ops = &slow;
+    atomic_store(&slow_arming, 0);
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0); /* invoked, then armed */
+    for (int i = 0; i < 5000 && !atomic_load(&slow_arming); i++)
+        usleep(1000);
+    CHECK(atomic_load(&slow_arming));
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0); /* during the arm */
+    CHECK_EQ(ph_engine_wait(r.e), 0);
+    CHECK_EQ(totals(&r).invocations, 1);
+    CHECK_EQ(totals(&r).iterations, 2);
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0); /* after it: the end */
+    CHECK_EQ(ph_engine_wait(r.e), 0);
+    CHECK_EQ(totals(&r).invocations, 2);
+    src->ops = slow_orig;
+    rig_close(&r);
+}
+
 /* Transparent mode's fallback: an iterative engine that never hears of
  * an iteration is switched to sampling at run time; the manager then
  * wakes by itself. */
@@ -1324,6 +1366,7 @@ int main(void)
     test_first_sweep_short();
     test_first_sweep_cost();
     test_manager_thread();
+    test_end_during_arm();
     test_switch_mechanism();
     test_unregister_races();
     test_injected_failures();
