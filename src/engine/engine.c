@@ -23,7 +23,8 @@
  * that a program whose hot set is larger than sample_pages has all of it
  * looked at, and a wrong initial placement corrected, after one interval
  * rather than after resident / sample_pages; its cost is paid once and
- * not adapted to.  A first interval that sampled under an eighth of what
+ * not adapted to.  Areas registered after it was armed are swept by a
+ * second arm while the hot set still fits.  A first interval that sampled under an eighth of what
  * it watched (cut short by an early boundary) is followed by a second
  * sweep (engine_int.h).
  *
@@ -344,8 +345,13 @@ static void adapt_budget(ph_engine *e)
          * to.  One that saw little of what it watched goes on. */
         size_t hot = hot_pages(e);
         /* as one whose areas grew after it was armed (a program's
-         * arrays registered one after the other): the next takes them */
-        if (((double)e->interval_samples <
+         * arrays registered one after the other): the next takes them --
+         * while they still fit in the sweep (a hot set grown beyond it is
+         * sampled by the budget, as one too large from the start: a
+         * part of it swept would cost a trap a page, unbudgeted, and see
+         * no more than normal intervals do) */
+        if (hot <= e->cfg.sample_first_pages &&
+            ((double)e->interval_samples <
                  PH_SWEEP_SEEN_SHARE * (double)e->interval_armed ||
              hot > e->sweep_hot_pages) &&
             ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)

@@ -73,7 +73,8 @@ typedef struct ph_area_rec {
  * or with its PH_SWEEP_MAX_INVOCATIONS-th: a first interval cut short
  * (an iteration boundary found too early, inside the first iteration)
  * saw too little of the sweep to end it, and one armed before the
- * program registered all its areas did not see them. */
+ * program registered all its areas did not see them -- unless the hot
+ * areas no longer fit in sample_first_pages. */
 #define PH_SWEEP_SEEN_SHARE 0.125
 #define PH_SWEEP_MAX_INVOCATIONS 2
 /* The samples, as a share of the watched pages, that the quiet

@@ -1017,6 +1017,38 @@ static void test_first_sweep_short(void)
     rig_close(&r);
 }
 
+/* Areas registered after the sweep was armed are swept by a second arm
+ * while the hot set still fits in sample_first_pages (1024 + 256 <=
+ * 1280); grown beyond it (1024 + 1024), the sweep ends: the budget's
+ * 128 pages are watched next, not 1280 of the 2048 at a trap each. */
+static void test_first_sweep_grown(void)
+{
+    for (int big = 0; big < 2; big++) {
+        ph_engine_cfg c = base_cfg();
+        c.full_snapshot = 0;
+        c.sample_pages = 128;
+        c.sample_first_pages = 1280;
+        rig r;
+        rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.0, NULL);
+        size_t late = big ? 1024 : 256;
+        uint8_t *mem = ph_os_map(r.sim, late * PG, PG, PH_MAP_NO_THP);
+        CHECK(mem != NULL);
+        for (size_t p = 0; p < late; p++)
+            ph_os_populate_on(r.sim, mem + p * PG, PG, node_id(0));
+        ph_hot *h = ph_engine_register(r.e, mem, late * PG, "late");
+        CHECK(h != NULL);
+        ph_source *src = ph_engine_source(r.e);
+        ph_source_stats s0, s1;
+        src->ops->stats(src, &s0);
+        iterate(&r);
+        src->ops->stats(src, &s1);
+        CHECK_EQ(s1.armed_pages - s0.armed_pages, big ? 128u : 1280u);
+        CHECK_EQ(ph_engine_unregister(r.e, h), 0);
+        ph_os_unmap(r.sim, mem, late * PG);
+        rig_close(&r);
+    }
+}
+
 /* What the sweep's samples cost sizes the interval after it: at a
  * second a sample the sweep of 1024 pages is far over the budget, and
  * the next interval watches the floor (64), not sample_pages (128). */
@@ -1365,6 +1397,7 @@ int main(void)
     test_first_sweep();
     test_first_sweep_short();
     test_first_sweep_cost();
+    test_first_sweep_grown();
     test_manager_thread();
     test_end_during_arm();
     test_switch_mechanism();
