@@ -24,9 +24,9 @@
  * looked at, and a wrong initial placement corrected, after one interval
  * rather than after resident / sample_pages; its cost is paid once and
  * not adapted to.  Areas registered after it was armed are swept by a
- * second arm while the hot set still fits.  A first interval that sampled under an eighth of what
- * it watched (cut short by an early boundary) is followed by a second
- * sweep (engine_int.h).
+ * second arm while the hot set still fits.  A first interval that
+ * sampled under an eighth of what it watched (cut short by an early
+ * boundary) is followed by a second sweep (engine_int.h).
  *
  * The memory manager: a thread that waits for posted iteration ends (and,
  * in sampling mode, for its period to pass) and runs the invocations under

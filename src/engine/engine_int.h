@@ -124,9 +124,9 @@ struct ph_engine {
     unsigned sweep_invocations; /* invocations under the sweep so far */
     size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
     uint64_t interval_ns;    /* when the interval began */
+    ph_source_stats last_ss; /* source counters at that moment */
     uint64_t end_ns;         /* when the program signalled its latest
                                 iteration end (before taking the lock) */
-    ph_source_stats last_ss; /* source counters at that moment */
     /* Sampling paused: when even PH_BUDGET_FLOOR_PAGES cost more than
      * sample_budget of the interval (a costly mechanism, short
      * intervals) and the bucket (PH_BUDGET_BURST_NS) is empty, no

@@ -968,12 +968,20 @@ static void test_budget_adapts(void)
  * so that a wrong placement of every page is corrected after one
  * iteration; then the budget is sample_pages again.  Without it, the
  * first interval sees the first 128 pages (owner 0's, already home). */
-static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
+/* The sweep tests' engine: a budget of 128 pages an interval, a first
+ * sweep of up to first_pages. */
+static ph_engine_cfg sweep_cfg(size_t first_pages)
 {
     ph_engine_cfg c = base_cfg();
     c.full_snapshot = 0;
     c.sample_pages = 128;
     c.sample_first_pages = first_pages;
+    return c;
+}
+
+static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
+{
+    ph_engine_cfg c = sweep_cfg(first_pages);
     rig r;
     rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.0, NULL);
     ph_source *src = ph_engine_source(r.e);
@@ -994,10 +1002,7 @@ static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
  * followed by a second sweep; that one ends it whatever it saw. */
 static void test_first_sweep_short(void)
 {
-    ph_engine_cfg c = base_cfg();
-    c.full_snapshot = 0;
-    c.sample_pages = 128;
-    c.sample_first_pages = 1024;
+    ph_engine_cfg c = sweep_cfg(1024);
     rig r;
     rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.95, NULL);
     ph_source *src = ph_engine_source(r.e);
@@ -1024,10 +1029,7 @@ static void test_first_sweep_short(void)
 static void test_first_sweep_grown(void)
 {
     for (int big = 0; big < 2; big++) {
-        ph_engine_cfg c = base_cfg();
-        c.full_snapshot = 0;
-        c.sample_pages = 128;
-        c.sample_first_pages = 1280;
+        ph_engine_cfg c = sweep_cfg(1280);
         rig r;
         rig_open(&r, WL_OWNER, 1024, INIT_NODE0, &c, 128, 0.0, NULL);
         size_t late = big ? 1024 : 256;
@@ -1055,10 +1057,7 @@ static void test_first_sweep_grown(void)
 static void test_first_sweep_cost(void)
 {
     for (int costly = 0; costly < 2; costly++) {
-        ph_engine_cfg c = base_cfg();
-        c.full_snapshot = 0;
-        c.sample_pages = 128;
-        c.sample_first_pages = 1024;
+        ph_engine_cfg c = sweep_cfg(1024);
         c.sample_budget = 0.01;
         c.sample_trap_ns = costly ? 1e9 : 0;
         c.cold_after = 0;
