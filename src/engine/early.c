@@ -229,10 +229,8 @@ long ph_engine_look_locked(ph_engine *e)
      * this arm ends it: run_iterative), and its sampling cost includes
      * the looks' */
     e->interval_samples += samples;
-    if (e->armed && began_ns) {
-        e->interval_ns = began_ns;
-        e->last_ss = began_ss;
-    }
+    e->interval_ns = began_ns;
+    e->last_ss = began_ss;
     uint64_t armed = ph_engine_armed_pages(e) - before;
     for (size_t a = 0; a < e->nhots; a++) {
         e->hots[a]->armed_mark += armed;

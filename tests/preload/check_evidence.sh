@@ -108,6 +108,8 @@ for i in r["invocations"]:
         by[i["seq"]] = by.get(i["seq"], 0) + i["scanned"]
 print(" ".join(str(by[k]) for k in sorted(by)))' "$tmp/r.json"
 }
+# The first integer value of KEY in the report's JSON ("" when none).
+json_int() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$tmp/r.json" | head -1; }
 observed_only() { grep -q '^  pages moved *none: the engine observed only' "$tmp/report.txt"; }
 
 case $case_ in
@@ -156,7 +158,7 @@ case $case_ in
         at_least "$((${1:-0} + ${2:-0}))" 1025 "pages sampled by the first two invocations"
         # the sweep sees most of the hot set: an end that came while it
         # was being armed does not cut it short
-        hot=$(sed -n 's/.*"hot_pages": \([0-9]*\).*/\1/p' "$tmp/r.json" | head -1)
+        hot=$(json_int hot_pages)
         at_least "$((${1:-0} + ${2:-0}))" "$((${hot:-2} / 2))" "pages sampled by the first two invocations (of ${hot:-?} hot)"
         # shellcheck disable=SC2086
         run first-touch --set sample_pages=512 --set sample_first_pages=0 -- $lap
@@ -170,7 +172,7 @@ case $case_ in
         echo "  sampled per invocation, adapting: $*"
         # the sweep ends with the first invocation that sampled an eighth
         # of what it watched (all the hot pages), or with the second
-        hot=$(sed -n 's/.*"hot_pages": \([0-9]*\).*/\1/p' "$tmp/r.json" | head -1)
+        hot=$(json_int hot_pages)
         after=
         swept=
         k=0
@@ -182,11 +184,11 @@ case $case_ in
         done
         [ -n "$after" ] && [ "$after" -le 64 ] && ok ||
             bad "the budget did not adapt: sampled $*, want <= 64 after the sweep"
-        paused=$(sed -n 's/.*"paused_arms": \([0-9]*\).*/\1/p' "$tmp/r.json" | head -1)
+        paused=$(json_int paused_arms)
         at_least "${paused:-0}" 1 "arms skipped while sampling pauses"
         # shellcheck disable=SC2086
         run first-touch --set sample_pages=512 -- $lap
-        paused=$(sed -n 's/.*"paused_arms": \([0-9]*\).*/\1/p' "$tmp/r.json" | head -1)
+        paused=$(json_int paused_arms)
         [ -n "$paused" ] && ok || bad "the report has no paused_arms"
         ;;
     firsttouch)
