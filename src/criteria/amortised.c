@@ -161,3 +161,71 @@ int ph_crit_batch_worth(double value_sum, size_t pages, size_t batch_pages,
     double calls = (double)((pages + b - 1) / b);
     return value_sum > calls * (call_ns > 0 ? call_ns : 0.0);
 }
+
+/* i's lowest `bits` bits reversed. */
+static size_t bit_reverse(size_t i, int bits)
+{
+    size_t r = 0;
+    for (int b = 0; b < bits; b++, i >>= 1)
+        r = (r << 1) | (i & 1u);
+    return r;
+}
+
+int ph_crit_move_order(const double *saving_ns, const int *target, size_t n,
+                       int nnodes, size_t *order, size_t *scratch)
+{
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    if (n == 0)
+        return 0;
+    if (!saving_ns || !target || !scratch || nnodes < 1 ||
+        nnodes > PH_CRIT_AMORTISED_MAX_NODES)
+        return -1;
+    size_t count[PH_CRIT_AMORTISED_MAX_NODES] = {0};
+    size_t start[PH_CRIT_AMORTISED_MAX_NODES], dealt[PH_CRIT_AMORTISED_MAX_NODES];
+    double left[PH_CRIT_AMORTISED_MAX_NODES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!valid(target[i], nnodes))
+            return -1;
+        count[target[i]]++;
+        if (saving_ns[i] > 0.0)
+            left[target[i]] += saving_ns[i];
+    }
+    /* scratch: the moves grouped by node, in list order */
+    size_t at = 0;
+    for (int d = 0; d < nnodes; d++) {
+        start[d] = dealt[d] = at;
+        at += count[d];
+    }
+    for (size_t i = 0; i < n; i++)
+        scratch[dealt[target[i]]++] = i;
+    /* order: each group in bit-reversed order of its places */
+    for (int d = 0; d < nnodes; d++) {
+        int bits = 0;
+        while (((size_t)1 << bits) < count[d])
+            bits++;
+        size_t k = start[d];
+        for (size_t j = 0; j < ((size_t)1 << bits); j++) {
+            size_t r = bit_reverse(j, bits);
+            if (r < count[d])
+                order[k++] = scratch[start[d] + r];
+        }
+        dealt[d] = 0;
+    }
+    /* scratch: the groups dealt out, water-filling */
+    for (size_t k = 0; k < n; k++) {
+        int best = -1;
+        for (int d = 0; d < nnodes; d++)
+            if (dealt[d] < count[d] && (best < 0 || left[d] > left[best]))
+                best = d;
+        size_t i = order[start[best] + dealt[best]++];
+        scratch[k] = i;
+        if (saving_ns[i] > 0.0)
+            left[best] -= saving_ns[i];
+    }
+    for (size_t k = 0; k < n; k++)
+        order[k] = scratch[k];
+    return 0;
+}

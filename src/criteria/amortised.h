@@ -122,6 +122,28 @@ int ph_crit_decisive(const uint32_t *acc, int n, int home, uint32_t unit,
 int ph_crit_batch_worth(double value_sum, size_t pages, size_t batch_pages,
                         double call_ns);
 
+/* The order in which to issue n moves that one memory manager makes one
+ * after the other while the program runs on (a page is used at its old
+ * home until its move is done), so that what they save arrives first
+ * where the program waits longest.  The threads of a program meet at
+ * barriers, so a phase lasts as long as its slowest node's accesses: the
+ * moves are dealt out by target node, water-filling -- the next move goes
+ * to the node with the most saving still to come (saving_ns summed over
+ * its moves not yet dealt; ties: the lower node index) -- and each node's
+ * own moves go in bit-reversed order of their place in the list.  For a
+ * list in address order that spreads the pages moved so far evenly over
+ * the node's data, so the threads that share the node (each with its own
+ * block) gain together instead of one after the other.
+ *   saving_ns[i]  move i's saving per interval (ph_crit_saving_ns; NaN
+ *                 or negative counts as 0);
+ *   target[i]     its node index, in [0, nnodes), nnodes <=
+ *                 PH_CRIT_AMORTISED_MAX_NODES;
+ *   order[0..n)   gets the move indexes, the first to issue first;
+ *   scratch[0..n) work.
+ * Returns 0; -1 (order[i] = i) when an argument is invalid. */
+int ph_crit_move_order(const double *saving_ns, const int *target, size_t n,
+                       int nnodes, size_t *order, size_t *scratch);
+
 /* The remaining-run value that makes ph_crit_amortised accept a phase
  * migration only when one occurrence's saving exceeds the round trip
  * (2 * ml) times the threads that wait for it: 1 / (2 * threads). */

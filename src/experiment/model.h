@@ -17,7 +17,9 @@
  * at time s that costs C ns (per-call and per-page costs of the moves)
  * starts when the manager is free, start = max(s, busy_until), keeps it
  * busy until start + C, and its k-th of m pages arrives at
- * start + C * k / m.  A page is used at its new home from the first phase
+ * start + C * k / m, k counting in the order the OS migrated them (the
+ * simulator's move log: the mover's batches in the order the engine
+ * listed the pages, each batch sorted by target node).  A page is used at its new home from the first phase
  * that starts after it arrived, at its old home before; the program never
  * waits for the manager.
  *

@@ -24,7 +24,8 @@
  * the real mechanism would incur them:
  *   - iterative / hybrid invocations and sampling wakes: overlapped, done
  *     by the memory-manager thread (model.h: they arrive one after another
- *     at the preset's cost per call and per page; the program never
+ *     at the preset's cost per call and per page, in the order the
+ *     simulated OS migrated them -- its move log; the program never
  *     waits), unless the tunable engine_sync is set (then, like replay,
  *     on the critical path);
  *   - phase replay and undo: on the critical path (they run on the
@@ -227,6 +228,73 @@ static int refresh_huge(sim_run *s)
     return 0;
 }
 
+/* The page index of a simulated address (SIZE_MAX: none of the
+ * program's). */
+static size_t page_at(const sim_run *s, uintptr_t a)
+{
+    for (int k = 0; k < s->app.narrays; k++) {
+        uintptr_t b = (uintptr_t)s->mem[k];
+        if (a >= b && a - b < s->app.arrays[k].npages * 4096)
+            return s->app.arrays[k].first + (a - b) / 4096;
+    }
+    return SIZE_MAX;
+}
+
+typedef struct moved_page {
+    size_t seq;   /* its place in the move log (SIZE_MAX: not logged) */
+    size_t page;
+} moved_page;
+
+static int cmp_moved(const void *a, const void *b)
+{
+    const moved_page *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->page < y->page ? -1 : x->page > y->page;
+}
+
+/* The m pages an engine call moved (fresh[p] != home[p]), in the order
+ * the simulated OS migrated them (its move log: the memory manager's
+ * moves complete one after the other in the order it issued them); a
+ * page the log does not name (a log that could not grow) comes after,
+ * by index.  malloc'ed; NULL when out of memory. */
+static size_t *move_order(sim_run *s, const int *fresh, size_t m)
+{
+    size_t *order = malloc((m ? m : 1) * sizeof *order);
+    moved_page *mp = malloc((m ? m : 1) * sizeof *mp);
+    size_t *seq = malloc(s->app.npages * sizeof *seq);
+    ph_sim_moved *log = NULL;
+    size_t nlog = 0;
+    if (!order || !mp || !seq || ph_sim_move_log_take(s->sim, &log, &nlog)) {
+        free(order);
+        free(mp);
+        free(seq);
+        ph_fail(ENOMEM, "sim: out of memory");
+        return NULL;
+    }
+    for (size_t p = 0; p < s->app.npages; p++)
+        seq[p] = SIZE_MAX;
+    size_t at = 0;
+    for (size_t j = 0; j < nlog; j++)
+        for (size_t q = 0; q < log[j].npages; q++) {
+            size_t p = page_at(s, (uintptr_t)log[j].addr + q * 4096);
+            if (p != SIZE_MAX) /* moved twice: its last move counts */
+                seq[p] = at;
+            at++;
+        }
+    size_t k = 0;
+    for (size_t p = 0; p < s->app.npages && k < m; p++)
+        if (fresh[p] != s->home[p])
+            mp[k++] = (moved_page){seq[p], p};
+    qsort(mp, k, sizeof *mp, cmp_moved);
+    for (size_t j = 0; j < k; j++)
+        order[j] = mp[j].page;
+    free(log);
+    free(mp);
+    free(seq);
+    return order;
+}
+
 /* After an engine call: a new sampling interval empties the accumulator;
  * pages the call moved get their new home, now (sync) or on arrival. */
 static int after_call(sim_run *s, int overlapped, double now)
@@ -268,12 +336,14 @@ static int after_call(sim_run *s, int overlapped, double now)
         s->it_crit += cost;
         s->r->critical_ns += cost;
     }
-    size_t k = 0;
-    for (size_t p = 0; p < s->app.npages; p++) {
-        if (fresh[p] == s->home[p])
-            continue;
+    size_t *order = move_order(s, fresh, m);
+    if (!order) {
+        free(fresh);
+        return -1;
+    }
+    for (size_t k = 1; k <= m; k++) {
+        size_t p = order[k - 1];
         s->home[p] = fresh[p];
-        k++;
         if (overlapped) {
             s->arrive[p] = ph_exp_arrival_ns(start, cost, k, m);
             if (!s->pending[p]) {
@@ -289,6 +359,7 @@ static int after_call(sim_run *s, int overlapped, double now)
             invalidate(s);
         }
     }
+    free(order);
     free(fresh);
     return 0;
 }
@@ -607,7 +678,7 @@ static int open_engine(sim_run *s)
     if (!src)
         return -1;
     s->e = ph_engine_new(s->topo, s->sim, s->mover, src, &cfg);
-    if (!s->e)
+    if (!s->e || ph_sim_set_move_log(s->sim, 1) != 0)
         return -1;
     /* the program says how many iterations it runs (as a NAS code that
      * knows its niter would through ph_iterations_expected) */

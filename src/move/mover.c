@@ -52,6 +52,8 @@ typedef struct mv_entry {
     size_t first, n;  /* its refs: refs[first .. first + n) */
     int target;       /* OS node */
     int tidx;         /* node index */
+    size_t asked;     /* its first ref's caller index: the batches go
+                         in the order the caller asked */
     int tries;        /* move calls it was part of */
     int result;       /* final status */
     uint8_t huge;
@@ -217,6 +219,21 @@ static int majority(const mv_ref *refs, size_t first, size_t n, const int *tidx_
     }
     *out_tidx = best;
     return 0;
+}
+
+/* pend[0..ne) gets the entries in the order of their asked index (each
+ * caller index belongs to one entry); slot[0..count) is scratch. */
+static void asked_order(const mv_entry *ents, size_t ne, size_t count, size_t *slot,
+                        size_t *pend)
+{
+    for (size_t i = 0; i < count; i++)
+        slot[i] = SIZE_MAX;
+    for (size_t k = 0; k < ne; k++)
+        slot[ents[k].asked] = k;
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++)
+        if (slot[i] != SIZE_MAX)
+            pend[k++] = slot[i];
 }
 
 /* ---- the move ------------------------------------------------------------- */
@@ -476,15 +493,20 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
         majority(refs, k, e->n, tidx_of_ref, &e->tidx);
         e->target = topo->nodes[e->tidx].id;
         e->result = -EAGAIN;
+        e->asked = refs[k].idx;
+        for (size_t q = k + 1; q < j; q++)
+            if (refs[q].idx < e->asked)
+                e->asked = refs[q].idx;
         k = j;
     }
     c.e = ents;
     c.ne = ne;
 
-    /* 4. rounds of batches */
+    /* 4. rounds of batches, in the caller's order (a caller that lists
+     * its pages by priority has the first ones moved first; one that
+     * lists them by address gets address order) */
     size_t npend = ne;
-    for (size_t k = 0; k < ne; k++)
-        pend[k] = k;
+    asked_order(ents, ne, count, next, pend);
     for (int round = 0; npend > 0 && !c.refused; round++) {
         if (round > 0) {
             long us = 100L << (round - 1 < 6 ? round - 1 : 6);

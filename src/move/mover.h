@@ -3,10 +3,12 @@
  *
  * ph_os_move makes one attempt.  The mover turns a request of any size
  * into that and owns everything around it:
- *   - batching: cfg.batch_pages pages per call, never one call per page;
- *     each batch is queried first (one query call), so pages already on
- *     their target cost no move; the pages to move are sent sorted by
- *     target so the kernel migrates each node's pages in one go;
+ *   - batching: cfg.batch_pages pages per call, never one call per page,
+ *     the batches in the order the caller listed the pages (a list by
+ *     priority is moved by priority, batch by batch); each batch is
+ *     queried first (one query call), so pages already on their target
+ *     cost no move; the pages to move are sent sorted by target so the
+ *     kernel migrates each node's pages in one go;
  *   - huge pages: 4 KiB requests that fall in one 2 MiB page become one
  *     entry (the head), moved to the node most of its subpages asked for
  *     (a tie goes to the target asked for first); every subpage's status

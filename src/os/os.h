@@ -306,6 +306,20 @@ int64_t ph_sim_node_pages(ph_os *os, int node);
  * wins; a full node falls back to the nearest with room). */
 int ph_sim_touch(ph_os *os, void *addr, size_t len, int node);
 
+/* The move log: when on, every unit a move call migrates is appended
+ * (its first 4 KiB page and its 4 KiB pages), in the order the calls
+ * migrated them -- the order in which a memory manager's moves complete,
+ * which a cost model needs to let them arrive one after another (pagehome
+ * sim).  Off by default; turning it off empties it. */
+typedef struct ph_sim_moved {
+    void *addr;
+    size_t npages;
+} ph_sim_moved;
+int ph_sim_set_move_log(ph_os *os, int on);
+/* What was logged since the last take, oldest first: *out (malloc'ed,
+ * the caller frees it; NULL when *n is 0), and the log empties. */
+int ph_sim_move_log_take(ph_os *os, ph_sim_moved **out, size_t *n);
+
 /* ---- failure injection (os_faulty.c) ---- */
 
 typedef struct ph_fault_plan {

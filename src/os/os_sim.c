@@ -65,6 +65,8 @@
  *
  * Costs: every move call costs migrate_ns_call, every page moved
  * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
+ * The move log (ph_sim_set_move_log, off unless asked for) lists the
+ * units moved in the order the calls moved them.
  * One mutex guards the registry and counters.  It is never held across
  * a real page fault (populate faults between two holds): the fault of a
  * page the userfaultfd sampler watches waits for its service thread, and
@@ -133,6 +135,10 @@ typedef struct sim_state {
     atomic_uint_fast64_t touch_head;
     uint64_t touch_tail;
     atomic_uint_fast64_t touch_lost;
+    /* move log (ph_sim_set_move_log): units moved, in order */
+    int log_on;
+    ph_sim_moved *log;
+    size_t nlog, caplog;
 } sim_state;
 
 static atomic_uint_fast64_t sim_next_id = 1;
@@ -757,6 +763,26 @@ static int sim_query(ph_os *os, size_t count, void *const *pages, int *status)
     return 0;
 }
 
+/* A unit moved: into the move log when it is on (lock held).  A log that
+ * cannot grow stops logging (the cost model then falls back to address
+ * order for what is missing). */
+static void log_move(sim_state *s, uintptr_t first, size_t n)
+{
+    if (!s->log_on)
+        return;
+    if (s->nlog == s->caplog) {
+        size_t nc = s->caplog ? 2 * s->caplog : 1024;
+        ph_sim_moved *nl = realloc(s->log, nc * sizeof *nl);
+        if (!nl) {
+            s->log_on = 0;
+            return;
+        }
+        s->log = nl;
+        s->caplog = nc;
+    }
+    s->log[s->nlog++] = (ph_sim_moved){(void *)first, n};
+}
+
 static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nodes,
                      int *status)
 {
@@ -796,6 +822,7 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
                 status[i] = -ENOMEM;
             } else {
                 set_unit_home(s, r, first, n, to);
+                log_move(s, r->start + first * PH_PAGE_4K, n);
                 s->c.moved_pages++;
                 s->c.migrate_cost_ns += page_cost(t, h, to, r->page_bytes);
                 status[i] = nodes[i];
@@ -1254,6 +1281,7 @@ static void sim_close(ph_os *os)
             close(s->pagemap_fd);
         pthread_mutex_destroy(&s->lock);
         free(s->touch);
+        free(s->log);
         free(s);
     }
     free(os);
@@ -1322,6 +1350,39 @@ int ph_sim_counters_get(ph_os *os, ph_sim_counters *out)
     drain_touches(s, os);
     *out = s->c;
     out->touch_lost = atomic_load(&s->touch_lost);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int ph_sim_set_move_log(ph_os *os, int on)
+{
+    sim_state *s = sim_of(os);
+    if (!s)
+        return ph_fail(ENOTSUP, "ph_sim_set_move_log: not the simulated machine");
+    pthread_mutex_lock(&s->lock);
+    s->log_on = on != 0;
+    if (!on)
+        s->nlog = 0;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int ph_sim_move_log_take(ph_os *os, ph_sim_moved **out, size_t *n)
+{
+    sim_state *s = sim_of(os);
+    if (!s || !out || !n)
+        return ph_fail(ENOTSUP, "ph_sim_move_log_take: not the simulated machine");
+    pthread_mutex_lock(&s->lock);
+    *out = NULL;
+    *n = s->nlog;
+    if (s->nlog) {
+        *out = malloc(s->nlog * sizeof **out);
+        if (*out)
+            memcpy(*out, s->log, s->nlog * sizeof **out);
+        else
+            *n = 0;
+    }
+    s->nlog = 0;
     pthread_mutex_unlock(&s->lock);
     return 0;
 }

@@ -243,6 +243,42 @@ static void test_batch(void)
     CHECK(ph_crit_batch_worth(1, 4, 512, 0)); /* free calls */
 }
 
+/* ph_crit_move_order: water-filling over target nodes, each node's moves
+ * in bit-reversed order of their place. */
+static void test_move_order(void)
+{
+    size_t order[8], scratch[8];
+    /* node 1 saves 3x what node 0 does a move: it is dealt moves until
+     * the saving it still has to come falls below node 0's, then the
+     * larger remainder goes first (a tie: node 0); each node's places
+     * 0 2 1 3 (bit-reversed) */
+    double sv[8] = {1, 1, 1, 1, 3, 3, 3, 3};
+    int to[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    CHECK(ph_crit_move_order(sv, to, 8, 2, order, scratch) == 0);
+    /* left n0/n1: 4/12 -> n1 4/9 -> n1 4/6 -> n1 4/3 -> n0 3/3 -> n0 2/3
+     * -> n1 2/0 -> n0 -> n0 */
+    size_t want[8] = {4, 6, 5, 0, 2, 7, 1, 3};
+    int same = 1;
+    for (int k = 0; k < 8; k++)
+        same &= order[k] == want[k];
+    CHECK(same);
+    /* one node, 5 moves: bit-reversed places 0 4 2 (6) 1 (5) 3 (7) */
+    double s5[5] = {1, 1, 1, 1, 1};
+    int t5[5] = {0, 0, 0, 0, 0};
+    CHECK(ph_crit_move_order(s5, t5, 5, 1, order, scratch) == 0);
+    CHECK(order[0] == 0 && order[1] == 4 && order[2] == 2 && order[3] == 1 &&
+          order[4] == 3);
+    /* NaN and negative savings count as 0; a bad target: list order */
+    double sn[3] = {NAN, -5, 2};
+    int tn[3] = {0, 0, 1};
+    CHECK(ph_crit_move_order(sn, tn, 3, 2, order, scratch) == 0);
+    CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
+    int bad[3] = {0, 2, 1};
+    CHECK(ph_crit_move_order(sn, bad, 3, 2, order, scratch) == -1);
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+    CHECK(ph_crit_move_order(sn, tn, 0, 2, order, scratch) == 0);
+}
+
 int main(void)
 {
     test_remaining();
@@ -252,5 +288,6 @@ int main(void)
     test_decisive();
     test_phase();
     test_batch();
+    test_move_order();
     return check_summary("test_amortised");
 }

@@ -225,6 +225,60 @@ static void test_batching(void)
     rig_close(&r);
 }
 
+/* ---- the caller's order --------------------------------------------------------- */
+
+/* Batches go in the order the caller listed the pages (a caller that
+ * lists them by priority has the first moved first), each batch sorted
+ * by target; the simulator's move log shows the order it migrated them. */
+static void test_order(void)
+{
+    printf("-- caller's order\n");
+    rig r = rig_open();
+    set_batch(&r, 8);
+    enum { N = 32 };
+    char *a = region(&r, N, PH_MAP_NO_THP);
+    void *pages[N];
+    int nodes[N], st[N];
+    /* listed from the last page to the first, targets 1 2 3 1 2 3 ... */
+    for (int i = 0; i < N; i++) {
+        pages[i] = a + (size_t)(N - 1 - i) * PG;
+        nodes[i] = 1 + i % 3;
+    }
+    CHECK_EQ(ph_sim_set_move_log(r.sim, 1), 0);
+    ph_move_stats s;
+    CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), 0);
+    ph_sim_moved *log = NULL;
+    size_t nlog = 0;
+    CHECK_EQ(ph_sim_move_log_take(r.sim, &log, &nlog), 0);
+    CHECK_EQ(nlog, N);
+    /* batch b holds the caller's pages 8b .. 8b+7 (page indexes N-1-8b
+     * down to N-8-8b), in target order within the batch */
+    int ok = nlog == N;
+    for (size_t j = 0; ok && j < nlog; j++) {
+        size_t page = (size_t)((char *)log[j].addr - a) / PG;
+        size_t listed = N - 1 - page, b = j / 8;
+        ok &= log[j].npages == 1 && listed / 8 == b;
+        if (j % 8)
+            ok &= nodes[N - 1 - ((char *)log[j - 1].addr - a) / PG] <= nodes[listed];
+    }
+    CHECK(ok);
+    free(log);
+    /* nothing more since the take; turning it off empties it */
+    CHECK_EQ(ph_sim_move_log_take(r.sim, &log, &nlog), 0);
+    CHECK_EQ(nlog, 0);
+    CHECK(log == NULL);
+    for (int i = 0; i < N; i++)
+        nodes[i] = 0;
+    CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), 0);
+    CHECK_EQ(ph_sim_set_move_log(r.sim, 0), 0);
+    CHECK_EQ(ph_sim_move_log_take(r.sim, &log, &nlog), 0);
+    CHECK_EQ(nlog, 0);
+    /* not the simulator */
+    CHECK_EQ(ph_sim_set_move_log(r.os, 1), -1);
+    ph_os_unmap(r.os, a, N * PG);
+    rig_close(&r);
+}
+
 /* ---- retries -------------------------------------------------------------------- */
 
 static void test_retries(void)
@@ -645,6 +699,7 @@ int main(void)
         return 1;
     }
     test_batching();
+    test_order();
     test_retries();
     test_enomem();
     test_bind();
