@@ -19,8 +19,8 @@
  * the preload library's constructor -- before main, so before MPI_Init
  * reads its environment -- tells each MPI library to copy through its
  * shared-memory segments instead, through the variable each reads (UCX:
- * see ucx_off).  A
- * variable the user set is left as it is (and said, by rank 0).  Costs
+ * see ucx_off).  A variable the user set is left as it is (and said, by
+ * rank 0).  Costs
  * the second copy of large intra-host messages; the report lists what
  * was set ("transparent": {"mpi": ...}).
  */
