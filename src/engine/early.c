@@ -215,32 +215,18 @@ out:
 }
 
 /* The final status of one move, counted among inv's failures as the mover
- * counts them (bound: placed, not a failure). */
+ * counts them (bound: placed, not a failure; a node index other than the
+ * target: outvoted in a 2 MiB page). */
 static void count_failure(ph_invocation *inv, int status, int to)
 {
     if (status == to || status == -ENOENT)
         return;
-    inv->failed++;
-    switch (status) {
-    case -EBUSY:
-    case -EAGAIN:
-        inv->failed_busy++;
-        break;
-    case -ENOMEM:
-        inv->failed_nomem++;
-        break;
-    case -EACCES:
-    case -EPERM:
-    case -ENOSYS:
-        inv->failed_access++;
-        break;
-    case -EFAULT:
-        inv->failed_fault++;
-        break;
-    default: /* outvoted in a 2 MiB page, or anything else */
-        inv->failed_other++;
-        break;
-    }
+    ph_move_stats one = {0};
+    if (status >= 0)
+        one.outvoted = 1;
+    else
+        (*ph_move_stats_failure(&one, status))++;
+    ph_engine_add_failures(inv, &one);
 }
 
 /* The look's moves, all areas in one list, issued in the order of

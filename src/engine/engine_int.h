@@ -209,6 +209,9 @@ ph_hot *ph_engine_find_locked(const ph_engine *e, uintptr_t addr);
  * Returns pages moved. */
 uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
                         const int *to_idx, int *status, ph_invocation *inv);
+/* inv's failure fields += the mover's figures (a page outvoted in a 2 MiB
+ * page counts as failed_other). */
+void ph_engine_add_failures(ph_invocation *inv, const ph_move_stats *ms);
 /* Current homes (node indexes, or negative errno) of n pages. */
 int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home);
 

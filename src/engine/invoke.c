@@ -184,6 +184,17 @@ int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home)
     return 0;
 }
 
+void ph_engine_add_failures(ph_invocation *inv, const ph_move_stats *ms)
+{
+    inv->failed_busy += ms->failed_busy;
+    inv->failed_nomem += ms->failed_nomem;
+    inv->failed_access += ms->failed_access;
+    inv->failed_fault += ms->failed_fault;
+    inv->failed_other += ms->failed_other + ms->outvoted;
+    inv->failed += ms->failed_busy + ms->failed_nomem + ms->failed_access +
+                   ms->failed_fault + ms->failed_other + ms->outvoted;
+}
+
 uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
                         const int *to_idx, int *status, ph_invocation *inv)
 {
@@ -204,14 +215,7 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
     ph_mover_move(e->mover, n, pages, to_os, status, &ms);
     inv->move_ns += ph_now_ns() - t0;
     free(to_os);
-    inv->failed_busy += ms.failed_busy;
-    inv->failed_nomem += ms.failed_nomem;
-    inv->failed_access += ms.failed_access;
-    inv->failed_fault += ms.failed_fault;
-    inv->failed_other += ms.failed_other + ms.outvoted;
-    uint64_t failed = ms.failed_busy + ms.failed_nomem + ms.failed_access +
-                      ms.failed_fault + ms.failed_other + ms.outvoted;
-    inv->failed += failed;
+    ph_engine_add_failures(inv, &ms);
     uint64_t moved = 0;
     for (size_t i = 0; i < n; i++) {
         if (status[i] >= 0)

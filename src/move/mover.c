@@ -236,6 +236,25 @@ static void asked_order(const mv_entry *ents, size_t ne, size_t count, size_t *s
             pend[k++] = slot[i];
 }
 
+uint64_t *ph_move_stats_failure(ph_move_stats *st, int status)
+{
+    switch (status) {
+    case -EBUSY:
+    case -EAGAIN:
+        return &st->failed_busy;
+    case -ENOMEM:
+        return &st->failed_nomem;
+    case -EACCES:
+    case -EPERM:
+    case -ENOSYS:
+        return &st->failed_access;
+    case -EFAULT:
+        return &st->failed_fault;
+    default:
+        return &st->failed_other;
+    }
+}
+
 /* ---- the move ------------------------------------------------------------- */
 
 typedef struct mv_call {
@@ -558,26 +577,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
                 continue;
             }
             missed++;
-            switch (e->result) {
-            case -EBUSY:
-            case -EAGAIN:
-                c.st.failed_busy++;
-                break;
-            case -ENOMEM:
-                c.st.failed_nomem++;
-                break;
-            case -EACCES:
-            case -EPERM:
-            case -ENOSYS:
-                c.st.failed_access++;
-                break;
-            case -EFAULT:
-                c.st.failed_fault++;
-                break;
-            default:
-                c.st.failed_other++;
-                break;
-            }
+            (*ph_move_stats_failure(&c.st, e->result))++;
         }
     }
     ret = missed;

@@ -54,6 +54,11 @@ typedef struct ph_move_stats {
     uint64_t elapsed_ns;
 } ph_move_stats;
 
+/* The failure counter of st that a page's final status counts in when the
+ * page did not reach its target (status one of the -errno values above;
+ * anything else: failed_other). */
+uint64_t *ph_move_stats_failure(ph_move_stats *st, int status);
+
 /* The mover's settings.  The mover never reads the tunables: whoever makes
  * it fills this once (the machine layer from move_batch_pages,
  * move_retries and node_full_backoff_ms). */
