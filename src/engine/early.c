@@ -18,6 +18,9 @@
  *     iteration lasts at least as long as the part seen (total - 1 such
  *     parts when the program gave its iteration count, one more when it
  *     did not).
+ * A look's moves, over all its areas, go to the mover in one list ordered
+ * by the saving still to come per target node (ph_crit_move_order): the
+ * memory manager may take many iterations' time to make them (look_move).
  * A look drains the source (the samples join the iteration's counts,
  * which are not rolled: the iteration's own invocation still sees them
  * all), moves, and arms the source again so that the next pages are
