@@ -52,7 +52,6 @@ typedef struct early_moves {
     size_t n, cap;
     size_t *area;       /* its area: e->hots[area] */
     size_t *idx;        /* page in its area */
-    void **addr;
     int *home, *to;
     double *saving_ns;  /* per interval (the order of the moves) */
 } early_moves;
@@ -61,7 +60,6 @@ static void moves_free(early_moves *mv)
 {
     free(mv->area);
     free(mv->idx);
-    free(mv->addr);
     free(mv->home);
     free(mv->to);
     free(mv->saving_ns);
@@ -83,7 +81,6 @@ static int moves_grow(early_moves *mv, size_t need)
     } while (0)
     GROW(area);
     GROW(idx);
-    GROW(addr);
     GROW(home);
     GROW(to);
     GROW(saving_ns);
@@ -199,7 +196,6 @@ static int look_area(ph_engine *e, size_t area, double remaining,
         size_t k = mv->n++;
         mv->area[k] = area;
         mv->idx[k] = idx[j];
-        mv->addr[k] = (void *)(h->base + idx[j] * 4096);
         mv->home[k] = home[j];
         mv->to[k] = to[j];
         mv->saving_ns[k] = ph_crit_saving_ns(&e->lat, rate, home[j], to[j],
@@ -257,8 +253,9 @@ static uint64_t look_move(ph_engine *e, early_moves *mv, ph_invocation *inv)
     }
     ph_crit_move_order(mv->saving_ns, mv->to, k, e->nnodes, order, scratch);
     for (size_t j = 0; j < k; j++) {
-        addr[j] = mv->addr[order[j]];
-        to[j] = mv->to[order[j]];
+        size_t i = order[j];
+        addr[j] = (void *)(e->hots[mv->area[i]]->base + mv->idx[i] * 4096);
+        to[j] = mv->to[i];
     }
     ph_invocation all = {0};
     uint64_t t1 = ph_now_ns();
@@ -305,6 +302,7 @@ long ph_engine_look_locked(ph_engine *e)
     if (!inv) {
         ph_warn("engine: out of memory in an early look");
     } else {
+        size_t looked = 0;
         for (size_t a = 0; a < e->nhots; a++) {
             ph_hot *h = e->hots[a];
             inv[a] = (ph_invocation){.iteration = e->iteration,
@@ -314,6 +312,7 @@ long ph_engine_look_locked(ph_engine *e)
                                      .factor = h->factor};
             if (h->cold)
                 continue;
+            looked++;
             inv[a].seq = ++e->seq;
             if (look_area(e, a, remaining, &inv[a], &mv) != 0)
                 ph_warn("engine: out of memory in an early look at hot "
@@ -321,9 +320,6 @@ long ph_engine_look_locked(ph_engine *e)
         }
         moved = look_move(e, &mv, inv);
         uint64_t engine_ns = ph_now_ns() - t0;
-        size_t looked = 0;
-        for (size_t a = 0; a < e->nhots; a++)
-            looked += !e->hots[a]->cold;
         for (size_t a = 0; a < e->nhots; a++) {
             ph_hot *h = e->hots[a];
             ph_invocation *x = &inv[a];
