@@ -964,10 +964,6 @@ static void test_budget_adapts(void)
     rig_close(&r);
 }
 
-/* The first sweep: the first interval watches up to sample_first_pages,
- * so that a wrong placement of every page is corrected after one
- * iteration; then the budget is sample_pages again.  Without it, the
- * first interval sees the first 128 pages (owner 0's, already home). */
 /* The sweep tests' engine: a budget of 128 pages an interval, a first
  * sweep of up to first_pages. */
 static ph_engine_cfg sweep_cfg(size_t first_pages)
@@ -979,6 +975,10 @@ static ph_engine_cfg sweep_cfg(size_t first_pages)
     return c;
 }
 
+/* The first sweep: the first interval watches up to sample_first_pages,
+ * so that a wrong placement of every page is corrected after one
+ * iteration; then the budget is sample_pages again.  Without it, the
+ * first interval sees the first 128 pages (owner 0's, already home). */
 static size_t first_sweep_run(size_t first_pages, uint64_t *second_armed)
 {
     ph_engine_cfg c = sweep_cfg(first_pages);
