@@ -299,6 +299,8 @@ typedef struct ph_dsm_stats {
     uint64_t migrations, migrated_in, migrated_out;
     uint64_t migrations_cost;     /* ... of them by cost (migrate_cost.h) */
     uint64_t migrated_carried;    /* pages that moved here with their data */
+    uint64_t migrated_unsent;     /* dirty pages that moved here unsent
+                                   * (migrate.h): no diff went home */
     uint64_t cost_weighed;        /* page-intervals the cost rule weighed */
     uint64_t cost_frozen;         /* pages it froze (ping-pong) */
     uint64_t readonly_hints, readonly_pages;
@@ -650,9 +652,15 @@ void ph_dsm_note_read(ph_dsm *c, size_t page);
 void ph_dsm_invalidate_all(ph_dsm *c);
 /* selective acquire of [p0, p1) */
 void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1);
-/* The barrier's moves (migrate.h), after its invalidations: the home map
- * changes alike on every rank; the new home's copy becomes its master
- * copy, the old home's a cached copy. */
+/* The barrier's moves (migrate.h), before its flush: the dirty pages
+ * whose home moves here unsent (JIAJIA's rule, their first move) become
+ * clean and write-protected without a diff -- their copy here is the
+ * master copy once the home moves (migrated_unsent). */
+void ph_dsm_migrate_settle(ph_dsm *c, const ph_dsm_move *mv, size_t n);
+/* The barrier's moves, after its invalidations: the home map changes
+ * alike on every rank; the new home's copy becomes its master copy; the
+ * old home's copy goes when the page moved unsent (its writer kept the
+ * writes, above), else it stays as a cached copy (every diff landed). */
 void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n);
 /* The network cost model (netcost.c); collective, before the service
  * thread starts.  All zero alone or without windows. */

@@ -1599,10 +1599,40 @@ void ph_dsm_forget_range(ph_dsm *c, size_t p0, size_t p1)
 
 /* ---- home migration, writers, read-only ranges ---------------------- */
 
+void ph_dsm_migrate_settle(ph_dsm *c, const ph_dsm_move *mv, size_t n)
+{
+    ph_dsm_vec sel = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (mv[i].to != c->rank || !mv[i].unsent)
+            continue;
+        uint64_t end = mv[i].start + mv[i].len;
+        for (uint64_t p = mv[i].start; p < end && p < c->npages; p++)
+            if (c->state[p] & PGF_DIRTY)
+                push(c, &sel, p);
+    }
+    if (sel.n == 0)
+        return;
+    /* write-protected first, as a flush does: a thread writing meanwhile
+     * (a data race with the barrier) waits in its fault */
+    sort_pages(sel.v, sel.n);
+    for_runs(c, sel.v, sel.n, protect_ro, 0);
+    for (size_t i = 0; i < sel.n; i++) {
+        size_t p = (size_t)sel.v[i];
+        drop_twin(c, p);
+        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
+                                PGS_RO);
+        c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
+    }
+    dirty_compact(c);
+    c->st.migrated_unsent += sel.n;
+    ph_dsm_vec_free(&sel);
+}
+
 void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
 {
     uint64_t in = 0, out = 0, all = 0, carried = 0, bycost = 0;
     ph_dsm_vec wp = {0};             /* writable old home pages */
+    ph_dsm_vec gone = {0};           /* old home pages without the writes */
     /* A page moving here by JIAJIA's rule was written by this rank alone
      * in the interval ending now: it counts as a home page written in this
      * write interval (which it makes one, if no home page was written), so
@@ -1659,6 +1689,19 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
                                  (s & PGF_DIRTY) ? "still dirty" : "invalid");
                 c->state[p] = (uint8_t)(s & ~PGF_CACHED);
                 in++;
+            } else if (old == c->rank && mv[i].unsent) {
+                /* JIAJIA's rule, the page's first move: the writer kept
+                 * its writes (its diff did not come, ph_dsm_migrate_
+                 * settle), so our copy is stale: it goes.  Never written
+                 * here in the interval (then we would be a writer too),
+                 * so neither dirty nor untracked */
+                if ((s & PGS_MASK) == PGS_RW)
+                    ph_dsm_fatal(c, "home migration of arena page %zu away "
+                                 "from this rank: it is writable here",
+                                 (size_t)p);
+                if ((s & PGS_MASK) != PGS_INVALID)
+                    push(c, &gone, p);
+                out++;
             } else if (old == c->rank) {
                 /* our master copy is current (every diff landed before
                  * the barrier's invalidations): a cached copy from now on.
@@ -1684,6 +1727,18 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
     if (wp.n > 0)
         untracked_rearm(c, &wp);
     ph_dsm_vec_free(&wp);
+    if (gone.n > 0) {
+        sort_pages(gone.v, gone.n);
+        for_runs(c, gone.v, gone.n, unmap_copies, 0);
+        for (size_t i = 0; i < gone.n; i++) {
+            size_t p = (size_t)gone.v[i];
+            c->state[p] = (uint8_t)(c->state[p] & ~PGS_MASK);
+            c->pinfo[p].flags &= (uint8_t)~PIF_REFRESHED;
+        }
+        c->st.invalidations += gone.n;
+        c->st.cur.invalidated += gone.n;
+    }
+    ph_dsm_vec_free(&gone);
     c->st.migrations += all;
     c->st.migrations_cost += bycost;
     c->st.migrated_in += in;

@@ -19,11 +19,13 @@ int ph_dsm_migrate_allowed(const ph_dsm_migrate_cfg *cfg, uint32_t interval,
     return interval - last >= k;
 }
 
-int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry)
+int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry,
+                     int unsent)
 {
     if (m->n > 0) {
         ph_dsm_move *l = &m->v[m->n - 1];
-        if (l->to == to && l->carry == carry && l->start + l->len == page) {
+        if (l->to == to && l->carry == carry && l->unsent == unsent &&
+            l->start + l->len == page) {
             l->len++;
             return 0;
         }
@@ -36,7 +38,7 @@ int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry)
         m->v = p;
         m->cap = cap;
     }
-    m->v[m->n++] = (ph_dsm_move){page, 1, to, carry};
+    m->v[m->n++] = (ph_dsm_move){page, 1, to, carry, unsent};
     return 0;
 }
 
@@ -86,8 +88,9 @@ long ph_dsm_migrate_plan(const ph_dsm_seg *segs, size_t nsegs,
                         if (!ph_dsm_migrate_allowed(cfg, interval,
                                                     moved_at[p]))
                             continue;
+                        int first = moved_at[p] == 0;
                         moved_at[p] = interval + 1;
-                        if (ph_dsm_moves_add(&m, p, r, 0) < 0) {
+                        if (ph_dsm_moves_add(&m, p, r, 0, first) < 0) {
                             free(m.v);
                             errno = ENOMEM;
                             return -1;

@@ -10,11 +10,13 @@
  * ago (JIAJIA's "predefined threshold" on later migrations: a page two
  * ranks take turns writing moves at most once per min_intervals barriers,
  * not at every one).  Only a rank that holds a valid copy of the page
- * after its own diff went home asks for it (a *candidate*: written here,
- * homed elsewhere, copy valid): that copy equals the home's master copy
- * once the diffs of the interval have landed (nobody else wrote the page),
- * so a move never transfers data.  A writer whose copy was dropped in the
- * interval (a selective acquire) does not ask; the page stays.
+ * asks for it (a *candidate*: written here, homed elsewhere, copy valid):
+ * nobody else wrote the page, so that copy is the page as the interval
+ * left it, and a move never transfers data.  The plan is made before the
+ * barrier's flush, so at a page's first move the writer does not send its
+ * diff either: its copy becomes the master and the old home drops its own
+ * (`unsent` below).  A writer whose copy was dropped in the interval (a
+ * selective acquire) does not ask; the page stays.
  *
  * THE AGREEMENT.  Every rank contributes to the barrier's MPI_Allgatherv
  * its written pages (the write notices) and, after them, its candidate
@@ -57,11 +59,18 @@ int ph_dsm_migrate_allowed(const ph_dsm_migrate_cfg *cfg, uint32_t interval,
 
 /* A run of pages whose home moves to rank `to`.  carry: moved by cost
  * (migrate_cost.h): the new home fetches the page unless its copy is
- * valid; 0: JIAJIA's rule, the new home holds the current copy. */
+ * valid; 0: JIAJIA's rule, the new home holds the current copy.
+ * unsent (JIAJIA's rule, pages that never moved before): the writer keeps
+ * its writes -- no diff goes to the old home, which drops its copy.  A
+ * page's first move corrects where it was placed, and its old home has no
+ * use for it; a page that moved before goes back and forth between ranks
+ * that each use it again, so its diff goes, and the old home keeps a
+ * current copy (measured: bench/README.md, "Home migration"). */
 typedef struct ph_dsm_move {
     uint64_t start, len;
     int to;
     int carry;
+    int unsent;
 } ph_dsm_move;
 
 /* A growing list of moves. */
@@ -70,14 +79,16 @@ typedef struct ph_dsm_moves {
     size_t n, cap;
 } ph_dsm_moves;
 /* Page `page` moves to `to`: joins the last move when it continues it
- * (same target, same carry, the next page).  -1 on ENOMEM. */
-int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry);
+ * (same target, carry and unsent, the next page).  -1 on ENOMEM. */
+int ph_dsm_moves_add(ph_dsm_moves *m, uint64_t page, int to, int carry,
+                     int unsent);
 
 /* The moves of barrier `interval`.  segs/nsegs: the merged write notices
  * (ph_dsm_notice_merge).  Rank r's candidate ranges are
  * cand[2 displs[r] .. 2 (displs[r] + counts[r])) as (start, length),
  * sorted and disjoint within a rank.  moved_at[0..npages): per page, the
- * stamp of its last move, set to interval + 1 for every page that moves.
+ * stamp of its last move, set to interval + 1 for every page that moves
+ * (a page whose stamp was 0 moves unsent).
  * *out (malloc'd, the caller frees; NULL when none) gets the moves in rank
  * order then page order.  Returns their number, or -1/ENOMEM. */
 long ph_dsm_migrate_plan(const ph_dsm_seg *segs, size_t nsegs,

@@ -240,7 +240,7 @@ long ph_dsm_migrate_cost_plan(const ph_dsm_cost_in *in,
                     if (counts)
                         counts->frozen++;
                 } else {
-                    if (ph_dsm_moves_add(&m, p, t, 1) < 0)
+                    if (ph_dsm_moves_add(&m, p, t, 1, 0) < 0)
                         goto nomem;
                     new_home = t;
                     moved_at[p] = interval + 1;

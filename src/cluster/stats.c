@@ -370,7 +370,8 @@ static void interval_json(ph_jw *w, const ph_dsm_interval *v)
 #define MIGRATION_COUNTERS(X) \
     X(migrations) \
     X(migrated_in) \
-    X(migrated_out)
+    X(migrated_out) \
+    X(migrated_unsent)
 #define COST_COUNTERS(X) \
     X(migrations_cost) \
     X(migrated_carried) \

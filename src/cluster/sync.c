@@ -13,13 +13,17 @@
  *      home migration; the last exchange's are kept in c->last_segs);
  *   3. flush the dirty pages: a page nobody else wrote goes whole when
  *      more than cluster_diff_whole_share of it changed, others as exact
- *      runs; write-protect the home pages written (the next write is seen);
+ *      runs, a page whose home moves to this rank for the first time in
+ *      step 6 (JIAJIA's rule) not at all; write-protect the home pages
+ *      written (the next write is seen);
  *   4. if anybody flushed: MPI_Ibarrier (every diff is home before anyone
  *      reads);
  *   5. invalidate every cached copy another rank wrote (a page only this
  *      rank wrote stays valid: its copy is the home's now), walking the
  *      shorter of the notices and the cached pages;
- *   6. move the homes that move (migrate.h);
+ *   6. move the homes that move (migrate.h): after a page's first move
+ *      by JIAJIA's rule the old home drops its copy, which lacks the
+ *      writes the writer kept;
  *   7. if a rank said in its record that it has pages due to be read in
  *      the next interval (coherence.c, REFRESH): each rank fetches those
  *      it lacks, then MPI_Ibarrier.
@@ -480,7 +484,11 @@ static void barrier(ph_dsm *c, ph_dsm_req *r, int kind)
         free(pairs);
     }
     free(mine_pairs);
-    /* 3. diffs home, home pages write-protected again */
+    /* 3. diffs home, home pages write-protected again; not the diffs of
+     * pages whose home moves here unsent in step 6 (migrate.h): this copy
+     * becomes the master, the old home drops its own */
+    if (nmoves > 0)
+        ph_dsm_migrate_settle(c, moves, (size_t)nmoves);
     uint64_t tf = ph_now_ns(), sent = c->st.diffs_sent + c->st.whole_pages_sent;
     ph_dsm_flush_dirty(c, 0, c->npages, 1);
     sent = c->st.diffs_sent + c->st.whole_pages_sent - sent;

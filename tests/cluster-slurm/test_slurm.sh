@@ -60,7 +60,7 @@ check() {
 out=$(timeout 120 salloc -n 2 "$ph" cluster run -n 2 -v --report "$tmp/r.json" -- "$basic" 2>&1)
 check "salloc -n 2 cluster run" $? 0 "$out" \
     "srun --ntasks=2 .*--quit-on-interrupt --kill-on-bad-exit=1 --mpi=$plugin " \
-    'PASS basic \(30 checks on rank 0, 0 failures in all\)'
+    'PASS basic \(42 checks on rank 0, 0 failures in all\)'
 n=$(grep -c 'PASS basic' <<<"$out")
 [ "$n" -eq 1 ] && ok || bad "2 ranks made $n DSM jobs (PASS lines), want 1" "$out"
 if python3 - "$tmp/r.json" <<'EOF'
@@ -87,7 +87,7 @@ chmod +x "$tmp/job.sh"
 out=$(timeout 120 sbatch --wait -n 2 -o "$tmp/job.out" "$tmp/job.sh" 2>&1)
 rc=$?
 check "sbatch --wait" "$rc" 0 "$out$(cat "$tmp/job.out" 2>/dev/null)" \
-    'PASS basic \(30 checks on rank 0, 0 failures in all\)'
+    'PASS basic \(42 checks on rank 0, 0 failures in all\)'
 
 # ---- cluster info through srun (PH_TEST_CLUSTER_INFO=0: this build made
 # no probe for its MPI, as sanitizer builds)

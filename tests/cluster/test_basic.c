@@ -2,7 +2,8 @@
  * test_basic.c -- the first things cluster mode must do: the arena at one
  * address in every rank, block homes, reading other ranks' pages after a
  * barrier, writing them back, info and statistics; a barrier's diffs of
- * consecutive pages going home in one put.
+ * consecutive pages going home in one put, or none when the pages' home
+ * moves to their writer.
  */
 #include "common.h"
 
@@ -29,6 +30,39 @@ static unsigned char cp_byte(size_t page, size_t off, int written)
     return cp_byte(page, off, 0);
 }
 
+/* Rank `from`'s copies of every page of x hold pattern `from_gen`; it
+ * writes pattern `to_gen` over them (only the bytes that differ). */
+static void cp_write(unsigned char *x, int from_gen, int to_gen)
+{
+    for (size_t p = 0; p < CP_PAGES; p++)
+        for (size_t o = 0; o < 4096; o++)
+            if (cp_byte(p, o, to_gen) != cp_byte(p, o, from_gen))
+                x[p * 4096 + o] = cp_byte(p, o, to_gen);
+}
+
+static size_t cp_bad(const unsigned char *x, int gen)
+{
+    size_t bad = 0;
+    for (size_t p = 0; p < CP_PAGES; p++)
+        for (size_t o = 0; o < 4096; o++)
+            bad += x[p * 4096 + o] != cp_byte(p, o, gen);
+    return bad;
+}
+
+/* The home of x's first page, as every rank sees it. */
+static int cp_home(const unsigned char *x)
+{
+    int st[1];
+    CHECK_EQ(ph_cluster_homes(x, 4096, st), 0);
+    return st[0];
+}
+
+/* Pattern 1 written over rank 0's pages by rank n-1 alone: by JIAJIA's
+ * rule (cluster_migrate) their homes move to the writer, which keeps its
+ * writes -- no diff at all; without migration they go home in the four
+ * puts above.  Then the rank that is not their home writes pattern 0 back
+ * (the pages, moved at a barrier just before, stay where they are for
+ * cluster_migrate_min_intervals barriers): the four puts again. */
 static void test_coalesced_puts(int me, int n)
 {
     if (n < 2)
@@ -52,34 +86,50 @@ static void test_coalesced_puts(int me, int n)
         for (size_t i = 0; i < (1 + CP_PAGES) * 4096; i += 64)
             sum += b[i];
     ph_cluster_barrier();
-    /* the reference: one byte of one page, one put */
+    /* the reference: one byte of page 0, one put; rank 0 writes another
+     * byte of it, so its home stays */
     long long r0 = cl_stat_of("rma_calls");
     if (me == w)
         b[7] = (unsigned char)(sum | 1);
+    if (me == 0)
+        b[9] = 1;
     ph_cluster_barrier();
-    long long ref = cl_stat_of("rma_calls") - r0;
-    long long whole0 = cl_stat_of("whole_pages_sent");
-    long long diffs0 = cl_stat_of("diffs_sent");
-    r0 = cl_stat_of("rma_calls");
-    if (me == w) {
-        for (size_t p = 0; p < CP_PAGES; p++)
-            for (size_t o = 0; o < 4096; o++)
-                if (cp_byte(p, o, 1) != cp_byte(p, o, 0))
-                    x[p * 4096 + o] = cp_byte(p, o, 1);
+    /* a barrier's own one-sided calls here, the reference's put taken out */
+    long long base = cl_stat_of("rma_calls") - r0 - (me == w);
+    CHECK_EQ(cp_home(b), 0);
+    for (int round = 0; round < 2; round++) {
+        int writer = round == 0 ? w : (cp_home(x) == 0 ? w : 0);
+        int gen = round == 0 ? 1 : 0;
+        long long whole0 = cl_stat_of("whole_pages_sent");
+        long long diffs0 = cl_stat_of("diffs_sent");
+        long long unsent0 = cl_stat_of("migrated_unsent");
+        r0 = cl_stat_of("rma_calls");
+        if (me == writer)
+            cp_write(x, 1 - gen, gen);
+        ph_cluster_barrier();
+        long long got = cl_stat_of("rma_calls") - r0;
+        long long whole = cl_stat_of("whole_pages_sent") - whole0;
+        long long diffs = cl_stat_of("diffs_sent") - diffs0;
+        long long unsent = cl_stat_of("migrated_unsent") - unsent0;
+        int moved = cp_home(x) == writer;
+        /* the second round's pages may not move back so soon */
+        CHECK(round == 0 || !moved);
+        if (me == writer && moved) {
+            CHECK_EQ(unsent, 12);       /* pages 0-10 and 12 */
+            CHECK_EQ(whole, 0);
+            CHECK_EQ(diffs, 0);
+            CHECK_EQ(got - base, 0);    /* no put */
+        } else if (me == writer) {
+            CHECK_EQ(unsent, 0);
+            CHECK_EQ(got - base, 4);    /* four puts for 12 pages */
+            CHECK_EQ(whole, 9);
+            CHECK_EQ(diffs, 3);
+        }
+        /* every rank reads the pattern (the next round's writer has its
+         * copies before it writes) */
+        CHECK_EQ(cp_bad(x, gen), 0);
+        ph_cluster_barrier();
     }
-    ph_cluster_barrier();
-    long long got = cl_stat_of("rma_calls") - r0;
-    if (me == w) {
-        CHECK_EQ(got - ref, 3);     /* four puts against the reference's one */
-        CHECK_EQ(cl_stat_of("whole_pages_sent") - whole0, 9);
-        CHECK_EQ(cl_stat_of("diffs_sent") - diffs0, 3);
-    }
-    size_t bad = 0;
-    for (size_t p = 0; p < CP_PAGES; p++)
-        for (size_t o = 0; o < 4096; o++)
-            bad += x[p * 4096 + o] != cp_byte(p, o, 1);
-    CHECK_EQ(bad, 0);
-    ph_cluster_barrier();
     CHECK(ph_cluster_free(b) == 0);
 }
 

@@ -63,6 +63,9 @@ static void test_plan(void)
         CHECK(mv[0].start == 30 && mv[0].len == 5 && mv[0].to == 0);
         CHECK(mv[1].start == 2 && mv[1].len == 6 && mv[1].to == 1);
         CHECK(mv[2].start == 15 && mv[2].len == 5 && mv[2].to == 2);
+        /* first moves: the writers keep their writes */
+        for (long i = 0; i < n; i++)
+            CHECK(mv[i].unsent && !mv[i].carry);
     }
     CHECK_EQ(moved[30], 8);
     CHECK_EQ(moved[7], 8);
@@ -79,14 +82,32 @@ static void test_plan(void)
     if (n == 2) {
         CHECK(mv[0].start == 0 && mv[0].len == 2 && mv[0].to == 1);
         CHECK(mv[1].start == 8 && mv[1].len == 2 && mv[1].to == 1);
+        CHECK(mv[0].unsent && mv[1].unsent);
     }
     free(mv);
-    /* four barriers after the last move of each, all of them again */
+    /* four barriers after the last move of each, all of them again: none
+     * for the first time, so their diffs go */
     n = ph_dsm_migrate_plan(segs, 4, cand2, counts2, displs2, 3, &cfg, 12,
                             moved, 64, &mv);
     CHECK_EQ(n, 1);
     if (n == 1)
-        CHECK(mv[0].start == 0 && mv[0].len == 10 && mv[0].to == 1);
+        CHECK(mv[0].start == 0 && mv[0].len == 10 && mv[0].to == 1 &&
+              !mv[0].unsent);
+    free(mv);
+    /* a run splits where first moves meet pages that moved before */
+    uint32_t moved4[16] = {0};
+    moved4[3] = 1;
+    ph_dsm_seg segs4[] = {{0, 6, 1, 1}};
+    uint64_t cand4[] = {0, 6};
+    int counts4[] = {0, 1}, displs4[] = {0, 0};
+    n = ph_dsm_migrate_plan(segs4, 1, cand4, counts4, displs4, 2, &cfg, 30,
+                            moved4, 16, &mv);
+    CHECK_EQ(n, 3);
+    if (n == 3) {
+        CHECK(mv[0].start == 0 && mv[0].len == 3 && mv[0].unsent);
+        CHECK(mv[1].start == 3 && mv[1].len == 1 && !mv[1].unsent);
+        CHECK(mv[2].start == 4 && mv[2].len == 2 && mv[2].unsent);
+    }
     free(mv);
     /* a candidate the notices do not name, one beyond the arena, off */
     uint64_t cand3[] = {20, 5, 60, 10};
@@ -158,12 +179,15 @@ static void test_agreement(void)
         CHECK(ns >= 0);
         /* the model: rank order, then pages */
         long mmoves = 0;
+        static unsigned char mfirst[NP];
+        memset(mfirst, 0, sizeof mfirst);
         for (int r = 0; r < NR; r++)
             for (int k = 0; k < ccounts[r]; k++) {
                 const uint64_t *pr = cpairs + 2 * (cdispls[r] + k);
                 for (uint64_t p = pr[0]; p < pr[0] + pr[1]; p++)
                     if (((w1[p] == r && w2[p] < 0) || (w2[p] == r && w1[p] < 0)) &&
                         (model[p] == 0 || iv - (model[p] - 1) >= 3)) {
+                        mfirst[p] = model[p] == 0;
                         model[p] = iv + 1;
                         mhome[p] = r;
                         mmoves++;
@@ -176,12 +200,14 @@ static void test_agreement(void)
             long n = ph_dsm_migrate_plan(segs, (size_t)ns, cpairs, ccounts,
                                          cdispls, NR, &cfg, iv, stamps[r], NP,
                                          &mv);
-            long pages = 0;
+            long pages = 0, unsent_wrong = 0;
             for (long i = 0; i < n; i++)
                 for (uint64_t p = mv[i].start; p < mv[i].start + mv[i].len; p++) {
                     home[r][p] = mv[i].to;
+                    unsent_wrong += mv[i].unsent != mfirst[p];
                     pages++;
                 }
+            CHECK_EQ(unsent_wrong, 0);
             CHECK_EQ(pages, mmoves);
             if (r == 0) {
                 first = mv;
@@ -192,7 +218,8 @@ static void test_agreement(void)
                 int same = n == nfirst;
                 for (long i = 0; same && i < n; i++)
                     same = mv[i].start == first[i].start &&
-                           mv[i].len == first[i].len && mv[i].to == first[i].to;
+                           mv[i].len == first[i].len && mv[i].to == first[i].to &&
+                           mv[i].unsent == first[i].unsent;
                 CHECK(same);
                 free(mv);
             }

@@ -179,8 +179,12 @@ def run_items(cl):
                   f"{info.get('placement') or 'the default (cluster_placement)'}"))
     if any("on" in r.mig for r in cl.ranks):
         on = any(num(r.mig, "on") for r in cl.ranks)
+        unsent = ""
+        if on and any("migrated_unsent" in r.mig for r in cl.ranks):
+            unsent = (f"; {int(sum(num(r.mig, 'migrated_unsent') for r in cl.ranks))} "
+                      "written pages moved to their writer without a diff")
         items.append(("kv", "home migration", "on, a page moves again at most every "
-                      f"{int(num(cl.ranks[0].mig, 'min_intervals'))} barriers" if on
+                      f"{int(num(cl.ranks[0].mig, 'min_intervals'))} barriers{unsent}" if on
                       else "off (cluster_migrate=0)"))
         m0 = cl.ranks[0].mig
         if on and "cost_rule" in m0:
