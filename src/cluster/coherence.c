@@ -958,6 +958,16 @@ static void flush_pages(ph_dsm *c, uint64_t *pages, size_t n, int barrier_mode,
     c->st.release_ns += ph_now_ns() - t0;
 }
 
+/* A write-protected dirty copy whose changes go nowhere (nothing was
+ * written, or this copy becomes the master): no twin, read-only, clean.
+ * The caller compacts the dirty list. */
+static void copy_clean(ph_dsm *c, size_t p)
+{
+    drop_twin(c, p);
+    c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) | PGS_RO);
+    c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
+}
+
 void ph_dsm_confirm_predicted(ph_dsm *c)
 {
     ph_dsm_vec sel = {0};
@@ -979,10 +989,7 @@ void ph_dsm_confirm_predicted(ph_dsm *c)
             confirm_written(c, p);
             continue;
         }
-        drop_twin(c, p);
-        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
-                                PGS_RO);
-        c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
+        copy_clean(c, p);
         dropped++;
     }
     if (dropped)
@@ -1616,13 +1623,8 @@ void ph_dsm_migrate_settle(ph_dsm *c, const ph_dsm_move *mv, size_t n)
      * (a data race with the barrier) waits in its fault */
     sort_pages(sel.v, sel.n);
     for_runs(c, sel.v, sel.n, protect_ro, 0);
-    for (size_t i = 0; i < sel.n; i++) {
-        size_t p = (size_t)sel.v[i];
-        drop_twin(c, p);
-        c->state[p] = (uint8_t)((c->state[p] & ~(PGS_MASK | PGF_DIRTY)) |
-                                PGS_RO);
-        c->pinfo[p].flags &= (uint8_t)~PIF_PREDICTED;
-    }
+    for (size_t i = 0; i < sel.n; i++)
+        copy_clean(c, (size_t)sel.v[i]);
     dirty_compact(c);
     c->st.migrated_unsent += sel.n;
     ph_dsm_vec_free(&sel);
@@ -1632,7 +1634,7 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
 {
     uint64_t in = 0, out = 0, all = 0, carried = 0, bycost = 0;
     ph_dsm_vec wp = {0};             /* writable old home pages */
-    ph_dsm_vec gone = {0};           /* old home pages without the writes */
+    ph_dsm_vec gone = {0};           /* old home copies without the writes */
     /* A page moving here by JIAJIA's rule was written by this rank alone
      * in the interval ending now: it counts as a home page written in this
      * write interval (which it makes one, if no home page was written), so
@@ -1699,8 +1701,7 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
                     ph_dsm_fatal(c, "home migration of arena page %zu away "
                                  "from this rank: it is writable here",
                                  (size_t)p);
-                if ((s & PGS_MASK) != PGS_INVALID)
-                    push(c, &gone, p);
+                push(c, &gone, p);
                 out++;
             } else if (old == c->rank) {
                 /* our master copy is current (every diff landed before
@@ -1727,17 +1728,8 @@ void ph_dsm_migrate_apply(ph_dsm *c, const ph_dsm_move *mv, size_t n)
     if (wp.n > 0)
         untracked_rearm(c, &wp);
     ph_dsm_vec_free(&wp);
-    if (gone.n > 0) {
-        sort_pages(gone.v, gone.n);
-        for_runs(c, gone.v, gone.n, unmap_copies, 0);
-        for (size_t i = 0; i < gone.n; i++) {
-            size_t p = (size_t)gone.v[i];
-            c->state[p] = (uint8_t)(c->state[p] & ~PGS_MASK);
-            c->pinfo[p].flags &= (uint8_t)~PIF_REFRESHED;
-        }
-        c->st.invalidations += gone.n;
-        c->st.cur.invalidated += gone.n;
-    }
+    /* homed elsewhere now: dropped as any cached copy another rank wrote */
+    invalidate_list(c, gone.v, gone.n);
     ph_dsm_vec_free(&gone);
     c->st.migrations += all;
     c->st.migrations_cost += bycost;
