@@ -67,8 +67,9 @@ int ph_dsm_arena_create(ph_dsm *c)
     c->moved_at = anon(c->npages * sizeof *c->moved_at);
     c->evid = anon(c->npages * sizeof *c->evid);
     c->live = anon(live_bytes(c));
+    c->pristine = anon(live_bytes(c));
     if (!c->state || !c->home_ovr || !c->twin_slot || !c->home_hist ||
-        !c->pinfo || !c->moved_at || !c->evid || !c->live)
+        !c->pinfo || !c->moved_at || !c->evid || !c->live || !c->pristine)
         return ph_fail(ENOMEM, "mapping the arena's page tables (%zu "
                        "pages): %s", c->npages, strerror(errno));
     return 0;
@@ -173,6 +174,9 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     if (c->live)
         munmap((void *)c->live, live_bytes(c));
     c->live = NULL;
+    if (c->pristine)
+        munmap(c->pristine, live_bytes(c));
+    c->pristine = NULL;
     if (c->memfd >= 0)
         close(c->memfd);
     c->arena = c->wview = NULL;
@@ -196,6 +200,21 @@ void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on)
             atomic_fetch_or_explicit(&c->live[w], bits, memory_order_release);
         else
             atomic_fetch_and_explicit(&c->live[w], ~bits, memory_order_release);
+        p += k;
+    }
+}
+
+void ph_dsm_pristine_mark(ph_dsm *c, size_t page, size_t n, int on)
+{
+    size_t p = page, end = page + n < c->npages ? page + n : c->npages;
+    while (p < end) {
+        size_t w = p / 64, b = p % 64;
+        size_t k = end - p < 64 - b ? end - p : 64 - b;
+        uint64_t bits = (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
+        if (on)
+            c->pristine[w] |= bits;
+        else
+            c->pristine[w] &= ~bits;
         p += k;
     }
 }

@@ -272,6 +272,7 @@ typedef struct ph_dsm_stats {
     uint64_t fault_spurious;
     uint64_t gap_writes;          /* writes caught between map and protect */
     uint64_t pages_fetched, fetch_calls;
+    uint64_t pristine_mapped;     /* misses mapped as zeroes, no fetch */
     uint64_t pages_refreshed;     /* copies fetched at barriers (REFRESH) */
     uint64_t refresh_calls;       /* ... by so many gets */
     uint64_t refresh_used;        /* ... accessed before their next drop */
@@ -360,6 +361,7 @@ struct ph_dsm {
     double whole_share;
     int write_predict;        /* cluster_write_predict */
     int refresh;              /* cluster_refresh (userfaultfd only) */
+    int pristine_on;          /* cluster_pristine */
     int refresh_hit;          /* the fault being resolved is the first use
                                * of a refreshed copy */
     uint64_t log_size;
@@ -376,6 +378,9 @@ struct ph_dsm {
      * thread (syscalls.c, before it touches a buffer for the kernel);
      * written by the service thread at alloc and free */
     _Atomic uint64_t *live;
+    /* per page, one bit: PRISTINE (coherence.c), nobody wrote it since
+     * its allocation as far as this rank knows; service thread only */
+    uint64_t *pristine;
     int32_t *home_ovr;        /* per page: home + 1, 0 = the formula */
     uint32_t *twin_slot;      /* per page: twin index + 1, 0 = none */
     ph_dsm_pinfo *pinfo;      /* per page */
@@ -548,6 +553,11 @@ static inline int ph_dsm_live(const ph_dsm *c, size_t page)
 int ph_dsm_arena_create(ph_dsm *c);   /* memfd, window view, page tables */
 int ph_dsm_arena_place(ph_dsm *c);    /* the arena view at an agreed address */
 void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on);
+void ph_dsm_pristine_mark(ph_dsm *c, size_t page, size_t n, int on);
+static inline int ph_dsm_pristine(const ph_dsm *c, size_t page)
+{
+    return (int)((c->pristine[page / 64] >> (page % 64)) & 1);
+}
 void ph_dsm_arena_destroy(ph_dsm *c);
 
 /* ---- tunables.c ---- */

@@ -101,6 +101,7 @@ static void read_tunables(ph_dsm *c)
     c->mig.on = ph_opt_bool(PH_OPT_CLUSTER_MIGRATE);
     c->write_predict = ph_opt_bool(PH_OPT_CLUSTER_WRITE_PREDICT);
     c->refresh = ph_opt_bool(PH_OPT_CLUSTER_REFRESH);
+    c->pristine_on = ph_opt_bool(PH_OPT_CLUSTER_PRISTINE);
     c->mig.min_intervals =
         (uint32_t)ph_opt_int(PH_OPT_CLUSTER_MIGRATE_MIN_INTERVALS);
     c->cost.on = c->mig.on && ph_opt_bool(PH_OPT_CLUSTER_MIGRATE_READS);

@@ -11,7 +11,8 @@
  *                 protects it again (so the next write is seen).
  *   cached page   INVALID -> RO by a fetch (one MPI_Get for the page and
  *                 the following invalid pages with the same home, up to
- *                 the read-ahead window: READ-AHEAD below) -> RW by
+ *                 the read-ahead window: READ-AHEAD below; no get for a
+ *                 page nobody wrote yet: PRISTINE below) -> RW by
  *                 a write fault, which first
  *                 copies the page to a twin; a write fault on a page
  *                 this rank wrote in its last copy also makes the
@@ -206,6 +207,7 @@ static void drop_twin(ph_dsm *c, size_t page)
 
 static void note_written(ph_dsm *c, size_t page)
 {
+    ph_dsm_pristine_mark(c, page, 1, 0);
     uint8_t s = c->state[page];
     if (!(s & PGF_IW)) {
         push(c, &c->iw, page);
@@ -225,14 +227,14 @@ static void set_state(ph_dsm *c, size_t page, int st)
 
 /* ---- home pages ----------------------------------------------------- */
 
-static void populate(ph_dsm *c, size_t page)
+static void populate(ph_dsm *c, size_t page, size_t n)
 {
-    /* allocate the page in the memfd (zeroes for a hole, a no-op for a
-     * page that exists) without touching its contents */
-    if (fallocate(c->memfd, 0, (off_t)(page * PH_DSM_PAGE), (off_t)PH_DSM_PAGE) <
-        0)
-        ph_dsm_fatal(c, "fallocate of arena page %zu: %s (out of memory?)",
-                  page, strerror(errno));
+    /* allocate the pages in the memfd (zeroes for a hole, a no-op for a
+     * page that exists) without touching their contents */
+    if (fallocate(c->memfd, 0, (off_t)(page * PH_DSM_PAGE),
+                  (off_t)(n * PH_DSM_PAGE)) < 0)
+        ph_dsm_fatal(c, "fallocate of %zu arena page(s) at %zu: %s (out of "
+                     "memory?)", n, page, strerror(errno));
 }
 
 /* Pages from p on that a missing home fault may fill at once: holes of
@@ -320,7 +322,7 @@ static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
         return;
     }
     if (ev->kind == PH_DSM_FK_MISSING)
-        populate(c, p);
+        populate(c, p, 1);
     if (write) {
         if (ev->kind == PH_DSM_FK_WP && st == PGS_RO && c->nranks > 1) {
             size_t k = home_write_run(c, p);
@@ -537,12 +539,74 @@ static void confirm_written(ph_dsm *c, size_t page)
     note_written(c, page);
 }
 
+/* PRISTINE.  A page nobody has written since its allocation holds zeroes
+ * on every rank (ph_cluster_alloc's memory reads as zero: a fresh memfd,
+ * or one the collective free punched everywhere).  Each rank keeps a bit
+ * per page (c->pristine): set at the allocation, cleared until the next
+ * one by its own write and by every write it learns of -- a barrier's
+ * notices, the notice log read at a lock acquire or gang synchronisation
+ * -- and over the whole range of an acquire that names no pages
+ * (ph_cluster_acquire's range, a log entry for every page).  A write the
+ * bit has not heard of is not ordered before this rank's present point,
+ * so release consistency does not oblige the rank to see it; a miss on a
+ * page whose bit is set maps what this rank's memfd holds -- zeroes, or a
+ * copy fetched ahead since, no older -- without a get.  So an
+ * initialisation writing its part of arrays homed elsewhere (round-robin
+ * homes before migration moves them) fetches no pages of zeroes.  A write
+ * miss so gets a twin of zeroes: its diff carries every byte it wrote,
+ * and several writers' diffs merge at the home as usual.  Only for pages
+ * homed elsewhere; the pages after the missing one in the same state
+ * (invalid, bit set, same allocation, not homed here; at most 64) are
+ * mapped read-only with it.  `pristine_mapped` counts them;
+ * cluster_pristine=0 turns it off. */
+static size_t pristine_run(ph_dsm *c, size_t p, long ai)
+{
+    ph_dsm_alloc *a = alloc_at(c, ai);
+    size_t end = a->start + a->npages, n = 1;
+    while (n < 64 && p + n < end) {
+        size_t q = p + n;
+        if ((c->state[q] & PGS_MASK) != PGS_INVALID || !ph_dsm_pristine(c, q) ||
+            ph_dsm_home_known(c, q) == c->rank)
+            break;
+        n++;
+    }
+    return n;
+}
+
+static void pristine_access(ph_dsm *c, size_t p, int write, long ai)
+{
+    size_t n = pristine_run(c, p, ai);
+    populate(c, p, n);        /* mapped below as the memfd holds them */
+    for (size_t i = 0; i < n; i++) {
+        set_state(c, p + i, PGS_RO);
+        cached_add(c, p + i);
+        c->pinfo[p + i].flags |= PIF_TOUCHED;
+    }
+    if (write)
+        mark_dirty(c, p);                 /* its twin: zeroes */
+    else
+        ph_dsm_note_read(c, p);
+    if (n > 1)
+        c->fops->map(c, p + 1, n - 1, 0);
+    c->fops->map(c, p, 1, write);
+    c->st.pristine_mapped += n;
+    if (write) {
+        c->st.fault_write_remote++;
+        c->st.cur.write_remote++;
+    } else {
+        c->st.fault_read_remote++;
+        c->st.cur.read_remote++;
+    }
+}
+
 static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
                           long ai)
 {
     size_t p = ev->page;
     int st = c->state[p] & PGS_MASK;
-    if (st == PGS_INVALID) {
+    if (st == PGS_INVALID && ph_dsm_pristine(c, p)) {
+        pristine_access(c, p, write, ai);
+    } else if (st == PGS_INVALID) {
         size_t n = fetch_run(c, p, home, ai);
         fetch(c, p, n, home);
         ra_fetched(c, p, n);
@@ -1524,6 +1588,7 @@ void ph_dsm_invalidate_all(ph_dsm *c)
     invalidate_list(c, all.v, all.n);
     ph_dsm_vec_free(&all);
     cached_compact(c);
+    ph_dsm_pristine_mark(c, 0, c->npages, 0);   /* written: unknown where */
     c->st.invalidate_all++;
 }
 
@@ -1538,6 +1603,7 @@ void ph_dsm_invalidate_range(ph_dsm *c, size_t p0, size_t p1)
     }
     invalidate_list(c, sel.v, sel.n);
     ph_dsm_vec_free(&sel);
+    ph_dsm_pristine_mark(c, p0, p1 - p0, 0);
 }
 
 static void filter(ph_dsm_vec *v, const uint8_t *state, uint8_t flag, size_t p0,
@@ -1755,6 +1821,7 @@ void ph_dsm_writers_note(ph_dsm *c, const ph_dsm_seg *segs, size_t n)
             if (pi->write_ivs < UINT16_MAX)
                 pi->write_ivs++;
         }
+        ph_dsm_pristine_mark(c, segs[i].start, segs[i].len, 0);
     }
 }
 

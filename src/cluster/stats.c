@@ -327,6 +327,7 @@ static void interval_json(ph_jw *w, const ph_dsm_interval *v)
 #define TRAFFIC_COUNTERS(X) \
     X(pages_fetched) \
     X(fetch_calls) \
+    X(pristine_mapped) \
     X(pages_refreshed) \
     X(refresh_calls) \
     X(refresh_used) \

@@ -672,6 +672,7 @@ static void on_notice(void *arg, uint64_t page)
     }
     if (page >= x->c->npages)
         return;
+    ph_dsm_pristine_mark(x->c, page, 1, 0);
     uint8_t s = x->c->state[page];
     if ((s & PGS_MASK) != PGS_INVALID && (s & PGF_CACHED))
         if (ph_dsm_vec_push(&x->pages, page) < 0)
@@ -974,6 +975,9 @@ void ph_dsm_do_alloc(ph_dsm *c, ph_dsm_req *r)
         return;
     }
     ph_dsm_live_mark(c, start, npages, 1);
+    /* zeroes on every rank (a fresh memfd, or punched by the free) */
+    if (c->pristine_on && c->nranks > 1)
+        ph_dsm_pristine_mark(c, start, npages, 1);
     c->st.allocs++;
     ph_dsm_stats_alloc(c, a);
     atomic_fetch_add(&c->used_bytes, npages * PH_DSM_PAGE);

@@ -346,6 +346,11 @@ def live(pagehome, laplace):
         check_html(outdir, "live")
         strips = text_strips(section(text, "Homes"))
         check(strips.get(0, ("", ""))[0] == "01" * 64, f"live: the text's start strip: {strips.get(0)}")
+        # the initialisation writes pages homed at the other rank that nobody
+        # wrote yet: mapped as zeroes, not fetched (cluster_pristine)
+        zeroed = sum(r["traffic"].get("pristine_mapped", 0) for r in ranks)
+        check(zeroed > 0 and f"{zeroed} never written, mapped as zeroes" in text,
+              f"live: pages mapped as zeroes counted and reported: {zeroed}")
 
         # no migration: the homes stay where the formula put them
         off = os.path.join(tmp, "off.json")

@@ -227,7 +227,10 @@ def result_items(cl):
     items.append(("kv", "pages fetched", f"{int(cl.total('traffic', 'pages_fetched'))} in "
                   f"{int(cl.total('traffic', 'fetch_calls'))} gets on faults, "
                   f"{int(cl.total('traffic', 'pages_refreshed'))} refreshed at barriers "
-                  f"({int(cl.total('traffic', 'refresh_used'))} of them read)"))
+                  f"({int(cl.total('traffic', 'refresh_used'))} of them read)" +
+                  (f"; {int(cl.total('traffic', 'pristine_mapped'))} never written, "
+                   "mapped as zeroes without a get"
+                   if cl.total('traffic', 'pristine_mapped') else "")))
     items.append(("kv", "diffs", f"{int(cl.total('traffic', 'diffs_sent'))} sent "
                   f"({fmt_bytes(cl.total('traffic', 'diff_bytes'))}), "
                   f"{int(cl.total('traffic', 'whole_pages_sent'))} whole pages"))
