@@ -225,6 +225,24 @@ static void set_state(ph_dsm *c, size_t page, int st)
     c->state[page] = (uint8_t)((c->state[page] & ~PGS_MASK) | st);
 }
 
+/* A fault by kind, in the totals and the interval's record. */
+static void count_fault(ph_dsm *c, int write, int home)
+{
+    if (write && home) {
+        c->st.fault_write_home++;
+        c->st.cur.write_home++;
+    } else if (home) {
+        c->st.fault_read_home++;
+        c->st.cur.read_home++;
+    } else if (write) {
+        c->st.fault_write_remote++;
+        c->st.cur.write_remote++;
+    } else {
+        c->st.fault_read_remote++;
+        c->st.cur.read_remote++;
+    }
+}
+
 /* ---- home pages ----------------------------------------------------- */
 
 static void populate(ph_dsm *c, size_t page, size_t n)
@@ -310,13 +328,7 @@ static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
             else
                 set_state(c, p + i, PGS_RO);
         }
-        if (rw) {
-            c->st.fault_write_home++;
-            c->st.cur.write_home++;
-        } else {
-            c->st.fault_read_home++;
-            c->st.cur.read_home++;
-        }
+        count_fault(c, rw, 1);
         c->st.home_prefilled += k - 1;
         ev->woken = 1;
         return;
@@ -335,19 +347,16 @@ static void home_access(ph_dsm *c, ph_dsm_fault *ev, int write)
         } else {
             c->fops->map(c, p, 1, 1);
         }
-        if (st != PGS_RW) {
-            c->st.fault_write_home++;
-            c->st.cur.write_home++;
-        } else {
+        if (st != PGS_RW)
+            count_fault(c, 1, 1);
+        else
             c->st.fault_spurious++;
-        }
         note_home_written(c, p);
     } else {
         c->fops->map(c, p, 1, st == PGS_RW);
         if (st == PGS_INVALID) {
             set_state(c, p, PGS_RO);
-            c->st.fault_read_home++;
-            c->st.cur.read_home++;
+            count_fault(c, 0, 1);
         } else {
             c->st.fault_spurious++;
         }
@@ -590,13 +599,7 @@ static void pristine_access(ph_dsm *c, size_t p, int write, long ai)
         c->fops->map(c, p + 1, n - 1, 0);
     c->fops->map(c, p, 1, write);
     c->st.pristine_mapped += n;
-    if (write) {
-        c->st.fault_write_remote++;
-        c->st.cur.write_remote++;
-    } else {
-        c->st.fault_read_remote++;
-        c->st.cur.read_remote++;
-    }
+    count_fault(c, write, 0);
 }
 
 static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
@@ -637,13 +640,7 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
             i = j;
         }
         c->fops->map(c, p, 1, (c->state[p] & PGS_MASK) == PGS_RW);
-        if (write) {
-            c->st.fault_write_remote++;
-            c->st.cur.write_remote++;
-        } else {
-            c->st.fault_read_remote++;
-            c->st.cur.read_remote++;
-        }
+        count_fault(c, write, 0);
     } else if (st == PGS_RO && write) {
         size_t k = write_predicted(c, p) ? write_run(c, p, ai) : 1;
         c->cost_twinned = k;                /* a write on a copy: its cost */
@@ -657,8 +654,7 @@ static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
             if (k > 1)
                 c->fops->protect(c, p + 1, k - 1, 1);
         }
-        c->st.fault_write_remote++;
-        c->st.cur.write_remote++;
+        count_fault(c, 1, 0);
     } else {
         /* a copy refreshed at the last barrier, used now; or a fault
          * resolved already by an earlier fault of another thread */

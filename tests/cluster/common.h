@@ -42,6 +42,15 @@ static inline uint64_t cl_h3(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
     return cl_mix(cl_mix(cl_mix(seed ^ a) ^ b) ^ c);
 }
 
+/* A numeric tunable's value in effect (ph_config_get), -1 when unknown. */
+static inline long cl_tunable(const char *name)
+{
+    char buf[64];
+    if (ph_config_get(name, buf, sizeof buf) < 0)
+        return -1;
+    return strtol(buf, NULL, 10);
+}
+
 /* A counter of this rank's statistics by name (ph_cluster_stat), -1 when
  * there is none. */
 static inline long long cl_stat_of(const char *key)

@@ -71,14 +71,6 @@
 
 static uint64_t seed = 1;
 
-static long tunable(const char *name)
-{
-    char buf[64];
-    if (ph_config_get(name, buf, sizeof buf) < 0)
-        return -1;
-    return strtol(buf, NULL, 10);
-}
-
 /* ---- stress -------------------------------------------------------- */
 
 #define S_PAGES 48
@@ -160,7 +152,7 @@ static void stress(const char *placement, long long min_writes)
     }
     CHECK_EQ(bad, 0);
     long long moved = cl_stat_of("migrations");
-    if (tunable("cluster_migrate") == 1 && n > 1)
+    if (cl_tunable("cluster_migrate") == 1 && n > 1)
         CHECK(moved > 0);
     else
         CHECK_EQ(moved, 0);
@@ -186,8 +178,8 @@ static void cost(void)
     CHECK(a != NULL);
     if (!a)
         return;
-    int on = n > 1 && tunable("cluster_migrate") == 1 &&
-             tunable("cluster_migrate_reads") == 1;
+    int on = n > 1 && cl_tunable("cluster_migrate") == 1 &&
+             cl_tunable("cluster_migrate_reads") == 1;
     static uint64_t ref[C_PAGES * WPP];
     long long moved0 = cl_stat_of("migrations_cost");
     long long fetched_first = 0, fetched_last = 0;
@@ -261,8 +253,8 @@ static void pingpong(void)
     CHECK(v != NULL);
     if (!v)
         return;
-    long k = tunable("cluster_migrate_min_intervals");
-    int on = tunable("cluster_migrate") == 1;
+    long k = cl_tunable("cluster_migrate_min_intervals");
+    int on = cl_tunable("cluster_migrate") == 1;
     CHECK(k >= 1);
     const int rounds = 30;
     long long before = cl_stat_of("migrations");
@@ -351,7 +343,7 @@ static void laplace(void)
     /* homes per rank, and the rows that are homed at their writer */
     int st[L_ROWS];
     long at_writer = 0, rr = 0, mine_homes = 0;
-    int on = tunable("cluster_migrate") == 1 && n > 1;
+    int on = cl_tunable("cluster_migrate") == 1 && n > 1;
     for (int k = 0; k < 2; k++) {
         CHECK_EQ(ph_cluster_homes(g[k], bytes, st), 0);
         for (long i = 0; i < L_ROWS; i++) {
@@ -520,7 +512,7 @@ static void readonly(void)
     uint64_t all_drops = 0;
     for (int r = 0; r < n; r++)
         all_drops += own[(size_t)r * WPP + 1];
-    if (n > 1 && tunable("cluster_notice_log") == 64)
+    if (n > 1 && cl_tunable("cluster_notice_log") == 64)
         CHECK(all_drops > 0);
     CHECK_EQ(cl_stat_of("readonly_pages"), R_PAGES);
     if (me == 0)

@@ -31,14 +31,6 @@
 #define LP 32
 #define WAIT_S 60.0
 
-static long tunable(const char *name)
-{
-    char buf[64];
-    if (ph_config_get(name, buf, sizeof buf) < 0)
-        return -1;
-    return strtol(buf, NULL, 10);
-}
-
 static double now_s(void)
 {
     struct timespec t;
@@ -176,7 +168,7 @@ static void t_handover(int by_lock)
     if (me == 1 && by_lock)
         printf("pristine: lock: %ld words wrong (notice log %ld entries, %lld "
                "\"every page\" acquires)\n", bad,
-               tunable("cluster_notice_log"), cl_stat_of("invalidate_all"));
+               cl_tunable("cluster_notice_log"), cl_stat_of("invalidate_all"));
     else if (me == 1)
         printf("pristine: range: %ld words wrong\n", bad);
     CHECK(ph_cluster_barrier() == 0);
@@ -224,7 +216,7 @@ int main(int argc, char **argv)
     n = ph_cluster_nranks();
     if (n < 2)
         cl_skip("pristine: needs 2 ranks or more");
-    on = tunable("cluster_pristine") == 1;
+    on = cl_tunable("cluster_pristine") == 1;
     t_read();
     t_write();
     t_handover(1);

@@ -25,14 +25,6 @@
 #define WPP (PAGE / 8)
 #define NPAGES 1024
 
-static long tunable(const char *name)
-{
-    char buf[64];
-    if (ph_config_get(name, buf, sizeof buf) < 0)
-        return -1;
-    return strtol(buf, NULL, 10);
-}
-
 /* gets to read n pages in a row from a fresh stream */
 static long model_gets(long n, long first, long max)
 {
@@ -69,8 +61,8 @@ int main(int argc, char **argv)
 {
     cl_init(&argc, &argv);
     int me = ph_cluster_rank();
-    long fp = tunable("cluster_fetch_pages"),
-         fmax = tunable("cluster_fetch_max_pages");
+    long fp = cl_tunable("cluster_fetch_pages"),
+         fmax = cl_tunable("cluster_fetch_max_pages");
     if (fmax < fp)
         fmax = fp;
     ph_placement_t pl;
