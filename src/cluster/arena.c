@@ -18,9 +18,11 @@
  * application range.  As a last resort rank 0's kernel-chosen address is
  * offered to everybody.  If none works, init fails naming the ranks.
  *
- * Per-page tables (state, home override, twin slot, home write history)
- * are anonymous MAP_NORESERVE mappings over the whole arena: 13 bytes per
- * 4 KiB page of address space, physical only where pages are touched.
+ * Per-page tables (state, home override, twin slot, home write history,
+ * page info, last home move, the cost rule's evidence; a bit each for
+ * "in an allocation" and "pristine") are anonymous MAP_NORESERVE mappings
+ * over the whole arena: about 53 bytes per 4 KiB page of address space,
+ * physical only where pages are touched.
  */
 #include "cluster/cluster.h"
 

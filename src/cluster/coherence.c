@@ -565,8 +565,9 @@ static void confirm_written(ph_dsm *c, size_t page)
  * miss so gets a twin of zeroes: its diff carries every byte it wrote,
  * and several writers' diffs merge at the home as usual.  Only for pages
  * homed elsewhere; the pages after the missing one in the same state
- * (invalid, bit set, same allocation, not homed here; at most 64) are
- * mapped read-only with it.  `pristine_mapped` counts them;
+ * (invalid, bit set, same allocation, homed at another rank -- a
+ * first-touch page nobody claimed yet is not mapped ahead; at most 64)
+ * are mapped read-only with it.  `pristine_mapped` counts them;
  * cluster_pristine=0 turns it off. */
 static size_t pristine_run(ph_dsm *c, size_t p, long ai)
 {
@@ -574,8 +575,10 @@ static size_t pristine_run(ph_dsm *c, size_t p, long ai)
     size_t end = a->start + a->npages, n = 1;
     while (n < 64 && p + n < end) {
         size_t q = p + n;
+        int h = ph_dsm_home_known(c, q);    /* unclaimed: its first access
+                                             * claims it, not mapped ahead */
         if ((c->state[q] & PGS_MASK) != PGS_INVALID || !ph_dsm_pristine(c, q) ||
-            ph_dsm_home_known(c, q) == c->rank)
+            h < 0 || h == c->rank)
             break;
         n++;
     }

@@ -17,7 +17,9 @@
  *   range    the same handed over by ph_cluster_release/acquire of the
  *            ranges (an acquire names no pages: its whole range);
  *   reuse    pages written and freed read as zero once allocated again,
- *            and are pristine again.
+ *            and are pristine again;
+ *   first touch  a page mapped so does not map ahead pages nobody has
+ *            claimed yet: the next one goes to the rank touching it.
  * With cluster_pristine=0 nothing is mapped as pristine and the fresh
  * pages are fetched; the values are the same.
  */
@@ -209,6 +211,32 @@ static void t_reuse(void)
     CHECK(ph_cluster_free(b) == 0);
 }
 
+/* First-touch homes: a page mapped as zeroes does not map ahead the pages
+ * nobody claimed yet -- each goes to the rank that touches it first. */
+static void t_first_touch(void)
+{
+    uint64_t *a = alloc_at("first-touch", 8);
+    if (!a)
+        return;
+    if (me == 0)
+        CHECK_EQ(*(volatile uint64_t *)a, 0);         /* claims page 0 */
+    CHECK(ph_cluster_barrier() == 0);
+    if (me == 1) {
+        long long m0 = cl_stat_of("pristine_mapped");
+        CHECK_EQ(*(volatile uint64_t *)a, 0);         /* rank 0's page */
+        CHECK_EQ(cl_stat_of("pristine_mapped") - m0, on ? 1 : 0);
+        CHECK_EQ(*(volatile uint64_t *)(a + WPP), 0); /* claims page 1 */
+    }
+    CHECK(ph_cluster_barrier() == 0);
+    CHECK_EQ(ph_cluster_home(a), 0);
+    CHECK_EQ(ph_cluster_home(a + WPP), 1);
+    if (me == 1)
+        printf("pristine: first touch: page 1 homed at rank %d\n",
+               ph_cluster_home(a + WPP));
+    CHECK(ph_cluster_barrier() == 0);
+    CHECK(ph_cluster_free(a) == 0);
+}
+
 int main(int argc, char **argv)
 {
     cl_init(&argc, &argv);
@@ -222,5 +250,6 @@ int main(int argc, char **argv)
     t_handover(1);
     t_handover(0);
     t_reuse();
+    t_first_touch();
     return cl_finish("pristine");
 }
