@@ -191,32 +191,35 @@ void ph_dsm_arena_destroy(ph_dsm *c)
 /* Pages [page, page + n) enter (on) or leave an allocation: each word
  * changed atomically, so the bits of a neighbouring allocation never
  * move. */
+/* The bits of pages [*p, end) in the word of *p (one bit per page, 64 a
+ * word); *p moves past them. */
+static uint64_t word_bits(size_t *p, size_t end, size_t *word)
+{
+    size_t b = *p % 64, k = end - *p < 64 - b ? end - *p : 64 - b;
+    *word = *p / 64;
+    *p += k;
+    return (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
+}
+
 void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on)
 {
-    size_t p = page, end = page + n;
-    while (p < end) {
-        size_t w = p / 64, b = p % 64;
-        size_t k = end - p < 64 - b ? end - p : 64 - b;
-        uint64_t bits = (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
+    for (size_t p = page, w; p < page + n;) {
+        uint64_t bits = word_bits(&p, page + n, &w);
         if (on)
             atomic_fetch_or_explicit(&c->live[w], bits, memory_order_release);
         else
             atomic_fetch_and_explicit(&c->live[w], ~bits, memory_order_release);
-        p += k;
     }
 }
 
 void ph_dsm_pristine_mark(ph_dsm *c, size_t page, size_t n, int on)
 {
-    size_t p = page, end = page + n < c->npages ? page + n : c->npages;
-    while (p < end) {
-        size_t w = p / 64, b = p % 64;
-        size_t k = end - p < 64 - b ? end - p : 64 - b;
-        uint64_t bits = (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
+    size_t end = page + n < c->npages ? page + n : c->npages;
+    for (size_t p = page, w; p < end;) {
+        uint64_t bits = word_bits(&p, end, &w);
         if (on)
             c->pristine[w] |= bits;
         else
             c->pristine[w] &= ~bits;
-        p += k;
     }
 }

@@ -585,42 +585,29 @@ static size_t pristine_run(ph_dsm *c, size_t p, long ai)
     return n;
 }
 
-static void pristine_access(ph_dsm *c, size_t p, int write, long ai)
-{
-    size_t n = pristine_run(c, p, ai);
-    populate(c, p, n);        /* mapped below as the memfd holds them */
-    for (size_t i = 0; i < n; i++) {
-        set_state(c, p + i, PGS_RO);
-        cached_add(c, p + i);
-        c->pinfo[p + i].flags |= PIF_TOUCHED;
-    }
-    if (write)
-        mark_dirty(c, p);                 /* its twin: zeroes */
-    else
-        ph_dsm_note_read(c, p);
-    if (n > 1)
-        c->fops->map(c, p + 1, n - 1, 0);
-    c->fops->map(c, p, 1, write);
-    c->st.pristine_mapped += n;
-    count_fault(c, write, 0);
-}
-
 static void remote_access(ph_dsm *c, ph_dsm_fault *ev, int write, int home,
                           long ai)
 {
     size_t p = ev->page;
     int st = c->state[p] & PGS_MASK;
-    if (st == PGS_INVALID && ph_dsm_pristine(c, p)) {
-        pristine_access(c, p, write, ai);
-    } else if (st == PGS_INVALID) {
-        size_t n = fetch_run(c, p, home, ai);
-        fetch(c, p, n, home);
-        ra_fetched(c, p, n);
+    if (st == PGS_INVALID) {
+        /* the copy: fetched, or the zeroes the memfd holds where nobody
+         * has written yet (PRISTINE: no get, no cost) */
+        int zero = ph_dsm_pristine(c, p);
+        size_t n = zero ? pristine_run(c, p, ai) : fetch_run(c, p, home, ai);
+        if (zero) {
+            populate(c, p, n);
+            c->st.pristine_mapped += n;
+        } else {
+            fetch(c, p, n, home);
+            ra_fetched(c, p, n);
+        }
         if (!write) {
-            c->cost_fetched = n;            /* a read miss: its cost */
-            /* the pages read ahead too: read next time, they will be
+            if (!zero)
+                c->cost_fetched = n;        /* a read miss: its cost */
+            /* the pages fetched ahead too: read next time, they will be
              * refreshed with it; unused, once at most */
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = 0; i < (zero ? 1 : n); i++)
                 ph_dsm_note_read(c, p + i);
         }
         for (size_t i = 0; i < n; i++) {
