@@ -12,11 +12,13 @@
 struct ph_period {
     ph_period_cfg cfg;
     uintptr_t *hist;     /* ring: id number i at hist[i % history] */
+    uint64_t *mism;      /* ring: `mismatches` after id number i */
     uint32_t *run;       /* run[p], p in 1..max_period */
     uintptr_t *cycle;    /* the locked cycle, anchor first */
     uint64_t n;          /* ids fed */
     /* lock */
     size_t p;            /* 0 = searching */
+    uint64_t locked_at;  /* the first id fed under this lock */
     size_t pos;          /* index in cycle of the next expected id */
     int anchor_unique;   /* the anchor occurs once in the cycle */
     unsigned bad;        /* net bad cycles */
@@ -58,9 +60,10 @@ ph_period *ph_period_new_cfg(const ph_period_cfg *cfg)
         return NULL;
     pd->cfg = c;
     pd->hist = calloc(c.history, sizeof *pd->hist);
+    pd->mism = calloc(c.history, sizeof *pd->mism);
     pd->run = calloc(c.max_period + 1, sizeof *pd->run);
     pd->cycle = calloc(c.max_period, sizeof *pd->cycle);
-    if (!pd->hist || !pd->run || !pd->cycle) {
+    if (!pd->hist || !pd->mism || !pd->run || !pd->cycle) {
         ph_period_free(pd);
         errno = ENOMEM;
         return NULL;
@@ -78,6 +81,7 @@ void ph_period_free(ph_period *pd)
     if (!pd)
         return;
     free(pd->hist);
+    free(pd->mism);
     free(pd->run);
     free(pd->cycle);
     free(pd);
@@ -151,6 +155,7 @@ static void lock_on(ph_period *pd, size_t p)
         pd->cycle[j] = hist_at(pd, s + (a + j) % p);
     size_t r = (size_t)((pd->n - s) % p); /* raw index of the next id */
     pd->p = p;
+    pd->locked_at = pd->n;
     pd->pos = (r + p - a) % p;
     pd->anchor_unique = unique;
     /* On probation: one bad cycle before the first good ones unlocks (a
@@ -178,6 +183,19 @@ static void try_lock(ph_period *pd)
     }
 }
 
+/* Period p's streak ending with the last id fed, from the history,
+ * counted up to cap. */
+static uint32_t streak(const ph_period *pd, size_t p, uint32_t cap)
+{
+    uint64_t n = pd->n;
+    uint64_t oldest = n > pd->cfg.history ? n - pd->cfg.history : 0;
+    uint32_t r = 0;
+    for (uint64_t i = n; r < cap && i > oldest + p; i--, r++)
+        if (hist_at(pd, i - 1) != hist_at(pd, i - 1 - p))
+            break;
+    return r;
+}
+
 /* The pattern changed: recompute every streak from the history and
  * search again. */
 static void unlock(ph_period *pd)
@@ -185,18 +203,47 @@ static void unlock(ph_period *pd)
     pd->p = 0;
     pd->unlocks++;
     pd->unlocked_ids = 0;
-    uint64_t n = pd->n;
-    uint64_t oldest = n > pd->cfg.history ? n - pd->cfg.history : 0;
-    for (size_t p = 1; p <= pd->cfg.max_period; p++) {
-        uint32_t r = 0;
-        for (uint64_t i = n; i > oldest + p; i--) {
-            if (hist_at(pd, i - 1) != hist_at(pd, i - 1 - p))
-                break;
-            r++;
-        }
-        pd->run[p] = r;
-    }
+    for (size_t p = 1; p <= pd->cfg.max_period; p++)
+        pd->run[p] = streak(pd, p, UINT32_MAX);
     try_lock(pd);
+}
+
+/* Locked on p, and the cycle that just ended had ids that did not fit.
+ * If more than a quarter of the last max(q, 2p) ids did not fit p's
+ * cycle while another period q explains them all (q's streak covers its
+ * own need and 2p ids), q is the iteration: a longer one p was a part of
+ * (a multigrid V-cycle whose up-sweep repeats a few regions at every
+ * level), or a shorter one the program changed to.  Relock onto the
+ * smallest such q; the old lock counts as dropped.  The ids judged lie
+ * under the current lock, whose mismatches are counted.  An irregular
+ * region now and then (a convergence check every ten steps) stays under
+ * the quarter and keeps p.  Called at doubtful boundaries only, so a lock
+ * that fits stays O(1) an id; a call looks at max_period windows' counts
+ * and takes the streak of the q whose window had too many mismatches. */
+static void try_relock(ph_period *pd)
+{
+    size_t p = pd->p, maxp = pd->cfg.max_period;
+    uint64_t fed = pd->n - pd->locked_at; /* ids under this lock */
+    uint64_t last = pd->n - 1;
+    if (2 * p > fed)
+        return;
+    for (size_t q = 1; q <= maxp; q++) {
+        size_t span = q > 2 * p ? q : 2 * p;
+        if (span > fed)
+            break;
+        uint64_t off = pd->mismatches - pd->mism[(last - span) % pd->cfg.history];
+        if (q == p || 4 * off <= span)
+            continue;
+        size_t need = need_of(pd, q);
+        if (2 * p > q && 2 * p - q > need)
+            need = 2 * p - q;
+        if (streak(pd, q, (uint32_t)need) >= need) {
+            pd->unlocks++;
+            pd->unlocked_ids = 0;
+            lock_on(pd, q);
+            return;
+        }
+    }
 }
 
 /* Locked: match id against the cycle.  Returns 1 at a boundary. */
@@ -235,7 +282,9 @@ static int feed_locked(ph_period *pd, uintptr_t id)
     }
     if (boundary) {
         /* Judge the cycle that ends here (not counting the new anchor). */
-        if (pd->seen - 1 >= p && pd->miss <= p)
+        int good = pd->seen - 1 >= p && pd->miss <= p;
+        int doubt = !good || pd->miss > 0 || pd->seen - 1 > p;
+        if (good)
             pd->bad = pd->bad ? pd->bad - 1 : 0;
         else
             pd->bad++;
@@ -245,6 +294,8 @@ static int feed_locked(ph_period *pd, uintptr_t id)
         pd->boundaries++;
         if (pd->bad >= pd->cfg.lose_after)
             unlock(pd);
+        else if (doubt)
+            try_relock(pd);
     } else if (pd->since_boundary > 2 * p + 16) {
         unlock(pd);
     }
@@ -257,7 +308,9 @@ int ph_period_feed(ph_period *pd, uintptr_t id)
     if (pd->p) {
         pd->hist[i % pd->cfg.history] = id;
         pd->n = i + 1;
-        return feed_locked(pd, id);
+        int boundary = feed_locked(pd, id);
+        pd->mism[i % pd->cfg.history] = pd->mismatches;
+        return boundary;
     }
     size_t maxp = pd->cfg.max_period;
     size_t lim = i < maxp ? (size_t)i : maxp;
@@ -273,6 +326,7 @@ int ph_period_feed(ph_period *pd, uintptr_t id)
     }
     pd->hist[i % pd->cfg.history] = id;
     pd->n = i + 1;
+    pd->mism[i % pd->cfg.history] = pd->mismatches;
     pd->unlocked_ids++;
     try_lock(pd);
     if (again && pd->cfg.early && !pd->early_done && pd->locks == 0) {

@@ -8,7 +8,8 @@
  * for each, whether an outer iteration ended right before it.
  *
  * Algorithm (online, O(max_period) per id while searching, O(1) once
- * locked, no allocation after ph_period_new):
+ * locked but at a boundary that ends a cycle with ids that did not fit,
+ * no allocation after ph_period_new):
  *   - keep the last `history` ids in a ring, and for every candidate
  *     period p <= max_period the length run[p] of the current streak of
  *     ids equal to the id p positions earlier;
@@ -25,7 +26,16 @@
  *   - a cycle with missing ids costs a point, a complete one earns one
  *     back (a new lock starts one point short of losing it); lose_after
  *     points, or no anchor for 2 * p + 16 ids, drop the
- *     lock and the search restarts on the history (the pattern changed).
+ *     lock and the search restarts on the history (the pattern changed);
+ *   - at a boundary ending a cycle with ids that did not fit, a lock
+ *     that left more than a quarter of the last max(q, 2p) ids unmatched
+ *     while another period q has a streak over them (q's own k
+ *     repetitions, and 2p ids; streaks taken from the history) gives way
+ *     to the smallest such q (a relock: one unlock, one lock).  The first
+ *     lock is often on a part
+ *     of the iteration that repeats (a V-cycle's up-sweep runs the same
+ *     regions at every level) and would otherwise stay: its good cycles
+ *     outweigh the one bad cycle an iteration.
  * A stream that has not locked after fallback_after ids (or has at most
  * one id) has no usable period: ph_period_fallback() says so, and the
  * transparent mode uses the sampling mechanism instead.

@@ -1,7 +1,8 @@
 /*
  * test_period.c -- the iteration detector of the transparent mode
  * (src/preload/period.c): plain cycles, a cold first iteration, irregular
- * regions, a change of pattern, too few regions, random noise, seeded
+ * regions, a change of pattern, an iteration whose part repeats (a
+ * V-cycle), too few regions, random noise, seeded
  * random programs, and the early boundary (cfg.early).
  */
 #include "check.h"
@@ -379,6 +380,104 @@ static void test_repeating(void)
     ph_period_free(pd);
 }
 
+/* An iteration whose part repeats a few regions (a multigrid V-cycle:
+ * the up-sweep runs zero, prolongate, residual and smooth once per
+ * level) first locks onto that part; once two whole iterations are seen,
+ * and a quarter of their ids did not fit the part's cycle, the detector
+ * relocks onto the iteration and reports one boundary per iteration.
+ * The ids are those of workloads/nas/mg.c's class S under the transparent
+ * mode: a region's id is its call site, and the compiler inlines the
+ * grid functions, so the bottom level's and the top level's calls have
+ * sites of their own while the up-sweep's loop shares one per function. */
+static void test_nested(void)
+{
+    enum { RESTRICT = 1, ZERO1, SMOOTH1, ZERO, PROLONG, RESID, SMOOTH,
+           PROLONG_T, RESID_T, SMOOTH_T, RESID_IT, NORM, ZERO_U, ZERO_R,
+           HALO, RESID_0, NORM_0 };
+    uintptr_t it[32];
+    int n = 0;
+    for (int k = 0; k < 4; k++)
+        it[n++] = R(RESTRICT);
+    it[n++] = R(ZERO1);
+    it[n++] = R(SMOOTH1);
+    for (int k = 2; k < 5; k++) {
+        it[n++] = R(ZERO);
+        it[n++] = R(PROLONG);
+        it[n++] = R(RESID);
+        it[n++] = R(SMOOTH);
+    }
+    it[n++] = R(PROLONG_T);
+    it[n++] = R(RESID_T);
+    it[n++] = R(SMOOTH_T);
+    it[n++] = R(RESID_IT);
+    it[n++] = R(NORM);
+    CHECK_EQ(n, 23);
+    ph_period_cfg cfg;
+    ph_period_cfg_default(&cfg);
+    cfg.early = 1; /* as the transparent mode feeds its regions */
+    ph_period *pd = ph_period_new_cfg(&cfg);
+    ph_period_report rep;
+    /* the set-up: every level's arrays zeroed, a halo exchange, the first
+     * residual and its norm (NAS MG's order) */
+    for (int k = 0; k < 5; k++) {
+        ph_period_feed(pd, R(ZERO_U));
+        ph_period_feed(pd, R(ZERO_R));
+    }
+    ph_period_feed(pd, R(ZERO_U));
+    ph_period_feed(pd, R(HALO));
+    ph_period_feed(pd, R(RESID_0));
+    ph_period_feed(pd, R(NORM_0));
+    int late = 0, late_wrong = 0;
+    for (int step = 0; step < 30; step++) {
+        for (int j = 0; j < n; j++) {
+            int b = ph_period_feed(pd, it[j]);
+            if (step >= 10 && b) {
+                late++;
+                late_wrong += ph_period_anchor(pd) != it[j];
+            }
+        }
+    }
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.period, 23);
+    CHECK(rep.locks >= 2);       /* a part's cycle first */
+    CHECK_EQ(rep.locks, rep.unlocks + 1);
+    CHECK_EQ(late, 20);          /* one boundary per iteration */
+    CHECK_EQ(late_wrong, 0);
+
+    /* A part that is most of the iteration keeps its period: (B C) five
+     * times between A and D, two ids of twelve off the cycle. */
+    ph_period_reset(pd);
+    for (int step = 0; step < 40; step++) {
+        ph_period_feed(pd, R(40));
+        for (int k = 0; k < 5; k++) {
+            ph_period_feed(pd, R(41));
+            ph_period_feed(pd, R(42));
+        }
+        ph_period_feed(pd, R(43));
+    }
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.period, 2);
+    CHECK_EQ(rep.unlocks, 0);
+
+    /* Twice (B C), then D E F A: four of nine off, the iteration wins. */
+    ph_period_reset(pd);
+    for (int step = 0; step < 40; step++) {
+        ph_period_feed(pd, R(40));
+        for (int k = 0; k < 2; k++) {
+            ph_period_feed(pd, R(41));
+            ph_period_feed(pd, R(42));
+        }
+        ph_period_feed(pd, R(43));
+        ph_period_feed(pd, R(44));
+        ph_period_feed(pd, R(45));
+        ph_period_feed(pd, R(46));
+    }
+    ph_period_get_report(pd, &rep);
+    CHECK_EQ(rep.period, 9);
+    CHECK_EQ(rep.locks, rep.unlocks + 1);
+    ph_period_free(pd);
+}
+
 /* The indices (into a stream of ids) at which pd reported boundaries,
  * at most max of them; returns how many. */
 static int boundaries_at(ph_period *pd, const uintptr_t *ids, int n,
@@ -481,6 +580,7 @@ int main(void)
     test_cold_first_iteration();
     test_irregular_inserts();
     test_period_change();
+    test_nested();
     test_too_few_regions();
     test_repeating();
     test_noise();
