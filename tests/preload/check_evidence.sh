@@ -8,7 +8,10 @@
 #   multigrid   mg_one: a V-cycle over grids of several sizes in one array,
 #               from node:0.  The engine may not call the placement stable
 #               on invocations that sampled nothing or next to nothing: it
-#               must sample, move pages and end >= 90% owner-local.
+#               must sample, move pages and end >= 90% owner-local.  100
+#               V-cycles (0.1-1 s): 12 of them (20 ms) once ended inside a
+#               single stall of the memory manager on a loaded host (its
+#               arming took 123 ms; three invocations in all).
 #   fft6        ft with 6 iterations, from node:0: few iterations still
 #               give samples and moves, and >= 90% owner-local.
 #   oneregion   xsbench: one long parallel region (no iteration, no
@@ -114,7 +117,7 @@ observed_only() { grep -q '^  pages moved *none: the engine observed only' "$tmp
 
 case $case_ in
     multigrid)
-        run node:0 -- "$build/workloads/nas/mg_one" S 12
+        run node:0 -- "$build/workloads/nas/mg_one" S 100
         at_least "$(samples)" 1 "samples"
         # three quarters of the pages are away from their owners: the
         # share below is of the pages sampled, which a placement called

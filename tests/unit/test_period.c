@@ -2,7 +2,7 @@
  * test_period.c -- the iteration detector of the transparent mode
  * (src/preload/period.c): plain cycles, a cold first iteration, irregular
  * regions, a change of pattern, an iteration whose part repeats (a
- * V-cycle), too few regions, random noise, seeded
+ * V-cycle, and seeded programs of that shape), too few regions, random noise, seeded
  * random programs, and the early boundary (cfg.early).
  */
 #include "check.h"
@@ -478,6 +478,78 @@ static void test_nested(void)
     ph_period_free(pd);
 }
 
+/* Seeded programs of that shape: an iteration of a prefix, an inner
+ * loop of L regions run m times, and a suffix (ids distinct but for the
+ * inner loop's), after a set-up of a few other regions.  Where the prefix
+ * and suffix are more than a third of the iteration the detector must end
+ * on the whole iteration, with one boundary an iteration at the same id;
+ * where they are under a fifth it may keep the inner loop (either is an
+ * iteration then); in every case a lock is held at the end, and every
+ * lock but the last was dropped. */
+static void test_nested_seeded(void)
+{
+    ph_period_cfg cfg;
+    ph_period_cfg_default(&cfg);
+    cfg.early = 1;
+    ph_period *pd = ph_period_new_cfg(&cfg);
+    int failures = 0, whole = 0;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        rng_state = seed * 0x9e3779b97f4a7c15ull + 7;
+        ph_period_reset(pd);
+        size_t pre = rng() % 6, len = 1 + rng() % 6, m = 2 + rng() % 5,
+               suf = rng() % 7;
+        if (pre + suf == 0)
+            suf = 1;
+        size_t total = pre + len * m + suf;
+        uintptr_t it[128];
+        size_t n = 0;
+        for (size_t j = 0; j < pre; j++)
+            it[n++] = R(10000 * seed + j);
+        for (size_t k = 0; k < m; k++)
+            for (size_t j = 0; j < len; j++)
+                it[n++] = R(10000 * seed + 100 + j);
+        for (size_t j = 0; j < suf; j++)
+            it[n++] = R(10000 * seed + 200 + j);
+        size_t setup = rng() % 8;
+        for (size_t j = 0; j < setup; j++)
+            ph_period_feed(pd, R(10000 * seed + 300 + rng() % 3));
+        int late = 0;
+        uintptr_t late_id = 0;
+        int late_mixed = 0;
+        for (int step = 0; step < 40; step++)
+            for (size_t j = 0; j < n; j++)
+                if (ph_period_feed(pd, it[j]) && step >= 20) {
+                    late++;
+                    if (late_id && it[j] != late_id)
+                        late_mixed = 1;
+                    late_id = it[j];
+                }
+        ph_period_report rep;
+        ph_period_get_report(pd, &rep);
+        double outside = (double)(pre + suf) / (double)total;
+        int ok = rep.period != 0 && rep.locks == rep.unlocks + 1;
+        if (outside > 1.0 / 3.0) {
+            ok = ok && rep.period == total && late == 20 && !late_mixed;
+            whole++;
+        } else if (outside < 0.2) {
+            ok = ok && (rep.period == total || rep.period == len);
+        }
+        if (!ok) {
+            failures++;
+            fprintf(stderr, "nested seed %llu: pre %zu inner %zu x %zu suf "
+                    "%zu (setup %zu): period %zu, %d late boundaries%s, "
+                    "%llu locks %llu unlocks\n", (unsigned long long)seed,
+                    pre, len, m, suf, setup, rep.period, late,
+                    late_mixed ? " at several ids" : "",
+                    (unsigned long long)rep.locks,
+                    (unsigned long long)rep.unlocks);
+        }
+    }
+    CHECK_EQ(failures, 0);
+    CHECK(whole > 100); /* the seeds cover the case that matters */
+    ph_period_free(pd);
+}
+
 /* The indices (into a stream of ids) at which pd reported boundaries,
  * at most max of them; returns how many. */
 static int boundaries_at(ph_period *pd, const uintptr_t *ids, int n,
@@ -581,6 +653,7 @@ int main(void)
     test_irregular_inserts();
     test_period_change();
     test_nested();
+    test_nested_seeded();
     test_too_few_regions();
     test_repeating();
     test_noise();
