@@ -380,6 +380,22 @@ static void test_repeating(void)
     ph_period_free(pd);
 }
 
+/* From a reset: 40 iterations of A, (B C) `reps` times, then `tail`
+ * ids of their own. */
+static void feed_inner_loop(ph_period *pd, int reps, int tail)
+{
+    ph_period_reset(pd);
+    for (int step = 0; step < 40; step++) {
+        ph_period_feed(pd, R(40));
+        for (int k = 0; k < reps; k++) {
+            ph_period_feed(pd, R(41));
+            ph_period_feed(pd, R(42));
+        }
+        for (int k = 0; k < tail; k++)
+            ph_period_feed(pd, R(43 + k));
+    }
+}
+
 /* An iteration whose part repeats a few regions (a multigrid V-cycle:
  * the up-sweep runs zero, prolongate, residual and smooth once per
  * level) first locks onto that part; once two whole iterations are seen,
@@ -446,32 +462,13 @@ static void test_nested(void)
 
     /* A part that is most of the iteration keeps its period: (B C) five
      * times between A and D, two ids of twelve off the cycle. */
-    ph_period_reset(pd);
-    for (int step = 0; step < 40; step++) {
-        ph_period_feed(pd, R(40));
-        for (int k = 0; k < 5; k++) {
-            ph_period_feed(pd, R(41));
-            ph_period_feed(pd, R(42));
-        }
-        ph_period_feed(pd, R(43));
-    }
+    feed_inner_loop(pd, 5, 1);
     ph_period_get_report(pd, &rep);
     CHECK_EQ(rep.period, 2);
     CHECK_EQ(rep.unlocks, 0);
 
     /* Twice (B C), then D E F A: four of nine off, the iteration wins. */
-    ph_period_reset(pd);
-    for (int step = 0; step < 40; step++) {
-        ph_period_feed(pd, R(40));
-        for (int k = 0; k < 2; k++) {
-            ph_period_feed(pd, R(41));
-            ph_period_feed(pd, R(42));
-        }
-        ph_period_feed(pd, R(43));
-        ph_period_feed(pd, R(44));
-        ph_period_feed(pd, R(45));
-        ph_period_feed(pd, R(46));
-    }
+    feed_inner_loop(pd, 2, 4);
     ph_period_get_report(pd, &rep);
     CHECK_EQ(rep.period, 9);
     CHECK_EQ(rep.locks, rep.unlocks + 1);
