@@ -31,11 +31,11 @@
  *     that left more than a quarter of the last max(q, 2p) ids unmatched
  *     while another period q has a streak over them (q's own k
  *     repetitions, and 2p ids; streaks taken from the history) gives way
- *     to the smallest such q (a relock: one unlock, one lock).  The first
- *     lock is often on a part
- *     of the iteration that repeats (a V-cycle's up-sweep runs the same
- *     regions at every level) and would otherwise stay: its good cycles
- *     outweigh the one bad cycle an iteration.
+ *     to the smallest such q (a relock: one unlock, one lock; the id
+ *     that triggers it keeps its boundary).  The first lock is often on
+ *     a part of the iteration that repeats (a V-cycle's up-sweep runs the
+ *     same regions at every level) and would otherwise stay: its good
+ *     cycles outweigh the one bad cycle an iteration.
  * A stream that has not locked after fallback_after ids (or has at most
  * one id) has no usable period: ph_period_fallback() says so, and the
  * transparent mode uses the sampling mechanism instead.
