@@ -188,9 +188,6 @@ void ph_dsm_arena_destroy(ph_dsm *c)
     c->memfd = -1;
 }
 
-/* Pages [page, page + n) enter (on) or leave an allocation: each word
- * changed atomically, so the bits of a neighbouring allocation never
- * move. */
 /* The bits of pages [*p, end) in the word of *p (one bit per page, 64 a
  * word); *p moves past them. */
 static uint64_t word_bits(size_t *p, size_t end, size_t *word)
@@ -201,6 +198,9 @@ static uint64_t word_bits(size_t *p, size_t end, size_t *word)
     return (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << b;
 }
 
+/* Pages [page, page + n) enter (on) or leave an allocation: each word
+ * changed atomically, so the bits of a neighbouring allocation never
+ * move. */
 void ph_dsm_live_mark(ph_dsm *c, size_t page, size_t n, int on)
 {
     for (size_t p = page, w; p < page + n;) {
