@@ -1,0 +1,71 @@
+#!/bin/sh
+# check_libs.sh PAGEHOME PROGRAM ARGS... -- a program built on a numerical
+# library of its own (prog_fftw: FFTW's OpenMP threads; prog_blas:
+# OpenBLAS's pthreads and its mmap'd buffer) under `pagehome run`: the
+# default mode, each mechanism, both sample mechanisms and a node:0
+# placement.  Every run must exit as a plain run does with the same stdout
+# (the program verifies its own result), and write a report whose hot
+# areas hold the program's arrays.  The runs of the iterative mechanism
+# must have sampled (it sweeps at the first iteration's end); the
+# sampling mechanism's intervals follow the clock, and a short run may
+# end before its first.  PAGEHOME_TOPOLOGY in the environment: the simulated machine.
+# Exit 77 when PROGRAM was not built (its library is not installed).
+ph=${1:?usage: check_libs.sh PAGEHOME PROGRAM ARGS...}
+prog=${2:?}
+shift 2
+[ -x "$prog" ] || { echo "check_libs: $prog not built (library missing): skipped"; exit 77; }
+name=$(basename "$prog")
+tmp=${TMPDIR:-/tmp}/check_libs.$$
+mkdir -p "$tmp" || exit 1
+trap 'rm -rf "$tmp"' EXIT
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+pass=0 fail=0
+bad() { fail=$((fail + 1)); echo "check_libs: FAILED: $name $*"; }
+
+timeout 120 "$prog" "$@" > "$tmp/plain.out" 2> "$tmp/plain.err"
+rc_plain=$?
+[ $rc_plain -eq 0 ] && grep -q "verification: ok" "$tmp/plain.out" ||
+    { bad "plain run: exit $rc_plain"; cat "$tmp/plain.out" "$tmp/plain.err"; exit 1; }
+
+# what: label; want_samples: 1 when the run must have sampled; then options
+run_one() {
+    what=$1 want_samples=$2
+    shift 2
+    rm -f "$tmp/r.json"
+    timeout 300 "$ph" run --report "$tmp/r.json" "$@" -- "$prog" $args \
+        > "$tmp/ph.out" 2> "$tmp/ph.err"
+    rc=$?
+    if [ $rc -eq 124 ]; then bad "$what: hangs (killed after 300 s)"; return; fi
+    [ $rc -eq 0 ] || { bad "$what: exit status $rc"; sed 's/^/  /' "$tmp/ph.err" | tail -20; return; }
+    cmp -s "$tmp/plain.out" "$tmp/ph.out" ||
+        { bad "$what: stdout differs from a plain run"; diff "$tmp/plain.out" "$tmp/ph.out" | sed 's/^/  /'; return; }
+    python3 - "$tmp/r.json" "$want_samples" <<'PY' || { bad "$what: report"; return; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = int(sys.argv[2])
+heap = d["transparent"]["heap"]
+assert heap["hot_allocations"] >= 2, "hot allocations %d" % heap["hot_allocations"]
+assert heap["placement_failures"] == 0, "placement failures %d" % heap["placement_failures"]
+if want:
+    s = d["source_stats"]
+    assert s["samples"] > 0, "no sample"
+    assert s["dropped"] == 0, "%d samples dropped" % s["dropped"]
+    t = d["totals"]
+    assert t["failed"] == 0, "%d moves failed" % t["failed"]
+PY
+    pass=$((pass + 1))
+}
+
+args="$*"
+run_one iterative 1 --migrate iterative
+run_one auto 0
+run_one sampling 0 --migrate sampling
+run_one off 0 --migrate off
+run_one observe 1 --observe --migrate iterative
+run_one mprotect 1 --migrate iterative --set sample_mechanism=mprotect
+run_one node0 1 --migrate iterative --placement node:0
+run_one interleave 0 --placement interleave --migrate sampling
+
+echo "check_libs: $name: $pass runs, $fail failures"
+[ $fail -eq 0 ] && echo "check_libs: ok"
+[ $fail -eq 0 ]
