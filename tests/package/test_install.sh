@@ -130,4 +130,36 @@ C
     fi
     passed=$((passed + 3))
 fi
+# transparent mode's libgomp.so.1 for gcc programs: installed apart from
+# the libraries (ldconfig must never take it for GNU libgomp), and found
+# there by the installed `pagehome run`: a gcc 12 program with OpenMP 5
+# names and a target region starts and runs on LLVM's libomp.
+shim=$(find "$tmp/prefix" -name libpagehome_gomp.so | head -1)
+if [ -n "$shim" ] && [ -x "$tmp/prefix/bin/pagehome" ] && command -v gcc >/dev/null; then
+    [ "$(basename "$(dirname "$shim")")" = pagehome ] ||
+        { echo "libpagehome_gomp.so is not in LIBDIR/pagehome: $shim"; exit 1; }
+    readelf -d "$shim" | grep -q 'SONAME.*\[libgomp.so.1\]' ||
+        { echo "libpagehome_gomp.so's soname is not libgomp.so.1"; exit 1; }
+    if find "$tmp/prefix" -name 'libgomp.so*' | grep -q .; then
+        echo "a file named libgomp.so* was installed"
+        exit 1
+    fi
+    cat > "$tmp/omp5.c" <<'C'
+#include <omp.h>
+#include <stdio.h>
+int main(void)
+{
+    int dev = omp_get_device_num(), n = 0;
+#pragma omp target map(tofrom: n)
+    n = 42;
+    printf("omp5: device %d, %d\n", dev, n);
+    return n == 42 ? 0 : 1;
+}
+C
+    gcc -O2 -fopenmp -o "$tmp/omp5" "$tmp/omp5.c"
+    out=$("$tmp/prefix/bin/pagehome" run -- "$tmp/omp5")
+    [ "$out" = "omp5: device $("$tmp/omp5" | sed 's/omp5: device \([0-9-]*\).*/\1/'), 42" ] ||
+        { echo "the installed pagehome run: $out"; exit 1; }
+    passed=$((passed + 1))
+fi
 echo "test_install: $passed passed, 0 failed"

@@ -1,15 +1,16 @@
 #!/bin/sh
-# check_libs.sh PAGEHOME PROGRAM ARGS... -- a program built on a numerical
+# check_libs.sh PAGEHOME PROGRAM ARGS... -- a program on a runtime or a
 # library of its own (prog_fftw: FFTW's OpenMP threads; prog_blas:
-# OpenBLAS's pthreads and its mmap'd buffer) under `pagehome run`: the
-# default mode, each mechanism, both sample mechanisms and a node:0
-# placement.  Every run must exit as a plain run does with the same stdout
+# OpenBLAS's pthreads and its mmap'd buffer; prog_omp5: gcc 12's OpenMP 5
+# and target regions; prog_int8: gfortran -fdefault-integer-8) under
+# `pagehome run`: the default mode, each mechanism, both sample mechanisms
+# and a node:0 placement.  Every run must exit as a plain run does with the same stdout
 # (the program verifies its own result), and write a report whose hot
 # areas hold the program's arrays.  The runs of the iterative mechanism
 # must have sampled (it sweeps at the first iteration's end); the
 # sampling mechanism's intervals follow the clock, and a short run may
 # end before its first.  PAGEHOME_TOPOLOGY in the environment: the simulated machine.
-# Exit 77 when PROGRAM was not built (its library is not installed).
+# Exit 77 when PROGRAM was not built (its library or compiler is missing).
 ph=${1:?usage: check_libs.sh PAGEHOME PROGRAM ARGS...}
 prog=${2:?}
 shift 2

@@ -11,8 +11,11 @@
  *      through which pagehome sees parallel regions and threads.  GNU
  *      libgomp (gcc, gfortran) has none, so by default the program runs on
  *      LLVM's libomp, which exports the GOMP_* entry points gcc emits: a
- *      private directory with libgomp.so.1 -> libomp.so goes first on
- *      LD_LIBRARY_PATH.  --runtime=gomp keeps libgomp; then pagehome cannot
+ *      private directory goes first on LD_LIBRARY_PATH, where libgomp.so.1
+ *      is libpagehome_gomp.so (src/preload/gomp_shim.c: libgomp's version
+ *      names and what libomp lacks -- OpenMP 5.1 names, target regions on
+ *      the host) and libomp.so.5 is libomp (without the shim, libgomp.so.1
+ *      is libomp itself).  --runtime=gomp keeps libgomp; then pagehome cannot
  *      see iterations and uses the sampling mechanism;
  *   3. maps the options onto the tunables (PAGEHOME_* in the environment:
  *      its own options, --set NAME=VALUE, and every tunable the global
@@ -36,7 +39,7 @@
  * is killed outright (SIGKILL), the program gets SIGTERM from the kernel
  * (PR_SET_PDEATHSIG) instead of running on orphaned.
  *
- * The private directory (libgomp.so.1 -> LLVM's libomp) is
+ * The private directory (libgomp.so.1 and libomp.so.5) is
  * $TMPDIR/pagehome-run-XXXXXX, removed on every way out of pagehome; a run
  * holds an flock on its "lock" file while it lives, so a directory left by
  * a run that was killed outright is recognised (its lock is free) and
@@ -191,9 +194,13 @@ static void elf_inspect(const char *path, elf_info *info)
 
 /* ---- where things are ----------------------------------------------- */
 
-static int preload_path(char *out, size_t len)
+/* A library of pagehome's: $ENV_VAR when set, else beside the installed
+ * tool (PREFIX/bin/pagehome -> PREFIX/LIBDIR/REL), else in the build tree
+ * (BUILT).  0 when readable. */
+static int own_lib_path(const char *env_var, const char *rel, const char *built, char *out,
+                        size_t len)
 {
-    const char *env = getenv("PAGEHOME_PRELOAD_LIB");
+    const char *env = getenv(env_var);
     if (env && *env) {
         snprintf(out, len, "%s", env);
         return access(out, R_OK) == 0 ? 0 : -1;
@@ -205,14 +212,26 @@ static int preload_path(char *out, size_t len)
         char *slash = strrchr(exe, '/');
         if (slash)
             *slash = '\0';
-        /* installed: PREFIX/bin/pagehome -> PREFIX/LIBDIR/... */
-        int w = snprintf(out, len, "%s/../%s/libpagehome_preload.so", exe,
-                         PH_INSTALL_LIBDIR);
+        int w = snprintf(out, len, "%s/../%s/%s", exe, PH_INSTALL_LIBDIR, rel);
         if (w > 0 && (size_t)w < len && access(out, R_OK) == 0)
             return 0;
     }
-    snprintf(out, len, "%s", PH_BUILD_PRELOAD);
+    snprintf(out, len, "%s", built);
     return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int preload_path(char *out, size_t len)
+{
+    return own_lib_path("PAGEHOME_PRELOAD_LIB", "libpagehome_preload.so", PH_BUILD_PRELOAD,
+                        out, len);
+}
+
+/* libpagehome_gomp.so (src/preload/gomp_shim.c): libgomp's interface
+ * for gcc programs on libomp, where libomp lacks it. */
+static int gomp_shim_path(char *out, size_t len)
+{
+    return own_lib_path("PAGEHOME_GOMP_LIB", "pagehome/libpagehome_gomp.so", PH_BUILD_GOMP,
+                        out, len);
 }
 
 static int libomp_path(char *out, size_t len)
@@ -538,6 +557,8 @@ static void remove_rundir(const char *dir)
     char f[PATH_MAX + 32];
     snprintf(f, sizeof f, "%s/libgomp.so.1", dir);
     unlink(f);
+    snprintf(f, sizeof f, "%s/libomp.so.5", dir);
+    unlink(f);
     snprintf(f, sizeof f, "%s/lock.new", dir);
     unlink(f);
     snprintf(f, sizeof f, "%s/lock", dir);
@@ -620,16 +641,24 @@ static int use_libomp_for_gomp(const run_opts *o)
     int rc = make_runtime_dir();
     if (rc)
         return rc;
-    char link[PATH_MAX + 16];
+    /* libgomp.so.1 is the shim, which needs libomp.so.5: both linked
+     * here.  Without the shim, libomp itself answers for libgomp (a gcc 12
+     * program that asks for OpenMP 5.1 names or target regions does not
+     * start then). */
+    char shim[PATH_MAX], link[PATH_MAX + 16];
+    int have_shim = gomp_shim_path(shim, sizeof shim) == 0;
     snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
-    if (symlink(lib, link) != 0)
+    if (symlink(have_shim ? shim : lib, link) != 0)
+        return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
+    snprintf(link, sizeof link, "%s/libomp.so.5", runtime_dir);
+    if (have_shim && symlink(lib, link) != 0)
         return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
     prepend_env("LD_LIBRARY_PATH", runtime_dir, ':');
     if (o->verbose)
         fprintf(stderr, "pagehome: the program uses GNU libgomp, which has no OpenMP "
                         "tools interface: running it on LLVM's libomp (%s), which "
-                        "provides the GOMP_* entry points (--runtime=gomp keeps libgomp)\n",
-                lib);
+                        "provides the GOMP_* entry points%s (--runtime=gomp keeps libgomp)\n",
+                lib, have_shim ? ", with pagehome's libgomp.so.1 for what it lacks" : "");
     return 0;
 }
 
