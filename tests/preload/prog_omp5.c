@@ -1,12 +1,15 @@
 /*
  * prog_omp5.c -- an OpenMP 5 program as gcc 12 builds it, for the runtime
  * `pagehome run` gives gcc programs (libgomp's interface on LLVM's
- * libomp, src/preload/gomp_shim.c): OpenMP 5 allocators and queries,
+ * libomp, src/preload/gomp_shim.c) and for its allocators
+ * (src/preload/omp_alloc.c): OpenMP 5 allocators and queries,
  * target regions run on the host (map, firstprivate, target data and
  * update, nowait with dependences, teams), the omp_target_* memory
  * routines and `omp error` as a warning, around parallel loops over
  * large heap arrays.  Every result is checked here and printed; stdout
- * must equal a plain run's (check_libs.sh).
+ * must equal a plain run's, and the two malloc'd arrays, the two of the
+ * default allocator and the one omp_realloc grows must be hot areas
+ * (check_libs.sh, CHECK_LIBS_MIN_HOT=5).
  */
 #include <omp.h>
 #include <stdint.h>
@@ -26,8 +29,9 @@ static int fails;
 
 int main(void)
 {
-    /* the large arrays from malloc (pagehome's hot areas), one from an
-     * allocator of OpenMP 5 (OMP_5.0.1 / 5.0.2) */
+    /* large arrays from malloc, one from an allocator of the program's
+     * (not pagehome's: the runtime serves it), small ones from the default
+     * allocator (OMP_5.0.1 / 5.0.2) */
     double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     double *e = omp_aligned_alloc(64, 1024 * sizeof *e, omp_default_mem_alloc);
     double *f = omp_calloc(1024, sizeof *f, omp_default_mem_alloc);
@@ -35,6 +39,11 @@ int main(void)
     omp_allocator_handle_t al = omp_init_allocator(omp_default_mem_space, 0, NULL);
     double *c = omp_alloc(N * sizeof *c, al);
     CHECK("init_allocator", al != omp_null_allocator && c != NULL);
+    /* large blocks of the default allocator: pagehome's hot areas */
+    double *d = omp_alloc(N * sizeof *d, omp_default_mem_alloc);
+    double *g = omp_aligned_calloc(1 << 21, N, sizeof *g, omp_default_mem_alloc);
+    CHECK("default allocator", d && g && ((uintptr_t)g & ((1 << 21) - 1)) == 0 &&
+                                   g[0] == 0.0 && g[N - 1] == 0.0);
     CHECK("queries", omp_get_device_num() == omp_get_initial_device() &&
                          omp_get_max_teams() >= 0 && omp_get_supported_active_levels() >= 1);
 
@@ -43,9 +52,17 @@ int main(void)
         for (int i = 0; i < N; i++)
             a[i] = it + 0.5 * i;
 #pragma omp parallel for schedule(static)
-        for (int i = 0; i < N; i++)
+        for (int i = 0; i < N; i++) {
             b[i] = 2.0 * a[i];
+            d[i] = b[i] + 1.0;
+            g[i] += 1.0;
+        }
     }
+    /* grown by the allocator, the data kept; size 0 frees */
+    d = omp_realloc(d, 2 * N * sizeof *d, omp_default_mem_alloc, omp_default_mem_alloc);
+    CHECK("omp_realloc", d && d[N - 1] == 2.0 * (5 + 0.5 * (N - 1)) + 1.0 && g[N - 1] == 6.0);
+    g = omp_realloc(g, 0, omp_default_mem_alloc, omp_default_mem_alloc);
+    CHECK("omp_realloc to 0", g == NULL);
 
     /* a target region on the host: mapped arrays and a firstprivate scalar
      * the region changes (its copy, not the variable) */
@@ -114,22 +131,23 @@ int main(void)
 
     /* omp_target_* on the host device */
     int host = omp_get_initial_device();
-    double *d = omp_target_alloc(64 * sizeof *d, host);
+    double *t = omp_target_alloc(64 * sizeof *t, host);
     double m[4][8], r[4][8];
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 8; j++)
             m[i][j] = 10 * i + j, r[i][j] = -1;
-    int rc = d ? omp_target_memcpy(d, m, sizeof m, 0, 0, host, host) : -1;
+    int rc = t ? omp_target_memcpy(t, m, sizeof m, 0, 0, host, host) : -1;
     size_t vol[2] = {2, 3}, off[2] = {1, 2}, dims[2] = {4, 8};
-    int rc2 = omp_target_memcpy_rect(r, d, sizeof(double), 2, vol, off, off, dims, dims, host,
+    int rc2 = omp_target_memcpy_rect(r, t, sizeof(double), 2, vol, off, off, dims, dims, host,
                                      host);
     CHECK("omp_target_memcpy", rc == 0 && rc2 == 0 && r[1][2] == 12 && r[2][4] == 24 &&
                                    r[0][0] == -1 && r[1][5] == -1 &&
-                                   omp_target_is_present(d, host));
-    omp_target_free(d, host);
+                                   omp_target_is_present(t, host));
+    omp_target_free(t, host);
 
 #pragma omp error at(execution) severity(warning) message("prog_omp5: a warning")
 
+    omp_free(d, omp_default_mem_alloc);
     omp_free(c, al);
     omp_destroy_allocator(al);
     omp_free(f, omp_default_mem_alloc);
