@@ -122,16 +122,87 @@ static int find_program(const char *name, char *out, size_t len)
     return cli_find_on_path(name, out, len);
 }
 
-/* What the ELF file says: dynamic (has PT_INTERP), and its OpenMP runtime
- * from DT_NEEDED ("libgomp", "libomp", "" none). */
+/* What the ELF file says: dynamic (has PT_INTERP), its OpenMP runtime
+ * from DT_NEEDED ("libgomp", "libomp", "" none), the version names it
+ * needs of libgomp.so.1 (DT_VERNEED) and those it defines (DT_VERDEF: a
+ * library). */
+#define ELF_MAX_VERSIONS 64
 typedef struct elf_info {
     int is_elf, dynamic;
     char omp[32];
+    int ngomp_needs, ndefs;
+    char gomp_needs[ELF_MAX_VERSIONS][32];
+    char defs[ELF_MAX_VERSIONS][32];
 } elf_info;
 
 static int read_at(int fd, void *buf, size_t len, off_t off)
 {
     return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+/* The file offset of virtual address va (in a PT_LOAD segment), or -1. */
+static off_t va_offset(const Elf64_Phdr *load, int nload, Elf64_Addr va)
+{
+    for (int i = 0; i < nload; i++)
+        if (va >= load[i].p_vaddr && va < load[i].p_vaddr + load[i].p_filesz)
+            return (off_t)(va - load[i].p_vaddr + load[i].p_offset);
+    return -1;
+}
+
+/* The string at offset off of the string table at stroff, in out. */
+static int read_str(int fd, off_t stroff, Elf64_Word off, char *out, size_t len)
+{
+    memset(out, 0, len);
+    return stroff >= 0 && pread(fd, out, len - 1, stroff + (off_t)off) > 0 ? 0 : -1;
+}
+
+/* The version names the file needs of libgomp.so.1 (vn at its offset,
+ * num entries) into info->gomp_needs. */
+static void read_verneed(int fd, off_t vn, Elf64_Xword num, off_t stroff, elf_info *info)
+{
+    for (Elf64_Xword k = 0; vn >= 0 && k < num && k < 256; k++) {
+        Elf64_Verneed need;
+        char file[64];
+        if (read_at(fd, &need, sizeof need, vn) || read_str(fd, stroff, need.vn_file, file, sizeof file))
+            return;
+        if (strcmp(file, "libgomp.so.1") == 0) {
+            off_t ax = vn + (off_t)need.vn_aux;
+            for (unsigned j = 0; j < need.vn_cnt && j < 256; j++) {
+                Elf64_Vernaux aux;
+                if (read_at(fd, &aux, sizeof aux, ax))
+                    return;
+                if (info->ngomp_needs < ELF_MAX_VERSIONS &&
+                    read_str(fd, stroff, aux.vna_name, info->gomp_needs[info->ngomp_needs],
+                             sizeof info->gomp_needs[0]) == 0)
+                    info->ngomp_needs++;
+                if (!aux.vna_next)
+                    break;
+                ax += (off_t)aux.vna_next;
+            }
+        }
+        if (!need.vn_next)
+            return;
+        vn += (off_t)need.vn_next;
+    }
+}
+
+/* The version names the file defines (vd at its offset, num entries; the
+ * first is the file's own name) into info->defs. */
+static void read_verdef(int fd, off_t vd, Elf64_Xword num, off_t stroff, elf_info *info)
+{
+    for (Elf64_Xword k = 0; vd >= 0 && k < num && k < 256; k++) {
+        Elf64_Verdef def;
+        Elf64_Verdaux aux;
+        if (read_at(fd, &def, sizeof def, vd) ||
+            read_at(fd, &aux, sizeof aux, vd + (off_t)def.vd_aux))
+            return;
+        if (!(def.vd_flags & VER_FLG_BASE) && info->ndefs < ELF_MAX_VERSIONS &&
+            read_str(fd, stroff, aux.vda_name, info->defs[info->ndefs], sizeof info->defs[0]) == 0)
+            info->ndefs++;
+        if (!def.vd_next)
+            return;
+        vd += (off_t)def.vd_next;
+    }
 }
 
 static void elf_inspect(const char *path, elf_info *info)
@@ -162,24 +233,28 @@ static void elf_inspect(const char *path, elf_info *info)
         else if (ph.p_type == PT_LOAD && nload < 64)
             load[nload++] = ph;
     }
-    /* DT_STRTAB is a virtual address: map it to a file offset */
+    /* DT_STRTAB, DT_VERNEED and DT_VERDEF are virtual addresses: mapped
+     * to file offsets through the PT_LOAD segments */
     size_t ndyn = dyn.p_filesz / sizeof(Elf64_Dyn);
     Elf64_Dyn *d = ndyn && ndyn < 4096 ? calloc(ndyn, sizeof *d) : NULL;
     if (d && read_at(fd, d, ndyn * sizeof *d, (off_t)dyn.p_offset) == 0) {
-        Elf64_Addr strtab = 0;
+        Elf64_Addr strtab = 0, verneed = 0, verdef = 0;
+        Elf64_Xword nverneed = 0, nverdef = 0;
         for (size_t i = 0; i < ndyn && d[i].d_tag != DT_NULL; i++)
-            if (d[i].d_tag == DT_STRTAB)
-                strtab = d[i].d_un.d_ptr;
-        off_t stroff = -1;
-        for (int i = 0; i < nload; i++)
-            if (strtab >= load[i].p_vaddr &&
-                strtab < load[i].p_vaddr + load[i].p_filesz)
-                stroff = (off_t)(strtab - load[i].p_vaddr + load[i].p_offset);
+            switch (d[i].d_tag) {
+            case DT_STRTAB: strtab = d[i].d_un.d_ptr; break;
+            case DT_VERNEED: verneed = d[i].d_un.d_ptr; break;
+            case DT_VERNEEDNUM: nverneed = d[i].d_un.d_val; break;
+            case DT_VERDEF: verdef = d[i].d_un.d_ptr; break;
+            case DT_VERDEFNUM: nverdef = d[i].d_un.d_val; break;
+            default: break;
+            }
+        off_t stroff = va_offset(load, nload, strtab);
         for (size_t i = 0; stroff >= 0 && i < ndyn && d[i].d_tag != DT_NULL; i++) {
             if (d[i].d_tag != DT_NEEDED)
                 continue;
-            char name[64] = "";
-            if (pread(fd, name, sizeof name - 1, stroff + (off_t)d[i].d_un.d_val) <= 0)
+            char name[64];
+            if (read_str(fd, stroff, (Elf64_Word)d[i].d_un.d_val, name, sizeof name))
                 continue;
             if (strncmp(name, "libgomp.so", 10) == 0)
                 snprintf(info->omp, sizeof info->omp, "libgomp");
@@ -187,9 +262,29 @@ static void elf_inspect(const char *path, elf_info *info)
                      strncmp(name, "libiomp5.so", 11) == 0)
                 snprintf(info->omp, sizeof info->omp, "libomp");
         }
+        if (verneed)
+            read_verneed(fd, va_offset(load, nload, verneed), nverneed, stroff, info);
+        if (verdef)
+            read_verdef(fd, va_offset(load, nload, verdef), nverdef, stroff, info);
     }
     free(d);
     close(fd);
+}
+
+/* The first version name the program needs of libgomp.so.1 that lib
+ * (what would answer for it) does not define, or NULL. */
+static const char *gomp_version_missing(const elf_info *prog, const char *lib)
+{
+    static elf_info li;
+    elf_inspect(lib, &li);
+    for (int i = 0; i < prog->ngomp_needs; i++) {
+        int found = 0;
+        for (int j = 0; j < li.ndefs && !found; j++)
+            found = strcmp(prog->gomp_needs[i], li.defs[j]) == 0;
+        if (!found)
+            return prog->gomp_needs[i];
+    }
+    return NULL;
 }
 
 /* ---- where things are ----------------------------------------------- */
@@ -630,7 +725,12 @@ static int make_runtime_dir(void)
     return 0;
 }
 
-static int use_libomp_for_gomp(const run_opts *o)
+/* Runs the gcc program on LLVM's libomp (private directory, above): 0,
+ * or 2 when the program needs a version of libgomp.so.1 that neither
+ * pagehome's shim nor libomp defines (OpenACC's, or a newer gcc's): then
+ * nothing is set up and it keeps GNU libgomp, as the loader would refuse
+ * to start it (its shared libraries are not looked at). */
+static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char *prog)
 {
     char lib[PATH_MAX];
     if (libomp_path(lib, sizeof lib) != 0)
@@ -638,15 +738,23 @@ static int use_libomp_for_gomp(const run_opts *o)
                          "interface, and LLVM's libomp was not found (apt-get install "
                          "libomp-14-dev, or PAGEHOME_LIBOMP=PATH); --runtime=gomp runs it "
                          "on libgomp in sampling mode");
+    /* libgomp.so.1 is the shim, which needs libomp.so.5: both linked
+     * here.  Without the shim, libomp itself answers for libgomp (a gcc 12
+     * program that asks for OpenMP 5.1 names or target regions is then
+     * found below and keeps libgomp). */
+    char shim[PATH_MAX], link[PATH_MAX + 16];
+    int have_shim = gomp_shim_path(shim, sizeof shim) == 0;
+    const char *missing = gomp_version_missing(ei, have_shim ? shim : lib);
+    if (missing) {
+        fprintf(stderr, "pagehome: %s asks libgomp.so.1 for %s, which LLVM's libomp%s does "
+                        "not provide: it keeps GNU libgomp, which has no OpenMP tools "
+                        "interface (sampling mechanism only)\n",
+                prog, missing, have_shim ? " with pagehome's libgomp.so.1" : "");
+        return 2;
+    }
     int rc = make_runtime_dir();
     if (rc)
         return rc;
-    /* libgomp.so.1 is the shim, which needs libomp.so.5: both linked
-     * here.  Without the shim, libomp itself answers for libgomp (a gcc 12
-     * program that asks for OpenMP 5.1 names or target regions does not
-     * start then). */
-    char shim[PATH_MAX], link[PATH_MAX + 16];
-    int have_shim = gomp_shim_path(shim, sizeof shim) == 0;
     snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
     if (symlink(have_shim ? shim : lib, link) != 0)
         return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
@@ -905,15 +1013,19 @@ int cmd_run(int argc, char **argv)
                          "libomp-14-dev?); PAGEHOME_PRELOAD_LIB=PATH names it");
     sweep_stale_rundirs();
     if (strcmp(ei.omp, "libgomp") == 0) {
-        if (strcmp(o.runtime, "libomp") == 0) {
-            if ((rc = use_libomp_for_gomp(&o)) != 0)
+        int keep = strcmp(o.runtime, "libomp") != 0;
+        if (!keep && (rc = use_libomp_for_gomp(&o, &ei, prog)) != 0) {
+            if (rc != 2)
                 return rc;
-        } else {
+            keep = 1;
+        }
+        if (keep) {
             if (strcmp(o.migrate, "auto") == 0)
                 setenv("PAGEHOME_ENGINE", "sampling", 1);
-            fprintf(stderr, "pagehome: --runtime=gomp: libgomp has no OpenMP tools "
-                            "interface, so pagehome cannot see iterations or threads: "
-                            "sampling mechanism only\n");
+            if (strcmp(o.runtime, "libomp") != 0)
+                fprintf(stderr, "pagehome: --runtime=gomp: libgomp has no OpenMP tools "
+                                "interface, so pagehome cannot see iterations or threads: "
+                                "sampling mechanism only\n");
         }
     } else if (!ei.omp[0] && o.verbose) {
         fprintf(stderr, "pagehome: '%s' names no OpenMP runtime: it runs with the "
