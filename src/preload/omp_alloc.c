@@ -105,12 +105,17 @@ EXPORT void *omp_aligned_alloc(size_t align, size_t size, uintptr_t a)
     return ((void *(*)(size_t, size_t, uintptr_t))f)(align, size, a);
 }
 
-EXPORT void *omp_calloc(size_t n, size_t size, uintptr_t a)
+/* hot() for n elements of size bytes, zeroed (fresh hot memory is). */
+static void *hot_zeroed(size_t n, size_t size, size_t align, uintptr_t a, const void *ra)
 {
     size_t bytes;
-    void *p = __builtin_mul_overflow(n, size, &bytes)
-                  ? NULL
-                  : hot(bytes, PAGE, a, PH_HOT_ZEROED, __builtin_return_address(0));
+    return __builtin_mul_overflow(n, size, &bytes) ? NULL
+                                                   : hot(bytes, align, a, PH_HOT_ZEROED, ra);
+}
+
+EXPORT void *omp_calloc(size_t n, size_t size, uintptr_t a)
+{
+    void *p = hot_zeroed(n, size, PAGE, a, __builtin_return_address(0));
     if (p)
         return p;
     REAL(f, "omp_calloc")
@@ -119,10 +124,7 @@ EXPORT void *omp_calloc(size_t n, size_t size, uintptr_t a)
 
 EXPORT void *omp_aligned_calloc(size_t align, size_t n, size_t size, uintptr_t a)
 {
-    size_t bytes;
-    void *p = __builtin_mul_overflow(n, size, &bytes)
-                  ? NULL
-                  : hot(bytes, align, a, PH_HOT_ZEROED, __builtin_return_address(0));
+    void *p = hot_zeroed(n, size, align, a, __builtin_return_address(0));
     if (p)
         return p;
     REAL(f, "omp_aligned_calloc")

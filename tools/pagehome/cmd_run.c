@@ -16,7 +16,10 @@
  *      names and what libomp lacks -- OpenMP 5.1 names, target regions on
  *      the host) and libomp.so.5 is libomp (without the shim, libgomp.so.1
  *      is libomp itself).  --runtime=gomp keeps libgomp; then pagehome cannot
- *      see iterations and uses the sampling mechanism;
+ *      see iterations and uses the sampling mechanism.  So does a program
+ *      that needs a version of libgomp.so.1 the shim (or libomp) does not
+ *      define (DT_VERNEED against its DT_VERDEF: OpenACC, a newer gcc),
+ *      which the loader would refuse to start;
  *   3. maps the options onto the tunables (PAGEHOME_* in the environment:
  *      its own options, --set NAME=VALUE, and every tunable the global
  *      options of `pagehome` set -- --topology, --set, -v -- so that the
@@ -171,7 +174,8 @@ static void read_verneed(int fd, off_t vn, Elf64_Xword num, off_t stroff, elf_in
                 Elf64_Vernaux aux;
                 if (read_at(fd, &aux, sizeof aux, ax))
                     return;
-                if (info->ngomp_needs < ELF_MAX_VERSIONS &&
+                /* a weak need is not fatal to the loader */
+                if (!(aux.vna_flags & VER_FLG_WEAK) && info->ngomp_needs < ELF_MAX_VERSIONS &&
                     read_str(fd, stroff, aux.vna_name, info->gomp_needs[info->ngomp_needs],
                              sizeof info->gomp_needs[0]) == 0)
                     info->ngomp_needs++;
@@ -725,12 +729,14 @@ static int make_runtime_dir(void)
     return 0;
 }
 
-/* Runs the gcc program on LLVM's libomp (private directory, above): 0,
- * or 2 when the program needs a version of libgomp.so.1 that neither
- * pagehome's shim nor libomp defines (OpenACC's, or a newer gcc's): then
- * nothing is set up and it keeps GNU libgomp, as the loader would refuse
- * to start it (its shared libraries are not looked at). */
-static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char *prog)
+/* Runs the gcc program on LLVM's libomp (private directory, above): 0 or
+ * an exit status.  When the program needs a version of libgomp.so.1 that
+ * neither pagehome's shim nor libomp defines (OpenACC's, or a newer
+ * gcc's), the loader would refuse to start it: then nothing is set up,
+ * *keep_gomp is 1 and it keeps GNU libgomp (its shared libraries are not
+ * looked at). */
+static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char *prog,
+                               int *keep_gomp)
 {
     char lib[PATH_MAX];
     if (libomp_path(lib, sizeof lib) != 0)
@@ -750,7 +756,8 @@ static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char
                         "not provide: it keeps GNU libgomp, which has no OpenMP tools "
                         "interface (sampling mechanism only)\n",
                 prog, missing, have_shim ? " with pagehome's libgomp.so.1" : "");
-        return 2;
+        *keep_gomp = 1;
+        return 0;
     }
     int rc = make_runtime_dir();
     if (rc)
@@ -1014,11 +1021,8 @@ int cmd_run(int argc, char **argv)
     sweep_stale_rundirs();
     if (strcmp(ei.omp, "libgomp") == 0) {
         int keep = strcmp(o.runtime, "libomp") != 0;
-        if (!keep && (rc = use_libomp_for_gomp(&o, &ei, prog)) != 0) {
-            if (rc != 2)
-                return rc;
-            keep = 1;
-        }
+        if (!keep && (rc = use_libomp_for_gomp(&o, &ei, prog, &keep)) != 0)
+            return rc;
         if (keep) {
             if (strcmp(o.migrate, "auto") == 0)
                 setenv("PAGEHOME_ENGINE", "sampling", 1);
