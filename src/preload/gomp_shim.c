@@ -37,7 +37,8 @@
  *     naming --runtime=gomp, and exit.
  * Everything else the program asks of libgomp binds to libomp itself
  * (libomp comes after this library in the loader's search order).
- * OpenACC (libgomp's OACC and GOACC names) is not provided.
+ * OpenACC (libgomp's OACC and GOACC names) is not provided: a program
+ * that needs it keeps GNU libgomp (cmd_run.c reads its version needs).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -141,6 +141,8 @@ int main(int argc, char **argv)
         check(&e, argv[f], -1);
         if (!e.is_elf) {
             fprintf(stderr, "fuzz_elf: %s: a seed must be an ELF file\n", argv[f]);
+            free(orig);
+            free(buf);
             return 1;
         }
         printf("fuzz_elf: %s: %d needs of libgomp.so.1, %d versions defined\n", argv[f],
@@ -158,12 +160,12 @@ int main(int argc, char **argv)
     }
     printf("fuzz_elf: %ld mutants read safely, %ld of them still with version names\n", total,
            with_versions);
+    free(orig);
+    free(buf);
     if (!with_versions) {
         fprintf(stderr, "fuzz_elf: no mutant kept a version name: the version reading was "
                         "not exercised (seeds without DT_VERNEED of libgomp.so.1 or DT_VERDEF?)\n");
         return 1;
     }
-    free(orig);
-    free(buf);
     return 0;
 }
