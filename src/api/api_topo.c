@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "config/options.h"
 #include "machine/machine.h"
+#include "sample/source.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -167,5 +168,10 @@ PH_API int ph_thread_set_node(int node)
         return -1;
     if (node >= 0 && ph_topo_node_index(c->topo, node) < 0)
         return ph_fail(EINVAL, "ph_thread_set_node: %d is not a node of this machine", node);
-    return ph_os_set_thread_node(c->os, node);
+    if (ph_os_set_thread_node(c->os, node) != 0)
+        return -1;
+    /* the userfaultfd mechanism's service thread attributes this
+     * thread's faults to its noted node */
+    ph_sampler_note_node(ph_os_current_node(c->os));
+    return 0;
 }

@@ -181,6 +181,10 @@ static void omp_position(int *t, int *n)
 static int thread_node_index(const sim_state *s, const ph_topology *topo, int *tnum)
 {
     int t, n;
+    /* a bound thread is not asked of the OpenMP runtime: a thread it did
+     * not start would become one of its initial threads */
+    if (tl_bound_id == s->id && !tnum)
+        return tl_bound_node;
     omp_position(&t, &n);
     if (tnum)
         *tnum = t;

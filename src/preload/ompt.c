@@ -22,8 +22,11 @@
  *                  outermost region: a program that is one big region with
  *                  the time loop inside gets its iteration ends there (at
  *                  the begin of the anchor barrier, while the team waits).
- *   thread_begin,  counted (nothing in pagehome needs them).
- *   parallel_end
+ *   parallel_end   closes the sampler's region gate (outermost regions).
+ *   thread_begin,  counted; an initial thread's begin and end tell the
+ *   thread_end     sampler which threads run the serial code, whose traps
+ *                  between regions are not samples (a library's own
+ *                  pthreads working there are sampled).
  *
  * Choosing the mechanism.  The engine is made by the first engine call,
  * which comes early whatever ompt.c does (hot.c registers the program's
@@ -436,6 +439,15 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *data)
     atomic_fetch_add_explicit(&st.threads, 1, memory_order_relaxed);
     int k = type == ompt_thread_initial ? 0 : type == ompt_thread_worker ? 1 : 2;
     atomic_fetch_add_explicit(&st.thread_kind[k], 1, memory_order_relaxed);
+    if (type == ompt_thread_initial)
+        ph_sampler_note_serial_thread(1);
+}
+
+static void on_thread_end(ompt_data_t *data)
+{
+    (void)data;
+    /* the sampler forgets a thread id only for the thread that noted it */
+    ph_sampler_note_serial_thread(0);
 }
 
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
@@ -829,6 +841,7 @@ static int tool_initialize(ompt_function_lookup_t lookup,
         ompt_callback_t fn;
     } cbs[] = {
         {ompt_callback_thread_begin, (ompt_callback_t)on_thread_begin},
+        {ompt_callback_thread_end, (ompt_callback_t)on_thread_end},
         {ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin},
         {ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end},
         {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},

@@ -140,7 +140,7 @@ static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
  * it was serial code's (ph_sig_serial): the run is then to be watched
  * again when the next parallel region begins (SUSPENDED). */
 static int record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
-                  size_t run_len, int node)
+                  size_t run_len, int node, int tid)
 {
     size_t i = (size_t)atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
     ph_sig_inst *in = &ph_sig_insts[i];
@@ -155,7 +155,8 @@ static int record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
         /* the userfaultfd service thread, for the faulting thread */
         ph_os_note_touch(in->os, (void *)run, run_len, in->os->topo->nodes[node].id);
     }
-    if (atomic_load_explicit(&ph_sig_serial, memory_order_relaxed)) {
+    if (atomic_load_explicit(&ph_sig_serial, memory_order_relaxed) &&
+        ph_sig_runs_serial_code(tid)) {
         atomic_fetch_add_explicit(&in->serial, 1, memory_order_relaxed);
         return 0;
     }
@@ -250,7 +251,7 @@ int ph_sig_protect_span(size_t i, uintptr_t a, size_t len)
 }
 
 /* Inside slot s (entered): handle a fault at addr.  1 ours, 0 not. */
-static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
+static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node, int tid)
 {
     ph_sig_slot *s = &ph_sig_slots[idx];
     uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
@@ -269,7 +270,7 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
         uintptr_t a = start + r * run_bytes;
         uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
         int kept = record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1),
-                          a, b - a, node);
+                          a, b - a, node, tid);
         int ok = open_run(idx, s, a, b - a) == 0;
         atomic_store_explicit(&runs[r], kept ? PH_RUN_IDLE : PH_RUN_SUSPENDED,
                               memory_order_release);
@@ -300,7 +301,7 @@ static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node)
 
 /* Enter slot idx if it holds addr.  -1 not there, else the result of
  * handling the fault (1 ours, 0 not). */
-static int try_slot(size_t idx, uintptr_t addr, int node)
+static int try_slot(size_t idx, uintptr_t addr, int node, int tid)
 {
     ph_sig_slot *s = &ph_sig_slots[idx];
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
@@ -315,32 +316,32 @@ static int try_slot(size_t idx, uintptr_t addr, int node)
     if (w2 != w || PH_SIG_STATE(w2) != PH_SIG_ACTIVE)
         res = 1; /* being removed or replaced: its protection is being lifted */
     else
-        res = fault_in_slot(idx, w2, addr, node);
+        res = fault_in_slot(idx, w2, addr, node, tid);
     atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
     tl_last_slot = idx;
     return res;
 }
 
 /* 1 when the fault at addr was ours and has been dealt with. */
-static int handle_ours(uintptr_t addr, int node)
+static int handle_ours(uintptr_t addr, int node, int tid)
 {
     size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
     if (tl_last_slot < n) {
-        int r = try_slot(tl_last_slot, addr, node);
+        int r = try_slot(tl_last_slot, addr, node, tid);
         if (r >= 0)
             return r;
     }
     for (size_t i = 0; i < n; i++) {
-        int r = try_slot(i, addr, node);
+        int r = try_slot(i, addr, node, tid);
         if (r >= 0)
             return r;
     }
     return 0;
 }
 
-int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out)
+int ph_sig_handle(uintptr_t addr, int node, int tid, size_t *slot_out)
 {
-    int r = handle_ours(addr, node);
+    int r = handle_ours(addr, node, tid);
     *slot_out = tl_last_slot;
     return r;
 }
@@ -593,7 +594,7 @@ static void on_sigsegv(int sig, siginfo_t *si, void *ctx)
     if (si->si_code == SEGV_ACCERR) {
         uint64_t t0 = ph_now_ns();
         uintptr_t addr = (uintptr_t)si->si_addr;
-        if (handle_ours(addr, PH_SIG_NODE_SELF)) {
+        if (handle_ours(addr, PH_SIG_NODE_SELF, PH_SIG_TID_SELF)) {
             size_t slot = tl_last_slot;
             int i = atomic_load_explicit(&ph_sig_slots[slot].inst, memory_order_relaxed);
             if (i >= 0 && i < PH_SIG_MAX_INSTANCES)

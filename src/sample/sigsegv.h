@@ -121,12 +121,21 @@ extern atomic_uint_fast64_t ph_sig_foreign;
 extern atomic_uint_fast64_t ph_sig_orphans;
 /* 1 while the region gate is closed (sampler.c: the OpenMP tools
  * interface says no outermost parallel region is running): a trap then
- * is serial code's -- an initialisation loop, a verification pass --
- * and is not recorded as a sample (the touch is still told to the
+ * taken by a thread that runs the program's serial code
+ * (ph_sig_runs_serial_code) -- an initialisation loop, a verification
+ * pass -- is not recorded as a sample (the touch is still told to the
  * machine); its run is left SUSPENDED, to be watched again when the gate
- * opens.  Mostly the userfaultfd mechanism's: the mprotect one keeps its
- * runs open while the gate is closed. */
+ * opens.  A trap of any other thread is a sample.  Mostly the
+ * userfaultfd mechanism's: the mprotect one keeps its runs open while
+ * the gate is closed. */
 extern atomic_int ph_sig_serial;
+
+#define PH_SIG_TID_SELF (-1)    /* the calling thread */
+/* 1 when thread tid (PH_SIG_TID_SELF: the caller; 0: not known) is one
+ * of the OpenMP runtime's initial threads, which run the serial code
+ * (ph_sampler_note_serial_thread, thread.c), or cannot be told apart
+ * from them.  Async-signal-safe. */
+int ph_sig_runs_serial_code(int tid);
 
 /* Watch [a, a+len) of slot i (PROT_NONE, or moved out to the stash),
  * and open it again (read-write, or moved back).  Dispatch on the
@@ -141,11 +150,12 @@ int ph_sig_open_span(size_t i, uintptr_t a, size_t len);
  * program's own. */
 int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len);
 
-/* Handle a watched access at addr by a thread on node index `node` (or
- * PH_SIG_NODE_SELF: this thread's, from current_node(); UNKNOWN: the
- * sample is dropped).  1 ours and dealt with (or
- * to be retried), 0 not ours.  *slot_out: the slot it was in. */
-int ph_sig_handle(uintptr_t addr, int node, size_t *slot_out);
+/* Handle a watched access at addr by thread tid (PH_SIG_TID_SELF: this
+ * one; 0: not known) on node index `node` (or PH_SIG_NODE_SELF: this
+ * thread's, from current_node(); UNKNOWN: the sample is dropped).  1 ours
+ * and dealt with (or to be retried), 0 not ours.  *slot_out: the slot it
+ * was in. */
+int ph_sig_handle(uintptr_t addr, int node, int tid, size_t *slot_out);
 
 /* Around every section in which runs go ARMING..ARMED (their pages are
  * moved out or protected): waits until no query hold is held and keeps

@@ -155,6 +155,12 @@ int ph_sampler_thread_init(void);
  * The engine calls it at every OpenMP implicit task; async-signal-safe. */
 void ph_sampler_note_node(int os_node);
 
+/* The calling thread runs the program's serial code (on = 1: an OpenMP
+ * initial thread begins; 0: it ends).  Outside parallel regions only
+ * these threads' traps are serial code's and not kept (sampler.c, the
+ * region gate); other threads' are samples.  Normal context. */
+void ph_sampler_note_serial_thread(int on);
+
 /* Transparent mode: the program sets (act) or reads (old) its SIGSEGV
  * disposition while pagehome's handler is installed.  The program's
  * handler goes behind ours in the chain instead of replacing it (a

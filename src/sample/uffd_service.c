@@ -399,7 +399,7 @@ static void *service(void *arg)
             size_t slot;
             uintptr_t page = f[k].addr & ~(PG - 1);
             atomic_fetch_add_explicit(&us->faults, 1, memory_order_relaxed);
-            (void)ph_sig_handle(page, node_of(in, f[k].tid), &slot);
+            (void)ph_sig_handle(page, node_of(in, f[k].tid), f[k].tid, &slot);
             /* Whatever the run's state, the thread must not wait for
              * good: a wake makes it retry (and fault again while the
              * run is still being armed). */

@@ -43,6 +43,13 @@
 #               interval to the floor (64 pages), and even that is over
 #               the budget: the engine pauses between intervals (the
 #               report's paused_arms).
+#   threads     prog_threads: the work runs on the program's own pthreads
+#               (one bound to each node) between its OpenMP regions, from
+#               node:0, with the userfaultfd mechanism.  Their traps are
+#               samples although no region runs (only the OpenMP initial
+#               thread's are serial code's): pages move, >= 90%
+#               owner-local.  The mprotect mechanism does not watch pages
+#               outside regions: it must verify and move nothing.
 #
 # Exit 0 all checks passed, 1 a check failed (with the report's text), 77
 # the case's program is not built.
@@ -189,6 +196,20 @@ case $case_ in
         run first-touch --set sample_pages=512 -- $lap
         paused=$(json_int paused_arms)
         [ -n "$paused" ] && ok || bad "the report has no paused_arms"
+        ;;
+    threads)
+        prog="$build/tests/preload/prog_threads"
+        [ -x "$prog" ] || { echo "skipped: $prog is not built"; exit 77; }
+        run node:0 --set sample_mechanism=userfaultfd -- "$prog" 512 30 4
+        if grep -q 'sampler: mprotect mechanism' "$tmp/err"; then
+            echo "skipped: no userfaultfd here"; exit 77
+        fi
+        at_least "$(samples)" 1 "samples"
+        at_least "$(moved)" 1 "pages moved"
+        at_least "$(pct_of 'owner-local share' end)" 90 "owner-local share at the end"
+        run node:0 --set sample_mechanism=mprotect -- "$prog" 512 10 4
+        moved_m=$(moved)
+        [ -z "$moved_m" ] || [ "$moved_m" -eq 0 ] && ok || bad "mprotect moved $moved_m pages"
         ;;
     firsttouch)
         run first-touch --observe -- "$build/workloads/laplace" block 1040 20

@@ -17,8 +17,10 @@
  * is away; a query under a query hold, with the watched pages opened
  * first, never finds a page away while another thread arms and lifts
  * and a third touches pages (the service thread brings them back); with
- * the region gate enabled, serial code's traps are not samples and their
- * runs are watched again when a region begins.
+ * the region gate enabled, serial code's traps (the OpenMP initial
+ * thread's) are not samples and their runs are watched again when a
+ * region begins, while a thread the runtime did not start gives samples
+ * outside regions too.
  */
 #include "check.h"
 
@@ -487,6 +489,35 @@ static void test_query_hold(void)
 /* ---- the region gate: serial code's traps are no samples ---------------- */
 
 #define SG_PAGES 16
+
+/* A thread the OpenMP runtime did not start (a library's pthread), on
+ * node 2, touching every page while no region runs. */
+static void *other_thread(void *p)
+{
+    unsigned char *buf = p;
+    ph_os_set_thread_node(sim, 2);
+    ph_sampler_note_node(2);
+    for (size_t i = 0; i < SG_PAGES; i++)
+        buf[i * PG + 10] = 1;
+    return (void *)(intptr_t)wrong_pages(buf, SG_PAGES);
+}
+
+/* A thread that becomes an initial thread of the runtime (a pthread
+ * running OpenMP code of its own) and ends: its serial traps are no
+ * samples; once it has ended, its id is forgotten. */
+static void *initial_thread(void *p)
+{
+    unsigned char *buf = p;
+    ph_sampler_note_serial_thread(1);
+    int tid = (int)syscall(SYS_gettid);
+    int bad = wrong_pages(buf, SG_PAGES);
+    bad += ph_sig_runs_serial_code(tid) != 1;
+    ph_sampler_note_serial_thread(0);
+    bad += ph_sig_runs_serial_code(tid) != 0;
+    bad += ph_sig_runs_serial_code(PH_SIG_TID_SELF) != 0;
+    return (void *)(intptr_t)bad;
+}
+
 /* Last: the gate, once enabled, stays (as in a process with OpenMP). */
 static void test_serial_gate(void)
 {
@@ -496,6 +527,7 @@ static void test_serial_gate(void)
     CHECK_EQ(s->ops->arm(s, 1), 0);
     ph_sampler_note_node(1);
     ph_os_set_thread_node(sim, 1);
+    ph_sampler_note_serial_thread(1); /* this thread is OpenMP's initial one */
     ph_sampler_gate_enable(); /* no region running: closed */
     /* serial code (an initialisation, a check) touches every page: the
      * data is there, no sample is kept */
@@ -525,6 +557,36 @@ static void test_serial_gate(void)
     CHECK_EQ(s->ops->drain(s, collect, &c), 0);
     s->ops->stats(s, &ss);
     CHECK_EQ(ss.serial, SG_PAGES);
+    /* the next interval, gate closed: another thread's accesses are
+     * samples on its node, and the initial thread's still are not */
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    pthread_t th;
+    void *bad = NULL;
+    CHECK_EQ(pthread_create(&th, NULL, other_thread, buf), 0);
+    pthread_join(th, &bad);
+    CHECK_EQ((intptr_t)bad, 0);
+    c.n = 0;
+    CHECK_EQ(s->ops->drain(s, collect, &c), SG_PAGES);
+    wrong = 0;
+    for (size_t k = 0; k < c.n; k++)
+        wrong += c.s[k].node != 2;
+    CHECK_EQ(wrong, 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK_EQ(wrong_pages(buf, SG_PAGES), 0);
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0);
+    s->ops->stats(s, &ss);
+    CHECK_EQ(ss.serial, 2 * SG_PAGES);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK_EQ(pthread_create(&th, NULL, initial_thread, buf), 0);
+    pthread_join(th, &bad);
+    CHECK_EQ((intptr_t)bad, 0);
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0);
+    s->ops->stats(s, &ss);
+    CHECK_EQ(ss.serial, 3 * SG_PAGES);
+    /* an initial thread that ends is forgotten (not the process's first
+     * thread, whose exit handlers are serial code too) */
+    ph_sampler_note_serial_thread(0);
+    CHECK_EQ(ph_sig_runs_serial_code(PH_SIG_TID_SELF), 1);
     s->ops->close(s);
     munmap(buf, SG_PAGES * PG);
 }
