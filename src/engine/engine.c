@@ -464,7 +464,13 @@ void ph_engine_arm(ph_engine *e)
  * later part of the iteration, when the iteration found is one part of
  * the real one -- for up to PH_EMPTY_EXTEND ends; then, or at once when
  * it watched nothing (no page resident yet), the next pages are armed.
- * Returns 1 when the caller must not invoke (lock held). */
+ * Its traps may all have been serial code's (the program's serial part
+ * touching watched pages between its regions, which the region gate
+ * watches again at every region): they cost what samples do, and the
+ * budget is adapted to that cost before the next arm, as after any
+ * interval -- else such a program would pay a trap a watched page and
+ * region for ever.  Returns 1 when the caller must not invoke (lock
+ * held). */
 static int empty_interval(ph_engine *e)
 {
     if (e->interval_samples)
@@ -478,6 +484,11 @@ static int empty_interval(ph_engine *e)
     }
     e->empty_intervals++;
     ph_engine_disarm(e);
+    ph_source_stats ss;
+    memset(&ss, 0, sizeof ss);
+    e->src->ops->stats(e->src, &ss);
+    if (e->interval_armed && ss.serial > e->last_ss.serial)
+        adapt_budget(e);
     ph_engine_arm(e);
     return 1;
 }

@@ -98,6 +98,9 @@ typedef struct sp_range {
 typedef struct sp_armed {
     size_t slot;
     size_t run;
+    /* userfaultfd: the gate watched the run again after serial code had
+     * taken it, this interval (resume: once an interval) */
+    int resumed;
 } sp_armed;
 
 typedef struct sampler {
@@ -445,10 +448,21 @@ static int gate_closed(void)
     return atomic_load(&gate_enabled) && atomic_load(&gate_count) == 0;
 }
 
+/* Whether resume() watches armed[k] again: SUSPENDED, and under the
+ * userfaultfd mechanism (where only serial code's traps suspend a run)
+ * not yet watched again this interval -- a run that serial code takes
+ * at every region (a serial part between the regions touching it) would
+ * otherwise cost a trap a region, and give no sample. */
+static int to_resume(sampler *s, size_t k, int uffd)
+{
+    return atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED &&
+           !(uffd && s->armed[k].resumed);
+}
+
 /* Protect every SUSPENDED run of s (adjacent ones with one call). */
 static void resume(sampler *s)
 {
-    int entered = 0;
+    int entered = 0, uffd = is_uffd(s);
     for (size_t k = 0; k < s->narmed;) {
         /* a trap being served may leave its run SUSPENDED (serial code's):
          * wait for it (the thread it stopped goes on as soon as the run is
@@ -456,7 +470,7 @@ static void resume(sampler *s)
          * now) */
         while (atomic_load(run_state(&s->armed[k])) == PH_RUN_FIRING)
             sched_yield();
-        if (atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
+        if (!to_resume(s, k, uffd)) {
             k++;
             continue;
         }
@@ -464,7 +478,7 @@ static void resume(sampler *s)
         uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len);
         size_t span_len = len;
         for (k++; k < s->narmed && s->armed[k].slot == s->armed[first].slot &&
-                  atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED;
+                  to_resume(s, k, uffd);
              k++) {
             uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
             if (a != span + span_len)
@@ -474,8 +488,10 @@ static void resume(sampler *s)
         if (!entered) /* no query of the kernel meanwhile (sigsegv.c) */
             ph_sig_arm_enter();
         entered = 1;
-        for (size_t j = first; j < k; j++)
+        for (size_t j = first; j < k; j++) {
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
+            s->armed[j].resumed = 1;
+        }
         int rc = ph_sig_protect_span(s->armed[first].slot, span, span_len);
         for (size_t j = first; j < k; j++)
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMED);
@@ -622,7 +638,7 @@ static void choose_full(sampler *s)
         set_geometry(s->ranges[i].slot, g);
         size_t n = div_up(s->ranges[i].npages, g);
         for (size_t r = 0; r < n && s->narmed < s->o.max_runs; r++)
-            s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r};
+            s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r, 0};
     }
 }
 
@@ -692,7 +708,7 @@ static size_t choose_budget(sampler *s)
         run_span(rg->slot, s->cur_run, &len);
         passed += len / PG_BYTES;
         if (run_resident(&w, rg->slot, s->cur_run)) {
-            s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run};
+            s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run, 0};
             pages += len / PG_BYTES;
         }
         if (++s->cur_run == nruns) {
@@ -804,7 +820,7 @@ static int first_touch_arm(sampler *s, size_t ri)
                 resident = vec[q] & 1;
         }
         if (!resident || all)
-            s->armed[s->narmed++] = (sp_armed){rg->slot, r};
+            s->armed[s->narmed++] = (sp_armed){rg->slot, r, 0};
     }
     for (size_t k = from; k < s->narmed; k++) {
         size_t len;
