@@ -50,6 +50,12 @@
 #               thread's are serial code's): pages move, >= 90%
 #               owner-local.  The mprotect mechanism does not watch pages
 #               outside regions: it must verify and move nothing.
+#   serialwork  prog_threads with no pthread: the main thread sweeps the
+#               grid between the regions at every step, with the
+#               userfaultfd mechanism.  Serial code's traps give no
+#               sample, and they are charged to the sampling budget: over
+#               200 steps at most 8 a hot page (each step trapped every
+#               watched page before: 200 a page).
 #
 # Exit 0 all checks passed, 1 a check failed (with the report's text), 77
 # the case's program is not built.
@@ -210,6 +216,19 @@ case $case_ in
         run node:0 --set sample_mechanism=mprotect -- "$prog" 512 10 4
         moved_m=$(moved)
         [ -z "$moved_m" ] || [ "$moved_m" -eq 0 ] && ok || bad "mprotect moved $moved_m pages"
+        ;;
+    serialwork)
+        prog="$build/tests/preload/prog_threads"
+        [ -x "$prog" ] || { echo "skipped: $prog is not built"; exit 77; }
+        run first-touch --set sample_mechanism=userfaultfd -- "$prog" 512 200 0
+        if grep -q 'sampler: mprotect mechanism' "$tmp/err"; then
+            echo "skipped: no userfaultfd here"; exit 77
+        fi
+        serial=$(json_int serial)
+        hot=$(json_int hot_pages)
+        echo "  serial code's traps: ${serial:-?} for ${hot:-?} hot pages"
+        [ -n "$serial" ] && [ -n "$hot" ] && [ "$hot" -gt 0 ] && [ "$serial" -le $((8 * hot)) ] && ok ||
+            bad "serial code's traps ${serial:-?}, want <= 8 x ${hot:-?} hot pages"
         ;;
     firsttouch)
         run first-touch --observe -- "$build/workloads/laplace" block 1040 20
