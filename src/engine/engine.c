@@ -344,6 +344,12 @@ static void adapt_budget(ph_engine *e)
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
         size_t hot = hot_pages(e);
+        /* pages the serial code trapped were seen too: the interval was
+         * not cut short, they are only not the regions' */
+        ph_source_stats ss;
+        memset(&ss, 0, sizeof ss);
+        e->src->ops->stats(e->src, &ss);
+        double seen = (double)e->interval_samples + (double)(ss.serial - e->last_ss.serial);
         /* as one whose areas grew after it was armed (a program's
          * arrays registered one after the other): the next takes them --
          * while they still fit in the sweep (a hot set grown beyond it is
@@ -351,8 +357,7 @@ static void adapt_budget(ph_engine *e)
          * part of it swept would cost a trap a page, unbudgeted, and see
          * no more than normal intervals do) */
         if (hot <= e->cfg.sample_first_pages &&
-            ((double)e->interval_samples <
-                 PH_SWEEP_SEEN_SHARE * (double)e->interval_armed ||
+            (seen < PH_SWEEP_SEEN_SHARE * (double)e->interval_armed ||
              hot > e->sweep_hot_pages) &&
             ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)
             return;
