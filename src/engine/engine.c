@@ -469,13 +469,15 @@ void ph_engine_arm(ph_engine *e)
  * later part of the iteration, when the iteration found is one part of
  * the real one -- for up to PH_EMPTY_EXTEND ends; then, or at once when
  * it watched nothing (no page resident yet), the next pages are armed.
- * Its traps may all have been serial code's (the program's serial part
- * touching watched pages between its regions, which the region gate
- * watches again at every region): they cost what samples do, and the
- * budget is adapted to that cost before the next arm, as after any
- * interval -- else such a program would pay a trap a watched page and
- * region for ever.  Returns 1 when the caller must not invoke (lock
- * held). */
+ * It cost all the same: its traps may all have been serial code's (the
+ * program's serial part touching watched pages between its regions),
+ * and the mprotect mechanism's region gate changes the protection of
+ * every watched page at every region.  The budget is adapted to that
+ * cost before the next arm, as after any interval, and the interval
+ * counts toward the end of the first sweep -- else a program whose
+ * regions never touch the watched pages would pay for watching all of
+ * them, every region, for ever.  Returns 1 when the caller must not
+ * invoke (lock held). */
 static int empty_interval(ph_engine *e)
 {
     if (e->interval_samples)
@@ -489,10 +491,7 @@ static int empty_interval(ph_engine *e)
     }
     e->empty_intervals++;
     ph_engine_disarm(e);
-    ph_source_stats ss;
-    memset(&ss, 0, sizeof ss);
-    e->src->ops->stats(e->src, &ss);
-    if (e->interval_armed && ss.serial > e->last_ss.serial)
+    if (e->interval_armed)
         adapt_budget(e);
     ph_engine_arm(e);
     return 1;
