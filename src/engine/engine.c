@@ -620,7 +620,10 @@ int ph_engine_iteration_end(ph_engine *e)
     e->end_ns = now;
     if (e->has_mgr) {
         e->pending++;
-        pthread_cond_signal(&e->cv);
+        /* busy: it looks for posts before it waits; lingering: it wakes
+         * by itself within PH_END_LINGER_NS */
+        if (!e->busy && !e->lingering)
+            pthread_cond_signal(&e->cv);
         pthread_mutex_unlock(&e->lock);
         return 0;
     }
@@ -648,6 +651,14 @@ int ph_engine_tick(ph_engine *e)
     tick_locked(e);
     pthread_mutex_unlock(&e->lock);
     return 0;
+}
+
+uint64_t ph_engine_manager_serves(ph_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    uint64_t n = e->serves;
+    pthread_mutex_unlock(&e->lock);
+    return n;
 }
 
 int ph_engine_wait(ph_engine *e)
@@ -685,9 +696,25 @@ static void *manager_main(void *arg)
             unsigned n = e->pending;
             e->pending = 0;
             e->busy = 1;
+            e->serves++;
             serve(e, n);
             e->busy = 0;
             pthread_cond_broadcast(&e->done_cv);
+            /* ends closer together than the linger are served together
+             * (their counts cover several iterations, which the criteria
+             * do not mind), one wake-up for all of them */
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += (long)PH_END_LINGER_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            e->lingering = 1;
+            while (!e->pending && !e->stop &&
+                   pthread_cond_timedwait(&e->cv, &e->lock, &until) != ETIMEDOUT)
+                ;
+            e->lingering = 0;
             continue;
         }
         if (sampling || early) {

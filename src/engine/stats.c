@@ -296,6 +296,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     ph_jw_object(&w, 0);
     KU(&w, "invocations", t.invocations);
     KU(&w, "iterations", t.iterations);
+    KU(&w, "manager_serves", e->serves);
     KU(&w, "scanned", t.scanned);
     KU(&w, "candidates", t.candidates);
     KU(&w, "migrated", t.migrated);

@@ -14,6 +14,7 @@
 #include "../sim/engine_rig.h"
 #include "../sim/workloads.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/json_write.h"
 #include "config/options.h"
@@ -1106,6 +1107,33 @@ static void test_manager_thread(void)
     rig_close(&r);
 }
 
+/* Iteration ends 20 us apart (a program of small parallel regions) are
+ * served in batches, not one wake-up of the manager each: within
+ * PH_END_LINGER_NS of a serve, posts do not wake it.  All of them are
+ * counted. */
+static void test_manager_batches(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.sync = 0;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.0, NULL);
+    enum { ENDS = 2000 };
+    for (int i = 0; i < ENDS; i++) {
+        uint64_t t0 = ph_now_ns();
+        CHECK_EQ(ph_engine_iteration_end(r.e), 0);
+        while (ph_now_ns() - t0 < 20000)
+            ;
+    }
+    CHECK_EQ(ph_engine_wait(r.e), 0);
+    CHECK_EQ(totals(&r).iterations, ENDS);
+    uint64_t serves = ph_engine_manager_serves(r.e);
+    printf("manager batches: %d ends served in %llu batches\n", ENDS,
+           (unsigned long long)serves);
+    CHECK(serves >= 1);
+    CHECK(serves <= ENDS / 5);
+    rig_close(&r);
+}
+
 /* An iteration end the program signals while the manager is still
  * arming (the engine lock held) ends no interval: that interval watched
  * a part of an iteration at most.  It goes on to the next end. */
@@ -1399,6 +1427,7 @@ int main(void)
     test_first_sweep_grown();
     test_manager_thread();
     test_end_during_arm();
+    test_manager_batches();
     test_switch_mechanism();
     test_unregister_races();
     test_injected_failures();
