@@ -163,14 +163,25 @@ static size_t npages_of(const sim_range *r)
 
 /* ---- threads ---------------------------------------------------------- */
 
+/* The calling thread's number in its OpenMP team and the team's size.
+ * omp_get_thread_num() answers 0 for a thread the runtime does not know,
+ * but omp_get_num_threads() makes such a thread one of LLVM libomp's
+ * initial threads (a BLAS library's pthread would then count as running
+ * serial code, and a signal handler would start a runtime root): thread
+ * 0's node needs no team size (block and cyclic rules both give node
+ * 0), so it is asked only of threads numbered 1 or more. */
 static void omp_position(int *t, int *n)
 {
     *t = 0;
     *n = 1;
     if (omp_get_thread_num && omp_get_num_threads) {
         *t = omp_get_thread_num();
+        if (*t <= 0) {
+            *t = 0;
+            return;
+        }
         *n = omp_get_num_threads();
-        if (*n < 1 || *t < 0 || *t >= *n) {
+        if (*n < 1 || *t >= *n) {
             *t = 0;
             *n = 1;
         }

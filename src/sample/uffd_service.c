@@ -111,10 +111,17 @@ typedef struct tid_node {
     atomic_int os_node;
 } tid_node;
 static tid_node tid_table[TID_SLOTS];
+/* Bumped when the table starts over; a thread's last note is valid
+ * while it matches.  OpenMP threads note their node at every implicit
+ * task: one that has not moved changes nothing and makes no system
+ * call.  (A fork() child keeps its parent thread's note under its new
+ * id; the child has no service thread to ask.) */
+static atomic_uint tid_table_gen = 1;
+static _Thread_local unsigned tl_note_gen __attribute__((tls_model("initial-exec")));
+static _Thread_local int tl_note_node __attribute__((tls_model("initial-exec")));
 
-void ph_sampler_note_node(int os_node)
+static int note(int tid, int os_node)
 {
-    int tid = (int)syscall(SYS_gettid);
     size_t h = ((size_t)tid * 2654435761u) % TID_SLOTS;
     for (size_t k = 0; k < TID_SLOTS; k++) {
         tid_node *e = &tid_table[(h + k) % TID_SLOTS];
@@ -123,11 +130,26 @@ void ph_sampler_note_node(int os_node)
             (cur == 0 && atomic_compare_exchange_strong(&e->tid, &cur, tid)) ||
             cur == tid) {
             atomic_store_explicit(&e->os_node, os_node, memory_order_release);
-            return;
+            return 0;
         }
     }
-    /* full: the oldest threads are long gone; start over */
-    memset(tid_table, 0, sizeof tid_table);
+    return -1;
+}
+
+void ph_sampler_note_node(int os_node)
+{
+    unsigned gen = atomic_load_explicit(&tid_table_gen, memory_order_acquire);
+    if (tl_note_gen == gen && tl_note_node == os_node)
+        return;
+    int tid = (int)syscall(SYS_gettid);
+    if (note(tid, os_node) != 0) {
+        /* full: the oldest threads are long gone; start over */
+        memset(tid_table, 0, sizeof tid_table);
+        gen = atomic_fetch_add(&tid_table_gen, 1) + 1;
+        (void)note(tid, os_node);
+    }
+    tl_note_gen = gen;
+    tl_note_node = os_node;
 }
 
 /* The CPU tid last ran on, from /proc (field 39 of stat), or -1. */
