@@ -6,7 +6,9 @@
 # `pagehome run`: the default mode, each mechanism, both sample mechanisms
 # and a node:0 placement.  Every run must exit as a plain run does with the same stdout
 # (the program verifies its own result), and write a report whose hot
-# areas hold the program's arrays (CHECK_LIBS_MIN_HOT of them, default 2).  The runs of the iterative mechanism
+# areas hold the program's arrays (CHECK_LIBS_MIN_HOT of them, default 2)
+# and one initial OpenMP thread (the main one: a library's own pthreads
+# must not become the runtime's).  The runs of the iterative mechanism
 # must have sampled (it sweeps at the first iteration's end); the
 # sampling mechanism's intervals follow the clock, and a short run may
 # end before its first.  PAGEHOME_TOPOLOGY in the environment: the simulated machine.
@@ -50,6 +52,13 @@ heap = d["transparent"]["heap"]
 want_hot = int(os.environ.get("CHECK_LIBS_MIN_HOT", "2"))
 assert heap["hot_allocations"] >= want_hot, "hot allocations %d, want %d" % (heap["hot_allocations"], want_hot)
 assert heap["placement_failures"] == 0, "placement failures %d" % heap["placement_failures"]
+# only the main thread runs OpenMP's serial code: a library's own threads
+# must not become the runtime's initial threads (pagehome asking the
+# runtime about them made them so on the simulated machine)
+omp = d["transparent"].get("openmp") or {}
+if omp.get("runtime_seen") and omp.get("runtime_threads"):
+    init = omp["runtime_threads"]["initial"]
+    assert init == 1, "%d initial OpenMP threads, want 1" % init
 if want:
     s = d["source_stats"]
     assert s["samples"] > 0, "no sample"
