@@ -431,11 +431,14 @@ static void lift(sampler *s, size_t from, size_t to)
  * sample per run and interval, as before).  The gate's mprotect time
  * counts as arming time (the sampling budget sees it).  The userfaultfd
  * mechanism keeps its runs watched (the kernel waits instead of
- * failing), but a trap while the gate is closed is the serial code's --
- * the master initialising every page, a verification pass -- and is not
- * kept as a sample (ph_sig_serial), and its run, opened, is SUSPENDED
- * until the gate opens again: samples describe the accesses of the
- * parallel regions, whose threads the pages are placed for. */
+ * failing), but a trap of an OpenMP initial thread while the gate is
+ * closed is the serial code's -- the master initialising every page, a
+ * verification pass -- and is not kept as a sample (ph_sig_serial), and
+ * its run, opened, is SUSPENDED until the gate opens again, once an
+ * interval (a serial part touching it between every two regions would
+ * otherwise cost a trap a region): samples describe the accesses of the
+ * threads the pages are placed for -- the parallel regions', and those
+ * of threads the runtime did not start (thread.c), wherever they run. */
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int gate_enabled;
