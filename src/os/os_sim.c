@@ -88,6 +88,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* OpenMP, when the program has it. */
@@ -167,21 +168,36 @@ static size_t npages_of(const sim_range *r)
  * omp_get_thread_num() answers 0 for a thread the runtime does not know,
  * but omp_get_num_threads() makes such a thread one of LLVM libomp's
  * initial threads (a BLAS library's pthread would then count as running
- * serial code, and a signal handler would start a runtime root): thread
- * 0's node needs no team size (block and cyclic rules both give node
- * 0), so it is asked only of threads numbered 1 or more. */
+ * serial code, and a signal handler would start a runtime root).  Thread
+ * 0's node needs no team size (block and cyclic rules both give node 0),
+ * so it is asked only of threads numbered 1 or more -- and of the
+ * process's first thread, the runtime's initial thread in any case:
+ * asking it starts the runtime (and the tools interface, which closes
+ * the sampler's region gate) before the program's serial
+ * initialisation, which the simulated machine watches to learn its
+ * first touches. */
+static _Thread_local int tl_first_thread __attribute__((tls_model("initial-exec")));
+
+/* 1 for the process's first thread (asked once per thread). */
+static int first_thread(void)
+{
+    if (!tl_first_thread)
+        tl_first_thread = (pid_t)syscall(SYS_gettid) == getpid() ? 1 : -1;
+    return tl_first_thread == 1;
+}
+
 static void omp_position(int *t, int *n)
 {
     *t = 0;
     *n = 1;
     if (omp_get_thread_num && omp_get_num_threads) {
         *t = omp_get_thread_num();
-        if (*t <= 0) {
+        if (*t <= 0 && !first_thread()) {
             *t = 0;
             return;
         }
         *n = omp_get_num_threads();
-        if (*n < 1 || *t >= *n) {
+        if (*n < 1 || *t < 0 || *t >= *n) {
             *t = 0;
             *n = 1;
         }
