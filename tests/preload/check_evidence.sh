@@ -207,7 +207,7 @@ case $case_ in
         prog="$build/tests/preload/prog_threads"
         [ -x "$prog" ] || { echo "skipped: $prog is not built"; exit 77; }
         run node:0 --set sample_mechanism=userfaultfd -- "$prog" 512 30 4
-        if grep -q 'sampler: mprotect mechanism' "$tmp/err"; then
+        if ! grep -q 'access source userfaultfd' "$tmp/report.txt"; then
             echo "skipped: no userfaultfd here"; exit 77
         fi
         at_least "$(samples)" 1 "samples"
@@ -221,7 +221,7 @@ case $case_ in
         prog="$build/tests/preload/prog_threads"
         [ -x "$prog" ] || { echo "skipped: $prog is not built"; exit 77; }
         run first-touch --set sample_mechanism=userfaultfd -- "$prog" 512 200 0
-        if grep -q 'sampler: mprotect mechanism' "$tmp/err"; then
+        if ! grep -q 'access source userfaultfd' "$tmp/report.txt"; then
             echo "skipped: no userfaultfd here"; exit 77
         fi
         serial=$(json_int serial)
