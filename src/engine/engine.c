@@ -621,7 +621,7 @@ int ph_engine_iteration_end(ph_engine *e)
     if (e->has_mgr) {
         e->pending++;
         /* busy: it looks for posts before it waits; lingering: it wakes
-         * by itself within PH_END_LINGER_NS */
+         * by itself within PH_END_LINGER_MS */
         if (!e->busy && !e->lingering)
             pthread_cond_signal(&e->cv);
         pthread_mutex_unlock(&e->lock);
@@ -704,12 +704,7 @@ static void *manager_main(void *arg)
              * (their counts cover several iterations, which the criteria
              * do not mind), one wake-up for all of them */
             struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += (long)PH_END_LINGER_NS;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            deadline_after_ms(&until, PH_END_LINGER_MS);
             e->lingering = 1;
             while (!e->pending && !e->stop &&
                    pthread_cond_timedwait(&e->cv, &e->lock, &until) != ETIMEDOUT)

@@ -204,7 +204,7 @@ long ph_engine_phase_pages(ph_engine *e, int phase);
 /* Statistics. */
 void ph_engine_get_totals(ph_engine *e, ph_engine_totals *out);
 /* How many times the memory manager served posted iteration ends (ends
- * close together are served together: PH_END_LINGER_NS). */
+ * close together are served together: PH_END_LINGER_MS). */
 uint64_t ph_engine_manager_serves(ph_engine *e);
 /* The same without waiting: -1 when the engine is busy (the lock is
  * taken), for callers on the program's critical path. */

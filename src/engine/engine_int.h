@@ -192,7 +192,7 @@ struct ph_engine {
     pthread_cond_t done_cv;  /* pending reached 0 */
     unsigned pending;        /* iteration ends posted, not yet run */
     int busy;
-    int lingering;           /* served less than PH_END_LINGER_NS ago:
+    int lingering;           /* served less than PH_END_LINGER_MS ago:
                               * posts need not wake the manager */
     uint64_t serves;         /* times the manager served posted ends */
     int stop;
@@ -203,7 +203,7 @@ struct ph_engine {
  * (engine.c, manager_main).  A program with iterations of a few
  * microseconds (small parallel regions, each an iteration) would
  * otherwise wake it, a context switch, at every one of them. */
-#define PH_END_LINGER_NS 1000000ull
+#define PH_END_LINGER_MS 1u
 
 /* invoke.c: the migration algorithm over every area (lock held).  kind is
  * PH_INV_ITERATIVE or PH_INV_SAMPLING; max_moves 0 = no cap.  Returns the

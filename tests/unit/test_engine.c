@@ -1109,7 +1109,7 @@ static void test_manager_thread(void)
 
 /* Iteration ends 20 us apart (a program of small parallel regions) are
  * served in batches, not one wake-up of the manager each: within
- * PH_END_LINGER_NS of a serve, posts do not wake it.  All of them are
+ * PH_END_LINGER_MS of a serve, posts do not wake it.  All of them are
  * counted. */
 static void test_manager_batches(void)
 {
