@@ -78,6 +78,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/own_fd.h"
 #include "base/sorted.h"
 #include "topo/topo.h"
 
@@ -1308,8 +1309,7 @@ static void sim_close(ph_os *os)
             range_free(r);
         }
         free(s->r);
-        if (s->pagemap_fd >= 0)
-            close(s->pagemap_fd);
+        ph_own_fd_close(s->pagemap_fd);
         pthread_mutex_destroy(&s->lock);
         free(s->touch);
         free(s->log);
@@ -1358,11 +1358,11 @@ ph_os *ph_os_sim_open(const struct ph_topology *topo)
         atomic_init(&s->touch[k].seq, k);
     pthread_mutex_init(&s->lock, NULL);
     s->id = atomic_fetch_add(&sim_next_id, 1);
-    s->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    /* kept from the program's close calls (base/own_fd.h) */
+    s->pagemap_fd = ph_own_fd_keep(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
     ph_os *os = ph_os_new(&sim_ops, topo, s);
     if (!os) {
-        if (s->pagemap_fd >= 0)
-            close(s->pagemap_fd);
+        ph_own_fd_close(s->pagemap_fd);
         pthread_mutex_destroy(&s->lock);
         free(s->touch);
         free(s);

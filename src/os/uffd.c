@@ -7,6 +7,7 @@
 #include "os/uffd.h"
 
 #include "base/error.h"
+#include "base/own_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,15 +91,16 @@ int ph_uffd_open(ph_uffd *u, unsigned features, int allow_user_only)
         return ph_fail(ENOTSUP, "userfaultfd: features %#llx asked, %#llx granted",
                        (unsigned long long)want, (unsigned long long)api.features);
     }
-    u->fd = fd;
+    /* a descriptor the program must not close (base/own_fd.h): closed,
+     * the kernel would unregister the watched ranges */
+    u->fd = ph_own_fd_keep(fd);
     u->features = api.features;
     return 0;
 }
 
 void ph_uffd_close(ph_uffd *u)
 {
-    if (u->fd >= 0)
-        close(u->fd);
+    ph_own_fd_close(u->fd);
     u->fd = -1;
 }
 

@@ -66,6 +66,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "os/uffd.h"
 #include "topo/topo.h"
 
@@ -412,8 +413,14 @@ static void *service(void *arg)
     while (!atomic_load_explicit(&us->stop, memory_order_acquire)) {
         int n = ph_uffd_read(&us->u, f, 32, 200);
         if (n < 0) {
-            if (errno == EBADF)
+            if (errno == EBADF) {
+                /* closed behind pagehome's back: a raw close system
+                 * call, which src/preload/fds.c cannot see */
+                ph_warn("sampler: the userfaultfd descriptor was closed by the "
+                        "program; pages watched at that moment may have lost "
+                        "their contents");
                 break;
+            }
             continue;
         }
         uint64_t t0 = ph_now_ns();

@@ -27,6 +27,12 @@
  *                calloc after a free of the same size; realloc growth in
  *                64 KiB steps; realloc in place then growth; the bytes
  *                malloc_usable_size gives; aligned blocks
+ *   closeall 11  descriptors the program did not open closed while the
+ *                arrays are watched (a close() loop up to the limit,
+ *                closefrom, close_range), files opened afterwards (on the
+ *                freed numbers) keep their bytes; a descriptor of
+ *                pagehome's (an anon_inode:[userfaultfd] the program never
+ *                opened) stays open after close() and refuses dup2
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -610,6 +616,93 @@ static void do_churn(void)
     }
 }
 
+/* ---- 11: descriptors the program did not open, closed ---------------------- */
+
+/* Whether every page's byte that stir(round) wrote holds it. */
+static int stirred(int round)
+{
+    for (long p = 0; p < SN / PG; p++)
+        if (sgrid[p * PG + PG - 1] != (unsigned char)(round + p) ||
+            hgrid[p * PG + PG - 1] != (unsigned char)(round - p) ||
+            (p < DN / PG && dgrid[p * PG + PG - 1] != (unsigned char)(round * 3 + p)))
+            return 0;
+    return 1;
+}
+
+/* A descriptor in /proc/self/fd that is a userfaultfd (-1: none). */
+static int find_uffd(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    NEED(d != NULL, "opendir /proc/self/fd");
+    int found = -1;
+    struct dirent *e;
+    while (found < 0 && (e = readdir(d)) != NULL) {
+        char link[128];
+        ssize_t n = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+        if (n > 0) {
+            link[n] = 0;
+            if (strcmp(link, "anon_inode:[userfaultfd]") == 0)
+                found = atoi(e->d_name);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static void do_closeall(void)
+{
+    enum { FB = 1 << 20 };
+    static unsigned char pat[FB], back[FB];
+    int u = find_uffd();
+    for (int way = 0; way < 3; way++) {
+        int fd = -1;
+        for (int r = 0; r < 12; r++) {
+            int round = 40 + way * 16 + r;
+            stir(round);
+            NEED(stirred(round), "the arrays keep what the parallel loop wrote");
+            if (r == 4) {
+                /* the engine's next interval armed meanwhile: pages are
+                 * watched when the descriptors go */
+                usleep(30000);
+                if (way == 0) {
+                    long max = sysconf(_SC_OPEN_MAX);
+                    for (int k = 3; k < (max > 0 && max < 65536 ? max : 65536); k++)
+                        close(k);
+                } else if (way == 1) {
+                    closefrom(3);
+                } else {
+                    NEED(close_range(3, ~0u, 0) == 0, "close_range");
+                }
+                /* a file on the numbers just freed */
+                fd = tmpfd();
+                for (size_t i = 0; i < FB; i++)
+                    pat[i] = (unsigned char)(i * 7 + (size_t)way);
+                NEED(pwrite(fd, pat, FB, 0) == FB, "pwrite after closing");
+            }
+        }
+        NEED(pread(fd, back, FB, 0) == FB, "pread");
+        NEED(memcmp(pat, back, FB) == 0, "a file opened after closing keeps its bytes");
+        off_t end = lseek(fd, 0, SEEK_END);
+        NEED(end == FB, "the file's size");
+        close(fd);
+    }
+    if (u >= 0) {
+        NEED(find_uffd() == u, "pagehome's userfaultfd survives closefrom, close_range "
+                               "and a close() loop");
+        NEED(close(u) == 0, "close of pagehome's descriptor");
+        NEED(fcntl(u, F_GETFD) >= 0, "pagehome's descriptor stays open after close()");
+        NEED(close_range((unsigned)u, (unsigned)u, 0) == 0 && fcntl(u, F_GETFD) >= 0,
+             "close_range of pagehome's descriptor alone");
+        closefrom(u);
+        NEED(fcntl(u, F_GETFD) >= 0, "closefrom at pagehome's descriptor");
+        NEED(dup2(0, u) == -1 && errno == EBUSY, "dup2 onto pagehome's descriptor: EBUSY");
+        NEED(dup3(0, u, O_CLOEXEC) == -1 && errno == EBUSY,
+             "dup3 onto pagehome's descriptor: EBUSY");
+        stir(99);
+        NEED(stirred(99), "the arrays after a close of pagehome's descriptor");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -628,7 +721,7 @@ int main(int argc, char **argv)
     } items[] = {{"stdio", do_stdio},       {"inregion", do_inregion}, {"entry", do_entry},
                  {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
                  {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
-                 {"mremap", do_mremap},     {"churn", do_churn}};
+                 {"mremap", do_mremap},     {"churn", do_churn},       {"closeall", do_closeall}};
     for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
         if (strcmp(item, items[k].name) == 0) {
             items[k].fn();

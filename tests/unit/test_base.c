@@ -3,21 +3,26 @@
  * reference outputs of the algorithm), the comparators and the (key,
  * index) pair sort (against qsort on random, sorted, reversed and
  * all-equal inputs, long enough to reach the heapsort fallback), the
- * order-preserving key of a double, the monotonic clock and the page
- * sizes.
+ * order-preserving key of a double, the monotonic clock, the page
+ * sizes, and the descriptors pagehome keeps (moved high, listed in order,
+ * forgotten when closed, the limit on open files respected).
  */
 #include "check.h"
 
 #include "base/clock.h"
+#include "base/own_fd.h"
 #include "base/page.h"
 #include "base/path_pattern.h"
 #include "base/rng.h"
 #include "base/sort.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static void test_rng(void)
 {
@@ -173,9 +178,58 @@ static void test_path_pattern(void)
     CHECK_EQ(ph_path_escape("%%", out, 5), 0);
 }
 
+static void test_own_fd(void)
+{
+    CHECK(!ph_own_fd_is(-1));
+    CHECK(!ph_own_fd_is(0));
+    int a = ph_own_fd_keep(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    int b = ph_own_fd_keep(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    CHECK(a >= PH_OWN_FD_FLOOR && b >= PH_OWN_FD_FLOOR && a != b);
+    CHECK(ph_own_fd_is(a) && ph_own_fd_is(b));
+    CHECK(fcntl(a, F_GETFD) == FD_CLOEXEC); /* close-on-exec kept */
+    int first = open("/dev/null", O_RDONLY); /* the low numbers are free again */
+    CHECK(first >= 0 && first < PH_OWN_FD_FLOOR);
+    close(first);
+    int l[PH_OWN_FD_MAX];
+    CHECK_EQ(ph_own_fd_list(0, 1 << 30, l, PH_OWN_FD_MAX), 2);
+    CHECK(l[0] == (a < b ? a : b) && l[1] == (a < b ? b : a));
+    CHECK_EQ(ph_own_fd_list(0, (a < b ? a : b), l, PH_OWN_FD_MAX), 1);
+    CHECK_EQ(ph_own_fd_list((a > b ? a : b) + 1, 1 << 30, l, PH_OWN_FD_MAX), 0);
+    CHECK_EQ(ph_own_fd_list(0, 1 << 30, l, 1), 1);
+    ph_own_fd_close(a);
+    CHECK(!ph_own_fd_is(a) && ph_own_fd_is(b));
+    CHECK(fcntl(a, F_GETFD) == -1 && errno == EBADF);
+    ph_own_fd_close(b);
+    CHECK_EQ(ph_own_fd_list(0, 1 << 30, l, PH_OWN_FD_MAX), 0);
+    CHECK_EQ(ph_own_fd_keep(-1), -1);
+    ph_own_fd_close(-1);
+    /* a table full: the descriptor is still given back, unregistered */
+    int many[PH_OWN_FD_MAX + 1];
+    for (int i = 0; i <= PH_OWN_FD_MAX; i++)
+        many[i] = ph_own_fd_keep(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    CHECK(many[PH_OWN_FD_MAX] >= 0 && !ph_own_fd_is(many[PH_OWN_FD_MAX]));
+    CHECK_EQ(ph_own_fd_list(0, 1 << 30, l, PH_OWN_FD_MAX), PH_OWN_FD_MAX);
+    for (int i = 0; i <= PH_OWN_FD_MAX; i++)
+        ph_own_fd_close(many[i]);
+    CHECK_EQ(ph_own_fd_list(0, 1 << 30, l, PH_OWN_FD_MAX), 0);
+    /* a low limit on open files: three quarters of it */
+    struct rlimit rl, low;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        low = rl;
+        low.rlim_cur = 64;
+        if (setrlimit(RLIMIT_NOFILE, &low) == 0) {
+            int c = ph_own_fd_keep(open("/dev/null", O_RDONLY | O_CLOEXEC));
+            CHECK(c >= 48 && c < 64);
+            ph_own_fd_close(c);
+            CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        }
+    }
+}
+
 int main(void)
 {
     test_path_pattern();
+    test_own_fd();
     test_rng();
     test_sort();
     test_clock_pages();
