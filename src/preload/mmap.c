@@ -36,6 +36,10 @@
  * mprotect, pkey_mprotect
  *   The program's own protection wins (see note_protect below).
  *
+ * madvise
+ *   MADV_DONTNEED (and _LOCKED, and MADV_FREE) empties watched pages as
+ *   it empties any (see discard below).
+ *
  * LIMITS
  *   MAP_FIXED mappings placed over a hot block by the program are not
  *   detected.  A munmap range overlapping more than MAX_OVERLAP hot blocks
@@ -336,4 +340,36 @@ EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 {
     note_protect(addr, len, prot, __builtin_return_address(0));
     return (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
+}
+
+/* ---- the program's own discards ------------------------------------------- */
+
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24 /* Linux 5.18 */
+#endif
+
+/* madvise(MADV_DONTNEED) empties private anonymous pages: the next access
+ * reads zeros.  A run the userfaultfd mechanism watches has its pages in
+ * the sampler's stash, so the kernel would find nothing there to discard,
+ * and the run, opened at its next access, would bring the old contents
+ * back.  So the watched runs in the range are opened first (no sample),
+ * under a query hold (no arm in between), and then the kernel discards
+ * the pages in place.  MADV_FREE likewise, so that the memory can go.
+ * Other advice, and pagehome's own calls, go straight to the kernel. */
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+    int discard = advice == MADV_DONTNEED || advice == MADV_DONTNEED_LOCKED ||
+                  advice == MADV_FREE;
+    if (!discard || ph_preload_is_internal(__builtin_return_address(0)) ||
+        !ph_preload_ready() || ph_heap_depth)
+        return (int)syscall(SYS_madvise, addr, len, advice);
+    int saved = errno;
+    ph_sampler_query_begin();
+    (void)ph_sampler_open_range(addr, len);
+    errno = saved;
+    int r = (int)syscall(SYS_madvise, addr, len, advice);
+    saved = errno;
+    ph_sampler_query_end();
+    errno = saved;
+    return r;
 }

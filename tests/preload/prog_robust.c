@@ -33,6 +33,10 @@
  *                freed numbers) keep their bytes; a descriptor of
  *                pagehome's (an anon_inode:[userfaultfd] the program never
  *                opened) stays open after close() and refuses dup2
+ *   discard  12  madvise(MADV_DONTNEED) of watched pages (an mmap'd array,
+ *                the heap one, the static one; whole or in part) reads
+ *                zeros after, the rest keeps its bytes; MADV_FREE then
+ *                written keeps what was written
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -703,6 +707,64 @@ static void do_closeall(void)
     }
 }
 
+/* ---- 12: the program discards pages ---------------------------------------- */
+
+/* Pages [0, n/PG) of a: byte 17 is `v` from page `from` on and `keep`
+ * before it. */
+static int discarded(const unsigned char *a, size_t n, size_t from, unsigned char keep,
+                     unsigned char v)
+{
+    for (size_t p = 0; p < n / PG; p++)
+        if (a[p * PG + 17] != (p * PG >= from ? v : keep))
+            return 0;
+    return 1;
+}
+
+static void do_discard(void)
+{
+    enum { MN = 8 << 20 };
+    unsigned char *m = mmap(NULL, MN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    NEED(m != MAP_FAILED, "mmap");
+    /* the page-aligned inside of the heap and static arrays */
+    unsigned char *h = (unsigned char *)(((uintptr_t)hgrid + PG - 1) & ~(uintptr_t)(PG - 1));
+    unsigned char *st = (unsigned char *)(((uintptr_t)sgrid + PG - 1) & ~(uintptr_t)(PG - 1));
+    size_t hn = (HN - (size_t)(h - hgrid)) & ~(size_t)(PG - 1);
+    size_t sn = (SN - (size_t)(st - sgrid)) & ~(size_t)(PG - 1);
+    for (int r = 0; r < 8; r++) {
+        unsigned char v = (unsigned char)(r + 1);
+        for (int it = 0; it < 3; it++) {
+#pragma omp parallel for schedule(static)
+            for (long p = 0; p < MN / PG; p++) {
+                m[p * PG + 17] = v;
+                if ((size_t)p < hn / PG)
+                    h[p * PG + 17] = v;
+                if ((size_t)p < sn / PG)
+                    st[p * PG + 17] = v;
+            }
+        }
+        /* the engine's next interval armed meanwhile: pages are watched */
+        usleep(30000);
+        size_t off = r % 2 ? MN / 2 : 0;
+        NEED(madvise(m + off, MN - off, MADV_DONTNEED) == 0, "madvise MADV_DONTNEED (mmap)");
+        NEED(discarded(m, MN, off, v, 0), "MADV_DONTNEED of an mmap'd array: zeros there, "
+                                          "the rest kept");
+        NEED(madvise(h + off / 2, hn - off / 2, MADV_DONTNEED) == 0, "madvise (heap)");
+        NEED(discarded(h, hn, off / 2, v, 0), "MADV_DONTNEED of the heap array");
+        NEED(madvise(st, sn, MADV_DONTNEED) == 0, "madvise (static)");
+        NEED(discarded(st, sn, 0, v, 0), "MADV_DONTNEED of the static array");
+        /* MADV_FREE, then written: what was written */
+#pragma omp parallel for schedule(static)
+        for (long p = 0; p < MN / PG; p++)
+            m[p * PG + 17] = 9;
+        usleep(30000);
+        NEED(madvise(m, MN, MADV_FREE) == 0, "madvise MADV_FREE");
+        for (long p = 0; p < MN / PG; p++)
+            m[p * PG + 17] = 11;
+        NEED(discarded(m, MN, 0, 0, 11), "MADV_FREE then written");
+    }
+    NEED(munmap(m, MN) == 0, "munmap");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -721,7 +783,8 @@ int main(int argc, char **argv)
     } items[] = {{"stdio", do_stdio},       {"inregion", do_inregion}, {"entry", do_entry},
                  {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
                  {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
-                 {"mremap", do_mremap},     {"churn", do_churn},       {"closeall", do_closeall}};
+                 {"mremap", do_mremap},     {"churn", do_churn},       {"closeall", do_closeall},
+                 {"discard", do_discard}};
     for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
         if (strcmp(item, items[k].name) == 0) {
             items[k].fn();
