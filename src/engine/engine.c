@@ -113,6 +113,19 @@ ph_hot *ph_engine_find(ph_engine *e, const void *addr)
     return h;
 }
 
+/* The hot set changed (lock held): every area counts its sweeps toward
+ * cold afresh.  The count is the source's pages armed since a mark over
+ * the pages watched now, so pages armed for areas that came and went (a
+ * program's temporary arrays, set-up) would count as sweeps of those left
+ * -- a thousand one-page areas registered and dropped made an array cold
+ * at its first invocation, and cold it is never watched again. */
+static void restart_cold_counts(ph_engine *e)
+{
+    uint64_t armed = ph_engine_armed_pages(e);
+    for (size_t a = 0; a < e->nhots; a++)
+        e->hots[a]->armed_mark = armed;
+}
+
 ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
                            const char *name)
 {
@@ -165,10 +178,10 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
         char msg[200];
         snprintf(msg, sizeof msg, "%s", ph_error_message());
         pthread_mutex_unlock(&e->lock);
-        ph_hot_free(h);
-        return ph_fail_null(err ? err : EINVAL, "hot area \"%s\": the %s "
-                            "source refused it: %s", h->name,
-                            e->src->ops->name, msg);
+        ph_fail(err ? err : EINVAL, "hot area \"%s\": the %s source refused it: %s",
+                h->name, e->src->ops->name, msg);
+        ph_hot_free(h); /* after the message, which names it */
+        return NULL;
     }
     e->next_id++;
     h->watched = 1;
@@ -177,6 +190,7 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
     memmove(&e->hots[u + 1], &e->hots[u], (e->nhots - u) * sizeof *e->hots);
     e->hots[u] = h;
     e->nhots++;
+    restart_cold_counts(e);
     ph_history_add(e, h);
     /* A new area is not cold, and a deactivated engine looks again. */
     e->active = 1;
@@ -212,6 +226,7 @@ int ph_engine_unregister(ph_engine *e, ph_hot *h)
     memmove(&e->hots[i], &e->hots[i + 1],
             (e->nhots - i - 1) * sizeof *e->hots);
     e->nhots--;
+    restart_cold_counts(e);
     pthread_mutex_unlock(&e->lock);
     ph_hot_free(h);
     return 0;

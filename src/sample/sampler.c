@@ -288,8 +288,12 @@ static long slot_open(sampler *s, uintptr_t a, uintptr_t b)
         int e = errno;
         pthread_mutex_unlock(&table_lock);
         free(runs);
+        /* a copy: ph_fail writes the message it is given into the same
+         * per-thread buffer */
+        char why[200];
+        snprintf(why, sizeof why, "%s", ph_error_message());
         return ph_fail(e, "sampler: range %#lx+%zu: %s", (unsigned long)a,
-                       (size_t)(b - a), ph_error_message());
+                       (size_t)(b - a), why);
     }
     uint64_t gen = PH_SIG_GEN(atomic_load(&sl->word)) + 1;
     atomic_store_explicit(&sl->word, PH_SIG_WORD(gen, PH_SIG_ACTIVE), memory_order_release);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +57,34 @@ int main(void)
     CHECK(ph_area_register(grid, 100, "tiny") == NULL);
     CHECK_EQ(errno, EINVAL);
     CHECK(strstr(ph_last_error(), "no whole 4 KiB page") != NULL);
+    /* more areas than the sampler has ranges for: refused, and the
+     * message names the area refused */
+    enum { MANY = 1100 };
+    char *many = mmap(NULL, (size_t)MANY * 4096, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(many != MAP_FAILED);
+    ph_hotarea_t **reg = calloc(MANY, sizeof *reg);
+    int refused = -1;
+    for (int k = 0; many != MAP_FAILED && reg && k < MANY && refused < 0; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "many%d", k);
+        reg[k] = ph_area_register(many + (size_t)k * 4096, 4096, name);
+        if (!reg[k])
+            refused = k;
+    }
+    CHECK(refused > 0);
+    if (refused > 0) {
+        char want[64];
+        snprintf(want, sizeof want, "hot area \"many%d\": the ", refused);
+        CHECK(strstr(ph_last_error(), want) != NULL);
+        CHECK(strstr(ph_last_error(), "source refused it") != NULL);
+    }
+    for (int k = 0; reg && k < MANY; k++)
+        if (reg[k])
+            CHECK_EQ(ph_area_unregister(reg[k]), 0);
+    free(reg);
+    if (many != MAP_FAILED)
+        munmap(many, (size_t)MANY * 4096);
     CHECK_EQ(ph_phase_end(1), -1);
     CHECK_EQ(ph_area_unregister(NULL), -1);
     CHECK_EQ(ph_area_unregister((ph_hotarea_t *)grid), -1);
