@@ -359,12 +359,11 @@ static void adapt_budget(ph_engine *e)
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
         size_t hot = hot_pages(e);
-        /* pages the serial code trapped were seen too: the interval was
-         * not cut short, they are only not the regions' */
-        ph_source_stats ss;
-        memset(&ss, 0, sizeof ss);
-        e->src->ops->stats(e->src, &ss);
-        double seen = (double)e->interval_samples + (double)(ss.serial - e->last_ss.serial);
+        /* pages the serial code trapped are not seen: the sweep is for
+         * the regions (a program's serial set-up before its iterations
+         * would use it up); PH_SWEEP_MAX_INVOCATIONS bounds what serial
+         * code between the regions costs it */
+        double seen = (double)e->interval_samples;
         /* as one whose areas grew after it was armed (a program's
          * arrays registered one after the other): the next takes them --
          * while they still fit in the sweep (a hot set grown beyond it is
@@ -925,6 +924,37 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
     if (e->recording >= 0) {
         pthread_mutex_unlock(&e->lock);
         return ph_fail(EBUSY, "engine: a phase is being recorded");
+    }
+    if (mech != e->cfg.mech && mech != PH_MECH_OFF) {
+        /* The sampling budget's state was run up under the other
+         * mechanism: the sampling mechanism standing in for the iterative
+         * one while serial code (the program's set-up after its first
+         * region) trapped its pages can owe a pause of seconds and have
+         * cut the pages to the floor, and the iterative one would then
+         * watch nothing for the first iterations it finds.  The new
+         * mechanism starts with a full bucket and sample_pages; its own
+         * intervals adapt them again. */
+        e->credit_ns = e->cfg.sample_budget * (double)PH_BUDGET_BURST_NS;
+        e->credit_at_ns = ph_now_ns();
+        e->pause_ns = 0;
+        e->arm_after_ns = 0;
+        /* Once in a run, the iterative mechanism that takes over from the
+         * sampling one (an iteration found at last) starts with a sweep:
+         * the first one went by while the program ran its set-up, and its
+         * samples are not the iterations' */
+        if (mech != PH_MECH_SAMPLING && e->cfg.mech == PH_MECH_SAMPLING &&
+            e->first_sweep == PH_FIRST_OVER && !e->sweep_again &&
+            !e->cfg.full_snapshot && e->cfg.sample_pages &&
+            e->cfg.sample_first_pages > e->cfg.sample_pages && e->src->ops->set_budget) {
+            e->sweep_again = 1;
+            e->first_sweep = PH_FIRST_PENDING;
+            e->sweep_invocations = 0;
+        }
+        if (e->first_sweep != PH_FIRST_ON && e->budget_pages != e->cfg.sample_pages) {
+            e->budget_pages = e->cfg.sample_pages;
+            if (e->src->ops->set_budget)
+                e->src->ops->set_budget(e->src, e->budget_pages);
+        }
     }
     e->cfg.mech = mech;
     e->active = 1;

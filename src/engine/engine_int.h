@@ -122,6 +122,8 @@ struct ph_engine {
     int first_sweep;         /* ph_first_sweep: the first interval's
                                 budget (engine.c, ph_engine_arm) */
     unsigned sweep_invocations; /* invocations under the sweep so far */
+    int sweep_again;         /* a mechanism switch asked for a second
+                                sweep (at most one) */
     size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */

@@ -50,6 +50,15 @@
 #               thread's are serial code's): pages move, >= 90%
 #               owner-local.  The mprotect mechanism does not watch pages
 #               outside regions: it must verify and move nothing.
+#   setup       prog_setup: the grid initialised serially, a parallel
+#               region, 1.5 s (or 2.5 s: the sampling mechanism stands in
+#               from 2 s on) of serial set-up over the grid, then 200
+#               steps with block ownership, from node:0, with both sample
+#               mechanisms.  The serial code's traps must not use up the
+#               first sweep nor leave the budget paused into the steps:
+#               >= 90% of the 1536 pages away from their threads move
+#               (before: none with userfaultfd), >= 90% owner-local at
+#               the end.
 #   serialwork  prog_threads with no pthread: the main thread sweeps the
 #               grid between the regions at every step, with the
 #               userfaultfd mechanism.  Serial code's traps give no
@@ -229,6 +238,20 @@ case $case_ in
         echo "  serial code's traps: ${serial:-?} for ${hot:-?} hot pages"
         [ -n "$serial" ] && [ -n "$hot" ] && [ "$hot" -gt 0 ] && [ "$serial" -le $((8 * hot)) ] && ok ||
             bad "serial code's traps ${serial:-?}, want <= 8 x ${hot:-?} hot pages"
+        ;;
+    setup)
+        # 1024 rows: 2048 hot pages, 1536 of them away from their thread
+        prog="$build/tests/preload/prog_setup"
+        [ -x "$prog" ] || { echo "skipped: $prog is not built"; exit 77; }
+        # 1.5 s: the iterative mechanism throughout (the watchdog waits:
+        # the first region's barriers were progress); 2.5 s: the sampling
+        # mechanism stands in from 2 s until the steps give a period
+        for how in "userfaultfd 1500" "userfaultfd 2500" "mprotect 1500"; do
+            set -- $how
+            run node:0 --set sample_mechanism=$1 -- "$prog" 1024 $2 200
+            at_least "$(moved)" 1383 "pages moved after a set-up of $2 ms ($1)"
+            at_least "$(pct_of 'owner-local share' end)" 90 "owner-local share at the end ($1, $2 ms)"
+        done
         ;;
     firsttouch)
         run first-touch --observe -- "$build/workloads/laplace" block 1040 20
