@@ -361,9 +361,13 @@ static void adapt_budget(ph_engine *e)
         size_t hot = hot_pages(e);
         /* pages the serial code trapped are not seen: the sweep is for
          * the regions (a program's serial set-up before its iterations
-         * would use it up); PH_SWEEP_MAX_INVOCATIONS bounds what serial
-         * code between the regions costs it */
+         * would use it up); PH_SWEEP_MAX_SERIAL bounds what serial code
+         * between the regions costs it */
         double seen = (double)e->interval_samples;
+        ph_source_stats ss;
+        memset(&ss, 0, sizeof ss);
+        e->src->ops->stats(e->src, &ss);
+        int serial_only = e->interval_samples == 0 && ss.serial > e->last_ss.serial;
         /* as one whose areas grew after it was armed (a program's
          * arrays registered one after the other): the next takes them --
          * while they still fit in the sweep (a hot set grown beyond it is
@@ -373,7 +377,8 @@ static void adapt_budget(ph_engine *e)
         if (hot <= e->cfg.sample_first_pages &&
             (seen < PH_SWEEP_SEEN_SHARE * (double)e->interval_armed ||
              hot > e->sweep_hot_pages) &&
-            ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS)
+            (serial_only ? ++e->sweep_serial < PH_SWEEP_MAX_SERIAL
+                         : ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS))
             return;
         e->first_sweep = PH_FIRST_OVER;
         /* but what its samples cost says how many the next interval can
@@ -949,6 +954,7 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
             e->sweep_again = 1;
             e->first_sweep = PH_FIRST_PENDING;
             e->sweep_invocations = 0;
+            e->sweep_serial = 0;
         }
         if (e->first_sweep != PH_FIRST_ON && e->budget_pages != e->cfg.sample_pages) {
             e->budget_pages = e->cfg.sample_pages;

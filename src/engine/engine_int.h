@@ -77,6 +77,12 @@ typedef struct ph_area_rec {
  * areas no longer fit in sample_first_pages. */
 #define PH_SWEEP_SEEN_SHARE 0.125
 #define PH_SWEEP_MAX_INVOCATIONS 2
+/* Intervals of the first sweep whose only traps were serial code's (a
+ * program's set-up before its iterations) are counted apart: at most
+ * PH_SWEEP_MAX_SERIAL of them, so that the iterations still get
+ * PH_SWEEP_MAX_INVOCATIONS of their own, and serial code between every
+ * iteration ends the sweep as soon as before. */
+#define PH_SWEEP_MAX_SERIAL 2
 /* The samples, as a share of the watched pages, that the quiet
  * invocations must hold before the placement is called stable. */
 #define PH_STABLE_SEEN_SHARE 0.125
@@ -122,6 +128,7 @@ struct ph_engine {
     int first_sweep;         /* ph_first_sweep: the first interval's
                                 budget (engine.c, ph_engine_arm) */
     unsigned sweep_invocations; /* invocations under the sweep so far */
+    unsigned sweep_serial;   /* its intervals that only serial code trapped */
     int sweep_again;         /* a mechanism switch asked for a second
                                 sweep (at most one) */
     size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
