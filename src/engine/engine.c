@@ -339,6 +339,21 @@ static void fill_credit(ph_engine *e)
     e->credit_at_ns = now;
 }
 
+/* Whether the engine's configuration and source allow a first sweep
+ * (ph_engine_arm): a budget to widen, and more pages to widen it to. */
+static int sweep_possible(const ph_engine_cfg *cfg, const ph_source *src)
+{
+    return !cfg->full_snapshot && cfg->sample_pages &&
+           cfg->sample_first_pages > cfg->sample_pages && src->ops->set_budget;
+}
+
+/* The sampling budget's bucket full, as at the start. */
+static void fill_bucket(ph_engine *e)
+{
+    e->credit_ns = e->cfg.sample_budget * (double)PH_BUDGET_BURST_NS;
+    e->credit_at_ns = ph_now_ns();
+}
+
 /* The sampling budget: the share of the interval's wall time that went
  * into sampling (arming, handlers, the traps themselves) is kept near
  * cfg.sample_budget by cutting or doubling the pages watched per
@@ -804,13 +819,8 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
     e->recording = -1;
     e->active = 1;
     e->budget_pages = cfg->sample_pages;
-    e->credit_ns = cfg->sample_budget * (double)PH_BUDGET_BURST_NS;
-    e->credit_at_ns = ph_now_ns();
-    e->first_sweep = !cfg->full_snapshot && cfg->sample_pages &&
-                             cfg->sample_first_pages > cfg->sample_pages &&
-                             src->ops->set_budget
-                         ? PH_FIRST_PENDING
-                         : PH_FIRST_OVER;
+    fill_bucket(e);
+    e->first_sweep = sweep_possible(cfg, src) ? PH_FIRST_PENDING : PH_FIRST_OVER;
     e->iters_total = cfg->iterations_expected;
     for (int t = 0; t < PH_MAX_THREADS; t++)
         e->thr[t] = (ph_thread_track){-1, -1, 0};
@@ -939,8 +949,7 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
          * watch nothing for the first iterations it finds.  The new
          * mechanism starts with a full bucket and sample_pages; its own
          * intervals adapt them again. */
-        e->credit_ns = e->cfg.sample_budget * (double)PH_BUDGET_BURST_NS;
-        e->credit_at_ns = ph_now_ns();
+        fill_bucket(e);
         e->pause_ns = 0;
         e->arm_after_ns = 0;
         /* Once in a run, the iterative mechanism that takes over from the
@@ -949,8 +958,7 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
          * samples are not the iterations' */
         if (mech != PH_MECH_SAMPLING && e->cfg.mech == PH_MECH_SAMPLING &&
             e->first_sweep == PH_FIRST_OVER && !e->sweep_again &&
-            !e->cfg.full_snapshot && e->cfg.sample_pages &&
-            e->cfg.sample_first_pages > e->cfg.sample_pages && e->src->ops->set_budget) {
+            sweep_possible(&e->cfg, e->src)) {
             e->sweep_again = 1;
             e->first_sweep = PH_FIRST_PENDING;
             e->sweep_invocations = 0;
