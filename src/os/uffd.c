@@ -78,6 +78,8 @@ int ph_uffd_open(ph_uffd *u, unsigned features, int allow_user_only)
         want |= UFFD_FEATURE_THREAD_ID;
     if (features & PH_UFFD_MOVE)
         want |= UFFD_FEATURE_MOVE;
+    if (features & PH_UFFD_SIGBUS)
+        want |= UFFD_FEATURE_SIGBUS;
     struct uffdio_api api = {.api = UFFD_API, .features = want};
     if (ioctl(fd, UFFDIO_API, &api) != 0) {
         int e = errno;

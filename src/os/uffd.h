@@ -22,6 +22,9 @@
  *    a page shared with another process (copy-on-write after fork) or
  *    pinned (O_DIRECT, RDMA in flight), with EEXIST when the destination
  *    is populated; `moved` says how far a partial call got.
+ *    UFFDIO_MOVE also wants both ranges equally mlock(2)ed (EINVAL);
+ *    only the destination need be registered, with the descriptor the
+ *    ioctl is issued on.
  *  - UFFD_FEATURE_THREAD_ID gives the faulting thread's id.
  *  - Without UFFD_FEATURE_EVENT_FORK a fork() child's copies of the
  *    registered ranges are not registered.
@@ -44,6 +47,12 @@ typedef struct ph_uffd {
 /* The features ph_uffd_open can ask for. */
 #define PH_UFFD_THREAD_ID 0x1u
 #define PH_UFFD_MOVE 0x2u
+/* UFFD_FEATURE_SIGBUS: a missing fault in the descriptor's ranges is not
+ * queued but fails at once -- SIGBUS for a user access, an error for
+ * the kernel's (mlock(2)'s and MADV_POPULATE's population skips the
+ * page, /proc/PID/mem reads fail there).  For memory nobody but the
+ * owner's UFFDIO_MOVE may fill: a fault there has nobody to answer it. */
+#define PH_UFFD_SIGBUS 0x4u
 
 /* Open a non-blocking, close-on-exec descriptor with the given features
  * (PH_UFFD_*): /dev/userfaultfd (file permission), then userfaultfd(2)

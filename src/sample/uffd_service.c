@@ -13,11 +13,11 @@
  * HOW A RUN IS WATCHED (private anonymous memory, 4 KiB pages).
  *   arm     the run's span is registered for missing-page faults and its
  *           pages are moved out to the range's *stash* (a private
- *           anonymous mapping of the same size, registered too) with
- *           UFFDIO_MOVE: the page-table entries move, the physical pages
- *           (and so their NUMA nodes) stay, nothing is copied.  The run
- *           now has no pages: the first access of any thread, user or
- *           kernel, read or write, is a missing fault.
+ *           anonymous mapping of the same size) with UFFDIO_MOVE: the
+ *           page-table entries move, the physical pages (and so their
+ *           NUMA nodes) stay, nothing is copied.  The run now has no
+ *           pages: the first access of any thread, user or kernel, read
+ *           or write, is a missing fault.
  *   fault   the service thread (one per sampler) reads the fault with
  *           the faulting thread's id (UFFD_FEATURE_THREAD_ID), records
  *           the sample (page, that thread's node), moves the run's pages
@@ -42,9 +42,21 @@
  * it last ran on -> the topology's node).  On the simulated machine the
  * note carries the simulator's binding.
  *
+ * THE STASH is registered (UFFDIO_MOVE's destination must be) with a
+ * second descriptor of its own, opened with UFFD_FEATURE_SIGBUS: its
+ * empty slots are nobody's pages, and a fault there must not wait for a
+ * service that would only wake it to fault again.  The kernel does fault
+ * there: mlockall(MCL_CURRENT) populates every mapping, /proc/PID/mem
+ * and process_vm_readv read any address.  With SIGBUS they skip the slot.
+ * The stash is created PROT_NONE and opened after registering, so that
+ * an earlier mlockall(MCL_FUTURE) does not fill it with zero pages.
+ *
  * WHAT THE KERNEL REFUSES.  UFFDIO_MOVE fails with EBUSY on a page
- * shared copy-on-write with a fork() child or pinned by I/O in flight:
- * such a page is left in place and not watched this interval.
+ * shared copy-on-write with a fork() child or pinned by I/O in flight,
+ * and with EINVAL when only one of the run and its stash is mlock(2)ed
+ * (the program locked or unlocked its array alone): such a page is left
+ * in place and not watched this interval.  One in the stash already
+ * comes back as a copy (UFFDIO_COPY).
  *
  * fork().  A child's copies of registered ranges are not registered
  * (no UFFD_FEATURE_EVENT_FORK), so a page moved out at fork time would
@@ -85,9 +97,13 @@
 
 #define PG ((uintptr_t)4096)
 #define MOVE_TRIES 8
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24 /* Linux 5.18 */
+#endif
 
 typedef struct ph_uffd_sampler {
-    ph_uffd u;
+    ph_uffd u;       /* the runs: missing faults are samples */
+    ph_uffd stash_u; /* the stashes: faults fail (PH_UFFD_SIGBUS) */
     pthread_t thread;
     atomic_int stop;
     int started;
@@ -219,6 +235,15 @@ static uintptr_t stash_of(size_t slot, uintptr_t a)
     return atomic_load(&s->stash) + (a - atomic_load(&s->start));
 }
 
+/* Free a stash slot whose page is stale or copied back.  The stash is
+ * pagehome's own: under mlockall it is locked too, and plain
+ * MADV_DONTNEED refuses locked memory. */
+static void discard_stashed(uintptr_t p)
+{
+    if (madvise((void *)p, PG, MADV_DONTNEED_LOCKED) != 0)
+        (void)madvise((void *)p, PG, MADV_DONTNEED);
+}
+
 /* Move [src, src+len) to dst page by page where the kernel refuses a
  * page (EBUSY: shared or pinned; EEXIST: dst populated): such pages stay
  * where they are.  The machine is told of every move (os, NULL: not),
@@ -232,8 +257,9 @@ static size_t move_span(ph_uffd_sampler *us, ph_os *os, uintptr_t dst, uintptr_t
     while (off < len) {
         if (!out)
             ph_os_note_moved(os, (void *)(dst + off), (const void *)(src + off), len - off);
-        long m = ph_uffd_move(&us->u, (void *)(dst + off), (const void *)(src + off),
-                              len - off, 1, dontwake);
+        /* issued on the destination's descriptor */
+        long m = ph_uffd_move(out ? &us->stash_u : &us->u, (void *)(dst + off),
+                              (const void *)(src + off), len - off, 1, dontwake);
         if (m > 0 && out)
             ph_os_note_moved(os, (void *)(dst + off), (const void *)(src + off), (size_t)m);
         else if (!out && (size_t)(m > 0 ? m : 0) < len - off)
@@ -328,24 +354,36 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
             ph_os_note_moved(os, (void *)(a + q), (const void *)(st + q), PG);
             if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) == (long)PG)
                 continue;
-            if (errno == EEXIST) {
-                madvise((void *)(st + q), PG, MADV_DONTNEED);
-            } else if (errno == EBUSY || errno == EAGAIN) {
-                /* a stashed page the kernel will not move any more: it
-                 * went through a fork() past the handler (no longer
-                 * anon-exclusive) or is pinned.  Its data comes back as
-                 * a copy (on the service thread's node). */
-                if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
-                    errno == EEXIST) /* EEXIST: populated meanwhile, as above */
-                    madvise((void *)(st + q), PG, MADV_DONTNEED);
-            } else if (errno == EINVAL &&
-                       mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
-                (void)ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0);
+            int e = errno;
+            if (e == EINVAL &&
+                mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
+                if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) ==
+                    (long)PG)
+                    e = 0;
+                else
+                    e = errno == EINVAL ? EBUSY : errno; /* mlock(2)ed apart */
                 atomic_uchar *pp = atomic_load(&ph_sig_slots[slot].prog_prot);
                 uintptr_t s0 = atomic_load(&ph_sig_slots[slot].start);
                 unsigned char v = pp ? atomic_load(&pp[(a + q - s0) / PG]) : 0;
+                if (e == EBUSY &&
+                    ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0) {
+                    discard_stashed(st + q);
+                    e = 0;
+                }
                 mprotect((void *)(a + q), PG,
                          (v & PH_SIG_PROT_SET) ? (int)(v & 7u) : PROT_READ | PROT_WRITE);
+            }
+            if (e == EEXIST) {
+                discard_stashed(st + q);
+            } else if (e == EBUSY || e == EAGAIN) {
+                /* a stashed page the kernel will not move any more: it
+                 * went through a fork() past the handler (no longer
+                 * anon-exclusive), is pinned, or only one side is
+                 * mlock(2)ed.  Its data comes back as a copy (on the
+                 * service thread's node). */
+                if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
+                    errno == EEXIST) /* EEXIST: populated meanwhile, as above */
+                    discard_stashed(st + q);
             }
         }
     /* unregistering wakes every thread waiting in the span */
@@ -365,22 +403,26 @@ int ph_uffd_sampler_add(size_t slot)
         atomic_fetch_add(&us->unwatchable, 1);
         return 0;
     }
-    void *st = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* PROT_NONE until registered: under mlockall(MCL_FUTURE) a new
+     * readable mapping is populated at once (with zero pages that every
+     * move into it would then meet); made writable once registered, the
+     * population faults fail (SIGBUS descriptor) and the kernel skips them */
+    void *st = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (st == MAP_FAILED)
         return ph_fail(errno, "sampler: no address space for a stash of %zu bytes", len);
     madvise(st, len, MADV_NOHUGEPAGE);
-    if (ph_uffd_register_missing(&us->u, st, len) != 0) {
+    if (ph_uffd_register_missing(&us->stash_u, st, len) != 0 ||
+        mprotect(st, len, PROT_READ | PROT_WRITE) != 0) {
         int e = errno;
         munmap(st, len);
         errno = e;
-        return -1;
+        return ph_fail(e, "sampler: cannot set up a stash of %zu bytes: %s", len,
+                       strerror(e));
     }
     /* Memory userfaultfd cannot move (shared, file-backed, hugetlbfs) is
      * accepted but never watched: the engine still places and moves it. */
     void *a = (void *)atomic_load(&s->start);
     if (ph_uffd_register_missing(&us->u, a, len) != 0) {
-        ph_uffd_unregister(&us->u, st, len);
         munmap(st, len);
         atomic_fetch_add(&us->unwatchable, 1);
         return 0;
@@ -538,11 +580,19 @@ int ph_uffd_sampler_start(size_t i)
         errno = e;
         return -1;
     }
+    if (ph_uffd_open(&us->stash_u, PH_UFFD_MOVE | PH_UFFD_SIGBUS, 0) != 0) {
+        int e = errno;
+        ph_uffd_close(&us->u);
+        free(us);
+        errno = e;
+        return -1;
+    }
     ph_sig_insts[i].uffd = us;
     pthread_once(&atfork_once, register_atfork);
     int e = pthread_create(&us->thread, NULL, service, (void *)(uintptr_t)i);
     if (e != 0) {
         ph_uffd_close(&us->u);
+        ph_uffd_close(&us->stash_u);
         ph_sig_insts[i].uffd = NULL;
         free(us);
         return ph_fail(e, "sampler: cannot start the userfaultfd service thread: %s",
@@ -562,6 +612,7 @@ void ph_uffd_sampler_stop(size_t i)
         pthread_join(us->thread, NULL);
     }
     ph_uffd_close(&us->u);
+    ph_uffd_close(&us->stash_u);
     ph_sig_insts[i].uffd = NULL;
     free(us);
 }

@@ -99,11 +99,12 @@ if [ -x "$build/tests/preload/prog_query" ]; then
 fi
 # transparent mode's robustness items on the real kernel of a NUMA machine
 # (prog_robust.c: kernel accesses to watched arrays, signals, the program's
-# mprotect and mremap, allocation churn), the engine watching every page.
+# mprotect and mremap, allocation churn, mlockall), the engine watching
+# every page.
 # The guest's Linux 6.1 has no UFFDIO_MOVE, so the mprotect mechanism (the
 # userfaultfd one is tested on the host).
 if [ -x "$build/tests/preload/prog_robust_gcc" ]; then
-    for item in stdio syscalls crash mprotect mremap sigblock churn; do
+    for item in stdio syscalls crash mprotect mremap sigblock churn lock; do
         run "robust-$item" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
             PAGEHOME_SAMPLE_MECHANISM=mprotect PAGEHOME_STABLE_AFTER=0 PAGEHOME_SAMPLE_PAGES=0 \
             PAGEHOME_SAMPLE_PERIOD_MS=5 sh -c '"$1" run --migrate iterative -- "$2" "$3" > /tmp/robust.out 2>&1

@@ -37,6 +37,13 @@
  *                the heap one, the static one; whole or in part) reads
  *                zeros after, the rest keeps its bytes; MADV_FREE then
  *                written keeps what was written
+ *   lock     13  mlockall(MCL_CURRENT | MCL_FUTURE) while the arrays are
+ *                watched returns (every mapping is populated, pagehome's
+ *                own included), an array allocated after it is watched
+ *                and keeps its bytes, munlock and mlock of part of an
+ *                array between steps, munlockall; each step's bytes kept
+ *                (a step that hangs ends the program by alarm); 77
+ *                where mlockall is not permitted
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -765,6 +772,46 @@ static void do_discard(void)
     NEED(munmap(m, MN) == 0, "munmap");
 }
 
+/* ---- 13: the program locks its memory --------------------------------------- */
+
+static void do_lock(void)
+{
+    alarm(120); /* a population that waits for good kills the program */
+    usleep(30000); /* the engine's next interval armed meanwhile */
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+        /* not permitted (RLIMIT_MEMLOCK without CAP_IPC_LOCK): nothing
+         * to test, and nothing pagehome changed */
+        printf("prog_robust lock: mlockall refused (%s): not tested\n", strerror(errno));
+        exit(77);
+    }
+    enum { LN = 8 << 20 };
+    unsigned char *l = malloc(LN); /* mapped locked: MCL_FUTURE */
+    NEED(l != NULL, "malloc after mlockall");
+    for (int r = 0; r < 24; r++) {
+        int round = 60 + r;
+        stir(round);
+#pragma omp parallel for schedule(static)
+        for (long p = 0; p < LN / PG; p++)
+            l[p * PG + 9] = (unsigned char)(round ^ p);
+        usleep(10000);
+        NEED(stirred(round), "the arrays keep each step's bytes under mlockall");
+        for (long p = 0; p < LN / PG; p++)
+            if (l[p * PG + 9] != (unsigned char)(round ^ p))
+                bad("an array allocated after mlockall keeps its bytes");
+        /* the static array, in part, unlocked and locked again while
+         * its pages may be out: the run and pagehome's copy of it are
+         * then locked differently */
+        if (r == 6)
+            NEED(munlock(sgrid + SN / 4, SN / 2) == 0, "munlock of part of an array");
+        if (r == 12)
+            NEED(mlock(sgrid, SN) == 0, "mlock of an array");
+        if (r == 18)
+            NEED(munlockall() == 0, "munlockall");
+    }
+    free(l);
+    alarm(0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -784,7 +831,7 @@ int main(int argc, char **argv)
                  {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
                  {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
                  {"mremap", do_mremap},     {"churn", do_churn},       {"closeall", do_closeall},
-                 {"discard", do_discard}};
+                 {"discard", do_discard},   {"lock", do_lock}};
     for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
         if (strcmp(item, items[k].name) == 0) {
             items[k].fn();
