@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,13 +130,35 @@ int ph_api_write_stats_doc(struct ph_jw *w)
     return ph_statsfile_write_doc(w);
 }
 
+/* A limit on the process's address space or data (ulimit -v, -d), or 0.
+ * The userfaultfd mechanism reserves as much address space again as the
+ * arrays it watches (each area's stash, sample/uffd_service.c): a
+ * program sized to its limit would run out of it. */
+static unsigned long long space_limit_mib(const char **which)
+{
+    struct rlimit as, data;
+    unsigned long long mib = 0;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        mib = (unsigned long long)as.rlim_cur >> 20;
+        *which = "RLIMIT_AS (ulimit -v)";
+    }
+    if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY &&
+        (!mib || ((unsigned long long)data.rlim_cur >> 20) < mib)) {
+        mib = (unsigned long long)data.rlim_cur >> 20;
+        *which = "RLIMIT_DATA (ulimit -d)";
+    }
+    return mib;
+}
+
 /* userfaultfd moves 4 KiB pages of private anonymous memory: with 2 MiB
- * pages (THP or hugetlbfs) the mprotect mechanism stays. */
+ * pages (THP or hugetlbfs) the mprotect mechanism stays, and so it does
+ * under a limit on the address space unless userfaultfd is asked for. */
 static int uffd_wanted(void)
 {
-    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM);
+    const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM), *which = "";
     return strcmp(mech, "userfaultfd") == 0 ||
-           (strcmp(mech, "auto") == 0 && ph_opt_int(PH_OPT_PAGESIZE) == 4096);
+           (strcmp(mech, "auto") == 0 && ph_opt_int(PH_OPT_PAGESIZE) == 4096 &&
+            space_limit_mib(&which) == 0);
 }
 
 int ph_api_sampler_protects(void)
@@ -166,6 +189,17 @@ static ph_engine *make_engine(ph_machine *c)
     };
     ph_source *src = NULL;
     int want_uffd = strcmp(ph_opt_str(PH_OPT_SAMPLE_MECHANISM), "userfaultfd") == 0;
+    const char *which = "";
+    unsigned long long limit_mib = space_limit_mib(&which);
+    if (limit_mib && want_uffd)
+        ph_warn("sample_mechanism=userfaultfd under %s of %llu MiB: watching takes as "
+                "much address space again as the watched arrays",
+                which, limit_mib);
+    else if (limit_mib && strcmp(ph_opt_str(PH_OPT_SAMPLE_MECHANISM), "auto") == 0)
+        ph_info("sampler: %s is %llu MiB: the mprotect mechanism, which takes no "
+                "address space to watch (userfaultfd takes as much again as the "
+                "watched arrays)",
+                which, limit_mib);
     if (uffd_wanted()) {
         so.mechanism = PH_SAMPLER_USERFAULTFD;
         src = ph_sampler_open(c->os, &so);
