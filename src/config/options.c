@@ -294,8 +294,10 @@ int ph_opt_set(ph_opt_id id, const char *text, ph_opt_source src)
         format_raw(id, cur, sizeof cur);
         if (src == PH_SRC_ENV)
             ph_warn("%s=\"%s\" is invalid (%s); using %s", d->env, text, why, cur);
-        return ph_fail(EINVAL, "%s=\"%s\" is invalid (%s); %s stays %s",
-                       d->name, text, why, d->name, cur);
+        /* neutral wording: an API caller goes on with the current value,
+         * the command line stops */
+        return ph_fail(EINVAL, "%s=\"%s\" is invalid (%s; the current value is %s)",
+                       d->name, text, why, cur);
     }
     return 0;
 }

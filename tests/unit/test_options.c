@@ -125,7 +125,7 @@ static void test_api(void)
     CHECK_EQ(ph_config_set("move_batch_pages", "0"), -1);
     CHECK_EQ(errno, EINVAL);
     CHECK_MSG("move_batch_pages=\"0\" is invalid");
-    CHECK_MSG("stays 128");
+    CHECK_MSG("the current value is 128)");
     CHECK_EQ(ph_opt_int(PH_OPT_MOVE_BATCH_PAGES), 128);
     /* unknown name */
     CHECK_EQ(ph_config_set("no_such_thing", "1"), -1);
