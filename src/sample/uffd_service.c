@@ -357,19 +357,18 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
             int e = errno;
             if (e == EINVAL &&
                 mprotect((void *)(a + q), PG, PROT_READ | PROT_WRITE) == 0) {
-                if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) ==
-                    (long)PG)
-                    e = 0;
-                else
-                    e = errno == EINVAL ? EBUSY : errno; /* mlock(2)ed apart */
+                /* read-write for a moment (UFFDIO_MOVE wants equal
+                 * protections); still refused -- the run and the stash
+                 * mlock(2)ed apart -- it comes back as a copy */
+                if (ph_uffd_move(&us->u, (void *)(a + q), (void *)(st + q), PG, 1, 0) !=
+                        (long)PG &&
+                    (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
+                     errno == EEXIST))
+                    discard_stashed(st + q);
+                e = 0;
                 atomic_uchar *pp = atomic_load(&ph_sig_slots[slot].prog_prot);
                 uintptr_t s0 = atomic_load(&ph_sig_slots[slot].start);
                 unsigned char v = pp ? atomic_load(&pp[(a + q - s0) / PG]) : 0;
-                if (e == EBUSY &&
-                    ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0) {
-                    discard_stashed(st + q);
-                    e = 0;
-                }
                 mprotect((void *)(a + q), PG,
                          (v & PH_SIG_PROT_SET) ? (int)(v & 7u) : PROT_READ | PROT_WRITE);
             }
@@ -378,9 +377,8 @@ int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)
             } else if (e == EBUSY || e == EAGAIN) {
                 /* a stashed page the kernel will not move any more: it
                  * went through a fork() past the handler (no longer
-                 * anon-exclusive), is pinned, or only one side is
-                 * mlock(2)ed.  Its data comes back as a copy (on the
-                 * service thread's node). */
+                 * anon-exclusive) or is pinned.  Its data comes back as
+                 * a copy (on the service thread's node). */
                 if (ph_uffd_copy(&us->u, (void *)(a + q), (void *)(st + q), PG, 1) == 0 ||
                     errno == EEXIST) /* EEXIST: populated meanwhile, as above */
                     discard_stashed(st + q);
