@@ -252,7 +252,7 @@ case $case_ in
         # seen 1536 of the 2048 pages; the sweep is then over, and at 94 us
         # a sample the 1% budget affords a few 64-page intervals in the
         # rest of the run, not the 512 pages left (1024-1088 moved in 4 of
-        # 21 runs here, 1217 in a CI run).  The build before the set-up fix
+        # 27 runs here, 1217 in a CI run).  The build before the set-up fix
         # moved 7.
         for how in "userfaultfd 1500 768" "userfaultfd 2500 768" "mprotect 1500 1383"; do
             set -- $how
