@@ -19,7 +19,9 @@
  * run (adapt_budget).  A sample is charged the handler's measured time
  * and cfg.sample_trap_ns for the rest of its round trip (measured by the
  * sampler at start, api/).  When the hot areas fit in
- * sample_first_pages, the first interval is a sweep of all of them, so
+ * sample_first_pages (their touched pages, where the source can tell:
+ * an array sized for the largest input and used in part counts its used
+ * part), the first interval is a sweep of all of them, so
  * that a program whose hot set is larger than sample_pages has all of it
  * looked at, and a wrong initial placement corrected, after one interval
  * rather than after resident / sample_pages; its cost is paid once and
@@ -311,6 +313,20 @@ static size_t hot_pages(const ph_engine *e)
     return n;
 }
 
+/* The hot pages a first sweep has to watch to see the hot set whole
+ * (lock held): every page of the hot areas, or, when they are more than
+ * sample_first_pages and the source can tell, those of them ever touched
+ * -- the untouched part has nothing to show and the source does not
+ * watch it.  Counted only up to sample_first_pages + 1 (cost bounded). */
+static size_t sweep_pages(ph_engine *e)
+{
+    size_t hot = hot_pages(e);
+    if (hot <= e->cfg.sample_first_pages || !e->src->ops->touched_pages)
+        return hot;
+    size_t touched = e->src->ops->touched_pages(e->src, e->cfg.sample_first_pages);
+    return touched < hot ? touched : hot;
+}
+
 /* The sampling cost of the interval now ending and its wall time, ns
  * (arming, handlers, cfg.sample_trap_ns a sample).  0 when unknown. */
 static int interval_cost(ph_engine *e, double *cost, double *wall)
@@ -373,7 +389,7 @@ static void adapt_budget(ph_engine *e)
     if (e->first_sweep == PH_FIRST_ON) {
         /* the sweep is paid once: its intervals are not the rate to adapt
          * to.  One that saw little of what it watched goes on. */
-        size_t hot = hot_pages(e);
+        size_t hot = sweep_pages(e);
         /* pages the serial code trapped are not seen: the sweep is for
          * the regions (a program's serial set-up before its iterations
          * would use it up); PH_SWEEP_MAX_SERIAL bounds what serial code
@@ -469,7 +485,7 @@ void ph_engine_arm(ph_engine *e)
     if (e->first_sweep == PH_FIRST_PENDING) {
         /* a sweep that cannot see the hot set whole buys nothing a normal
          * interval does not, at up to sample_first_pages samples */
-        if (hot_pages(e) <= e->cfg.sample_first_pages) {
+        if (sweep_pages(e) <= e->cfg.sample_first_pages) {
             e->first_sweep = PH_FIRST_ON;
             e->src->ops->set_budget(e->src, e->cfg.sample_first_pages);
         } else {
@@ -478,7 +494,7 @@ void ph_engine_arm(ph_engine *e)
     }
     if (e->first_sweep == PH_FIRST_ON) {
         /* what this arm of the sweep can see */
-        e->sweep_hot_pages = hot_pages(e);
+        e->sweep_hot_pages = sweep_pages(e);
     }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();
@@ -570,6 +586,20 @@ static int iterative_now(const ph_engine *e)
            e->iteration <= e->cfg.hybrid_iters;
 }
 
+/* The watched pages the stability rule wants seen: all of them, or,
+ * where the source can tell, those ever touched (a static array sized
+ * for the largest input has its used part to see).  The touched ones are
+ * counted only as far as the samples could cover (lock held). */
+static uint64_t seen_need(ph_engine *e, uint64_t watched)
+{
+    if (!e->src->ops->touched_pages ||
+        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)watched)
+        return watched;
+    size_t limit = (size_t)((double)e->quiet_samples / PH_STABLE_SEEN_SHARE);
+    size_t touched = e->src->ops->touched_pages(e->src, limit);
+    return touched < watched ? touched : watched;
+}
+
 /* One iterative invocation (lock held). */
 static void run_iterative(ph_engine *e)
 {
@@ -617,7 +647,7 @@ static void run_iterative(ph_engine *e)
      * not seen: six samples of 259 pages, all local, are no evidence. */
     if (e->cfg.stable_after && e->quiet >= e->cfg.stable_after &&
         !e->predictive && swept - e->stable_mark >= watched &&
-        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)watched) {
+        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)seen_need(e, watched)) {
         e->active = 0;
         ph_info("engine: placement stable after %u iterations (%u "
                 "invocations without a migration, %llu samples in them, "

@@ -71,6 +71,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "os/pagemap.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -679,29 +680,53 @@ static int run_resident(resid_win *w, size_t slot, size_t r)
     return 0;
 }
 
+/* The first page of [a, w->win_end) the window w says is resident; the
+ * window's end when none is (a inside the window, which answered). */
+static uintptr_t window_next(const resid_win *w, uintptr_t a)
+{
+    for (uintptr_t q = a; q < w->win_end; q += PG_BYTES)
+        if (w->vec[(q - w->win) / PG_BYTES] & 1)
+            return q;
+    return w->win_end;
+}
+
 /* The rotation: runs from the cursor on until pages_per_interval pages
  * (or max_runs runs) are watched.  Only runs with a resident page count:
  * memory never touched (the unused part of a static array sized for the
  * largest input, as Fortran codes have) has nothing to tell, and was
  * dropped only after the choice -- so a budget spent on it watched none of
  * the pages that are used (swim at N = 288: 3743 of its 26625 pages, one
- * interval in seven).  The cursor passes at most EXAMINE_FACTOR x the
- * budget in pages an interval, so that a huge untouched range costs a
- * bounded number of mincore calls; the pages it passed, watched or not,
- * are the return value (the stability rule counts them as looked at). */
+ * interval in seven).  The cursor examines at most EXAMINE_FACTOR x the
+ * budget in pages an interval (by mincore), so that a huge untouched
+ * range costs a bounded number of mincore calls.  An untouched stretch
+ * is passed over in one step: to the next touched page the mincore
+ * window shows (those pages count as examined at a sixteenth), and past
+ * the window's end to where the kernel says the next touched page is
+ * (os/pagemap.h; on a kernel without that scan, the window's end, and
+ * the walk goes on window by window).  Without that, a 16 GiB array of
+ * which the run touches 64 MiB kept the cursor in its untouched part for
+ * 64 intervals out of every 65, and a short run never watched the used
+ * part once it had been passed before its first touch.  The pages
+ * passed, examined, passed over or watched, are the return value (the
+ * stability rule counts them as looked at).  errno is kept: an arm may
+ * run on the program's thread (a region boundary), and a kernel without
+ * the scan fails it. */
 #define EXAMINE_FACTOR 16
+#define EMPTY_DISCOUNT 16
 static size_t choose_budget(sampler *s)
 {
     size_t g = s->o.run_pages, total = runs_with(s, g), pages = 0, passed = 0;
-    size_t examine = s->o.pages_per_interval * EXAMINE_FACTOR;
+    size_t examined = 0, examine = s->o.pages_per_interval * EXAMINE_FACTOR;
     static resid_win w; /* under gate_lock, as every arm */
+    ph_pagemap pm = PH_PAGEMAP_INIT;
+    int can_skip = 1, saved_errno = errno;
     w.win = w.win_end = 0;
     for (size_t i = 0; i < s->nranges; i++)
         set_geometry(s->ranges[i].slot, g);
     if (s->cur_range >= s->nranges)
         s->cur_range = s->cur_run = 0;
     for (size_t taken = 0; taken < total && pages < s->o.pages_per_interval &&
-                           passed < examine && s->narmed < s->o.max_runs;
+                           examined < examine && s->narmed < s->o.max_runs;
          taken++) {
         const sp_range *rg = &s->ranges[s->cur_range];
         size_t nruns = div_up(rg->npages, g);
@@ -712,17 +737,45 @@ static size_t choose_budget(sampler *s)
             nruns = div_up(rg->npages, g);
         }
         size_t len;
-        run_span(rg->slot, s->cur_run, &len);
+        uintptr_t a = run_span(rg->slot, s->cur_run, &len);
         passed += len / PG_BYTES;
+        examined += len / PG_BYTES;
         if (run_resident(&w, rg->slot, s->cur_run)) {
             s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run, 0};
             pages += len / PG_BYTES;
+        } else if (s->cur_run + 1 < nruns && w.ok && a + len >= w.win && a + len <= w.win_end) {
+            /* untouched: on to the run of the next touched page (or past
+             * the range), the runs between passed.  Within the mincore
+             * window its bytes say where; they count as examined at
+             * 1/EMPTY_DISCOUNT.  Beyond the window, the kernel's page
+             * table scan says where, at no count; without it, the
+             * window's end. */
+            uintptr_t from = a + len, end = atomic_load(&ph_sig_slots[rg->slot].end);
+            uintptr_t next = window_next(&w, from);
+            size_t in_window = (size_t)(next - from) / PG_BYTES;
+            if (next == w.win_end && next < end && can_skip &&
+                ph_pagemap_next_present(&pm, next, end, &next) != 0) {
+                can_skip = 0; /* the mincore walk alone from here */
+                next = w.win_end;
+            }
+            uintptr_t run_bytes = g * PG_BYTES;
+            size_t to_run = (size_t)((next - atomic_load(&ph_sig_slots[rg->slot].start)) /
+                                     run_bytes);
+            if (to_run > nruns)
+                to_run = nruns;
+            uintptr_t to = to_run == nruns ? end : a + (to_run - s->cur_run) * run_bytes;
+            passed += (size_t)(to - from) / PG_BYTES;
+            examined += in_window / EMPTY_DISCOUNT;
+            taken += to_run - (s->cur_run + 1);
+            s->cur_run = to_run - 1;
         }
-        if (++s->cur_run == nruns) {
+        if (++s->cur_run >= nruns) {
             s->cur_run = 0;
             s->cur_range = (s->cur_range + 1) % s->nranges;
         }
     }
+    ph_pagemap_done(&pm);
+    errno = saved_errno;
     return passed;
 }
 
@@ -1057,6 +1110,42 @@ static int sp_set_budget(ph_source *src, size_t pages_per_interval)
     return 0;
 }
 
+/* touched_pages: the resident pages of every range by PAGEMAP_SCAN,
+ * counted up to limit + 1, plus, under userfaultfd, the pages of the runs
+ * not yet opened (they sit in the stash, not in the range).  Runs are
+ * armed only where a page is resident, but for the simulator's
+ * first-touch watch, whose untouched runs then count too: an
+ * over-estimate, which at worst declines a sweep.  errno is kept. */
+static size_t sp_touched_pages(ph_source *src, size_t limit)
+{
+    sampler *s = sp_of(src);
+    ph_pagemap pm = PH_PAGEMAP_INIT;
+    size_t have = 0;
+    int saved_errno = errno;
+    pthread_mutex_lock(&gate_lock);
+    for (size_t i = 0; i < s->nranges && have <= limit; i++) {
+        size_t n;
+        uintptr_t a = s->ranges[i].start;
+        if (ph_pagemap_count_present(&pm, a, a + s->ranges[i].npages * PG_BYTES,
+                                     limit - have, &n) != 0) {
+            have = SIZE_MAX;
+            break;
+        }
+        have += n;
+    }
+    if (have != SIZE_MAX && is_uffd(s))
+        for (size_t k = 0; k < s->narmed; k++) {
+            size_t len;
+            run_span(s->armed[k].slot, s->armed[k].run, &len);
+            if (atomic_load(run_state(&s->armed[k])) != PH_RUN_IDLE)
+                have += len / PG_BYTES; /* out, or on its way back */
+        }
+    pthread_mutex_unlock(&gate_lock);
+    ph_pagemap_done(&pm);
+    errno = saved_errno;
+    return have;
+}
+
 static const ph_source_ops uffd_ops = {
     .name = "userfaultfd",
     .handler_elsewhere = 1,
@@ -1068,6 +1157,7 @@ static const ph_source_ops uffd_ops = {
     .stats = sp_stats,
     .close = sp_close,
     .set_budget = sp_set_budget,
+    .touched_pages = sp_touched_pages,
 };
 
 static const ph_source_ops sampler_ops = {
@@ -1080,6 +1170,7 @@ static const ph_source_ops sampler_ops = {
     .stats = sp_stats,
     .close = sp_close,
     .set_budget = sp_set_budget,
+    .touched_pages = sp_touched_pages,
 };
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

@@ -93,6 +93,11 @@ typedef struct ph_source_ops {
     /* Change the pages watched per interval from the next arm() on (the
      * engine adapts it to the sampling budget).  May be NULL: fixed. */
     int (*set_budget)(ph_source *s, size_t pages_per_interval);
+    /* How many pages of the hot ranges were ever touched (are resident,
+     * or watched now), counted up to limit + 1: more than limit when it
+     * returns more.  SIZE_MAX when the source cannot tell.  May be NULL:
+     * it cannot. */
+    size_t (*touched_pages)(ph_source *s, size_t limit);
     /* 1 when the handler runs on another thread (userfaultfd's service
      * thread): the faulting thread's wait and handler_ns overlap only in
      * part, and the handler's time is taken from the program's cores on

@@ -15,7 +15,11 @@
  * on the node of the thread owning their rows to stderr (prog_locality.c).
  *
  *   prog_static [ROWS [STEPS]]     defaults 512 rows of 1024 doubles, 8 steps;
- *                                  8 <= ROWS <= 1024
+ *                                  8 <= ROWS <= MAX_ROWS (1024)
+ *
+ * Built with -DMAX_ROWS=65536 (prog_static_big) its grids are sized for
+ * the largest input, as Fortran codes' static arrays often are: 1 GiB of
+ * .bss, of which a run of 512 rows touches 8 MiB.
  */
 #include "prog_locality.h"
 
@@ -25,7 +29,9 @@
 #include <stdlib.h>
 
 #define COLS 1024
-#define MAX_ROWS 1024
+#ifndef MAX_ROWS
+#define MAX_ROWS 1024 /* prog_static_big: 65536, 1 GiB of .bss of which a run uses a part */
+#endif
 
 static double a[MAX_ROWS][COLS];
 static double b[MAX_ROWS][COLS];
