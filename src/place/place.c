@@ -17,7 +17,8 @@
  *      the mapping into one kernel VMA per run.
  *   2. Resident pages not on their target go to the mover (batching,
  *      retries, 2 MiB pages as units, full nodes).
- *   3. First touch resets the policy of the range and moves nothing.
+ *   3. First touch resets the policy of the range and moves nothing (nor
+ *      asks where the pages are, unless status[] wants to know).
  *
  * Work goes in batches of BATCH 4 KiB pages (a multiple of 512, so a
  * 2 MiB plan page never straddles two batches).  status[] has one slot
@@ -192,7 +193,11 @@ int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
     }
 
     size_t sub = P / PH_PAGE_4K;
-    size_t total = npages * sub;
+    /* First touch with no status asked for: every page counts as placed
+     * whatever the kernel says, and nothing moves -- the policy set above
+     * is all there is to do.  Asking about every page would cost 0.1 us
+     * a page: 0.4 s for a 16 GiB static segment, touched or not. */
+    size_t total = plan.policy == PH_POLICY_FIRST_TOUCH && !status ? 0 : npages * sub;
     size_t not_placed = 0;
     for (size_t off = 0; off < total; off += BATCH) {
         size_t n = total - off < BATCH ? total - off : BATCH;
