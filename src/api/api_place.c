@@ -25,6 +25,7 @@
 #include "pagehome.h"
 
 #include "api/settings.h"
+#include "api/transparent.h"
 #include "machine/machine.h"
 #include "place/place.h"
 #include "place/plan.h"
@@ -83,18 +84,30 @@ PH_API size_t ph_alloc_page_bytes(const void *ptr)
 
 /* ---- memory the program has ---------------------------------------------- */
 
-PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
+static int place(void *addr, size_t bytes, const ph_placement_t *pl, int *status,
+                 int bind_untouched)
 {
     ph_machine *m = ph_machine_get_for("ph_place");
     if (!m)
         return -1;
     ph_place_cfg cfg;
     ph_settings_place(&cfg);
+    cfg.bind_untouched = bind_untouched;
     ph_sampler_query_begin();
     (void)ph_sampler_open_range(addr, bytes);
     int r = ph_place_range(m, &cfg, addr, bytes, pl, status);
     ph_sampler_query_end();
     return r;
+}
+
+PH_API int ph_place(void *addr, size_t bytes, const ph_placement_t *pl, int *status)
+{
+    return place(addr, bytes, pl, status, 0);
+}
+
+int ph_api_place_segment(void *addr, size_t bytes, const ph_placement_t *pl)
+{
+    return place(addr, bytes, pl, NULL, 1);
 }
 
 /* A status that a page may have been given for being watched by the

@@ -4,7 +4,8 @@
  * pagehome.h because only libpagehome_preload.so needs them.  Not
  * exported from either library (hidden visibility), same error
  * convention as pagehome.h (-1 + errno, ph_last_error()).
- * Implemented in api_engine.c, over the process engine.
+ * Implemented in api_engine.c, over the process engine, and (placing a
+ * static segment) in api_place.c.
  */
 #ifndef PH_API_TRANSPARENT_H
 #define PH_API_TRANSPARENT_H
@@ -23,6 +24,14 @@ int ph_api_engine_switch(const char *mechanism);
  * line of the transparent mode). */
 __attribute__((visibility("hidden")))
 int ph_api_engine_try_stats(ph_engine_stats_t *out);
+
+/* ph_place for a static segment of the program: resident pages are
+ * moved to the placement's nodes, untouched ones only bound for their
+ * first touch, whatever the placement (a segment sized for the largest
+ * input is not faulted in whole; place.c, bind_untouched).  No status;
+ * returns the pages not placed, or -1. */
+__attribute__((visibility("hidden")))
+int ph_api_place_segment(void *addr, size_t bytes, const ph_placement_t *pl);
 
 /* A thread of the program starts (transparent mode's pthread_create):
  * give it an alternate signal stack before it can trap.  Does not make

@@ -20,6 +20,14 @@
  *   3. First touch resets the policy of the range and moves nothing (nor
  *      asks where the pages are, unless status[] wants to know).
  *
+ * With cfg->bind_untouched (transparent mode's static segments) no page
+ * is faulted in: a segment sized for the largest input, of which a run
+ * touches a part, would otherwise be populated whole (1 GiB of memory for
+ * 8 MiB in use).  Untouched pages are bound instead -- lazy plans as
+ * above; interleave, cyclic and random as an interleave over the plan's
+ * nodes in the kernel's own sequence; block-static by its runs -- and
+ * count as placed; resident pages move to the plan's nodes as always.
+ *
  * Work goes in batches of BATCH 4 KiB pages (a multiple of 512, so a
  * 2 MiB plan page never straddles two batches).  status[] has one slot
  * per plan page: for 2 MiB plans the status of the 2 MiB page is its
@@ -178,11 +186,20 @@ int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
      * mappings the range spans. */
     int lazy = ph_plan_is_lazy(&plan) && plan.policy != PH_POLICY_INTERLEAVE;
     int bound;
-    if (lazy)
+    if (lazy) {
         bound = ph_place_bind_lazy(c, &plan, start, npages);
-    else
+    } else if (cfg->bind_untouched) {
+        lazy = 1; /* untouched pages: bound, placed at their first touch */
+        if (plan.policy == PH_POLICY_INTERLEAVE || plan.policy == PH_POLICY_CYCLIC ||
+            plan.policy == PH_POLICY_RANDOM)
+            bound = ph_os_bind(c->os, (void *)start, npages * P, PH_BIND_INTERLEAVE,
+                               plan.nodes, plan.nnodes);
+        else
+            bound = ph_place_bind_lazy(c, &plan, start, npages);
+    } else {
         bound = ph_os_bind(c->os, (void *)start, npages * P,
                                  PH_BIND_DEFAULT, NULL, 0);
+    }
     if (bound != 0) {
         ph_refail("ph_place");
         goto out;

@@ -102,7 +102,7 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
         if (parts[k].to <= parts[k].from)
             continue;
         pl.page_bytes = parts[k].page;
-        int rc = ph_place((void *)parts[k].from, parts[k].to - parts[k].from, &pl, NULL);
+        int rc = ph_api_place_segment((void *)parts[k].from, parts[k].to - parts[k].from, &pl);
         if (rc < 0) {
             ph_warn("transparent mode: cannot apply placement \"%s\" to the static %s "
                     "segment %p-%p: %s", ph_opt_str(PH_OPT_PLACEMENT), what,

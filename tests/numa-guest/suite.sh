@@ -79,6 +79,14 @@ if [ -x "$build/tests/preload/prog_static_big" ]; then
     run static-big-mprotect env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_SAMPLE_BUDGET=0 sh "$(dirname "$0")/../preload/check_static_big.sh" \
         "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_static_big" mprotect 512 64
+    # a placement binds the segment's unused part (faulting it in would
+    # take the guest's whole memory) and spreads the part in use: 4096
+    # rows, 64 MiB, as THP interleaves by 2 MiB page (512 rows were 4 of
+    # them: 936 12 61 1037 pages per node)
+    run static-big-placements env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+        sh "$(dirname "$0")/../preload/check_segment.sh" \
+        "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_static_big" 1 \
+        interleave cyclic:2 random -- 4096 4
     echo "$overcommit" > /proc/sys/vm/overcommit_memory
 fi
 # pagesize 2M: static grids on THP; 1 MiB blocks per thread share each

@@ -18,7 +18,8 @@
  *                           print "NAME: T threads, P pages, N% on their
  *                           owner's node" and "NAME: pages per node: C0
  *                           C1 ... (of P)" (nodes 0 .. the highest seen)
- *                           to stderr
+ *                           and "NAME: peak resident memory: K KiB" (its
+ *                           getrusage maximum so far) to stderr
  *   prog_parse_int(s, lo, hi, &out)
  *                           a numeric argument (prog_locality.h)
  *
@@ -34,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define PROG_MAX_CPUS 1024
@@ -129,6 +131,9 @@ void prog_report(const char *name, int nthreads)
     for (int n = 0; n <= top; n++)
         fprintf(stderr, " %zu", pages_on[n]);
     fprintf(stderr, " (of %zu)\n", pages_seen);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(stderr, "%s: peak resident memory: %ld KiB\n", name, ru.ru_maxrss);
 }
 
 int prog_parse_int(const char *s, int lo, int hi, int *out)

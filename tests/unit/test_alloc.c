@@ -15,6 +15,7 @@
 #include "os/os.h"
 #include "pagehome.h"
 #include "place/alloc.h"
+#include "place/place.h"
 #include "place/plan.h"
 
 #include <errno.h>
@@ -588,6 +589,7 @@ static void test_free_errors(void)
 static double touched[8 * 512] __attribute__((aligned(4096)));
 static double untouched[8 * 512] __attribute__((aligned(4096)));
 static double untouched2[8 * 512] __attribute__((aligned(4096)));
+static double untouched3[8 * 512] __attribute__((aligned(4096)));
 
 static void test_place_static(void)
 {
@@ -662,6 +664,31 @@ static void test_place_static(void)
     }
     expect_homes("untouched cyclic", untouched2, sizeof untouched2, P4K,
                  want);
+
+    /* The same with bind_untouched (transparent mode's static segments):
+     * nothing faulted in now, the pages bound as an interleave over the
+     * plan's nodes; placed at their first touch, spread */
+    ph_place_cfg cfg;
+    ph_settings_place(&cfg);
+    cfg.bind_untouched = 1;
+    CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
+    pl = req("random:5");
+    CHECK_EQ(ph_place_range(ph_machine_get(), &cfg, untouched3, sizeof untouched3, &pl, st), 0);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(st[i], -ENOENT);
+    CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
+    CHECK_EQ(c1.populated_pages, c0.populated_pages);
+    CHECK_EQ(c1.move_calls, c0.move_calls);
+    memset(untouched3, 1, sizeof untouched3);
+    size_t n;
+    int *h = homes(untouched3, sizeof untouched3, &n);
+    int seen_on[4] = {0}, distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] >= 0 && h[i] < 4 && !seen_on[h[i]]++)
+            distinct++;
+    CHECK_EQ(n, 8);
+    CHECK_EQ(distinct, 4);
+    free(h);
 }
 
 static void test_place_heap(void)
