@@ -54,14 +54,25 @@ PH_API const char *ph_policy_name(ph_policy_t policy)
 
 /* ---- allocation ---------------------------------------------------------- */
 
-PH_API void *ph_alloc(size_t bytes, const ph_placement_t *pl)
+static void *alloc(size_t bytes, const ph_placement_t *pl, int bind_untouched)
 {
     ph_machine *m = ph_machine_get_for("ph_alloc");
     if (!m)
         return NULL;
     ph_place_cfg cfg;
     ph_settings_place(&cfg);
+    cfg.bind_untouched = bind_untouched;
     return ph_place_alloc(m, &cfg, bytes, pl);
+}
+
+PH_API void *ph_alloc(size_t bytes, const ph_placement_t *pl)
+{
+    return alloc(bytes, pl, 0);
+}
+
+void *ph_api_alloc_hot(size_t bytes, const ph_placement_t *pl)
+{
+    return alloc(bytes, pl, 1);
 }
 
 PH_API int ph_free(void *ptr)

@@ -4,8 +4,8 @@
  * pagehome.h because only libpagehome_preload.so needs them.  Not
  * exported from either library (hidden visibility), same error
  * convention as pagehome.h (-1 + errno, ph_last_error()).
- * Implemented in api_engine.c, over the process engine, and (placing a
- * static segment) in api_place.c.
+ * Implemented in api_engine.c, over the process engine, and (placing
+ * static segments and hot blocks) in api_place.c.
  */
 #ifndef PH_API_TRANSPARENT_H
 #define PH_API_TRANSPARENT_H
@@ -32,6 +32,13 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out);
  * returns the pages not placed, or -1. */
 __attribute__((visibility("hidden")))
 int ph_api_place_segment(void *addr, size_t bytes, const ph_placement_t *pl);
+
+/* ph_alloc for a hot heap block of the program: a placement the kernel
+ * cannot hold per range (cyclic, random, block-static) binds the block
+ * for its first touch instead of faulting every page in (a pool of which
+ * the program uses a part). */
+__attribute__((visibility("hidden")))
+void *ph_api_alloc_hot(size_t bytes, const ph_placement_t *pl);
 
 /* A thread of the program starts (transparent mode's pthread_create):
  * give it an alternate signal stack before it can trap.  Does not make

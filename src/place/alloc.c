@@ -186,9 +186,10 @@ static const char *page_text(size_t P)
 }
 
 /* Map and place one block.  NULL with a message (no "ph_alloc:" prefix)
- * on failure, everything undone. */
+ * on failure, everything undone.  bind_untouched: a plan the kernel
+ * cannot hold per range is bound, not faulted in (place.h). */
 static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
-                          int hugetlbfs)
+                          int hugetlbfs, int bind_untouched)
 {
     ph_os *os = c->os;
     size_t P = plan->page_bytes;
@@ -232,6 +233,14 @@ static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
          * the engine alone (own_policy: LOCAL, os.h) */
         rc = plan->policy == PH_POLICY_FIRST_TOUCH && !plan->own_policy
                  ? 0
+                 : ph_place_bind_lazy(c, plan, base, npages);
+    } else if (bind_untouched) {
+        /* as ph_place_range does for a static segment: an interleave over
+         * the plan's nodes in the kernel's sequence, or the plan's runs */
+        rc = plan->policy == PH_POLICY_INTERLEAVE || plan->policy == PH_POLICY_CYCLIC ||
+                     plan->policy == PH_POLICY_RANDOM
+                 ? ph_os_bind(os, (void *)base, npages * P, PH_BIND_INTERLEAVE,
+                              plan->nodes, plan->nnodes)
                  : ph_place_bind_lazy(c, plan, base, npages);
     } else {
         rc = populate_plan(c, plan, base, npages);
@@ -294,12 +303,12 @@ void *ph_place_alloc(ph_machine *c, const ph_place_cfg *cfg, size_t bytes,
     }
 
     int hugetlbfs = plan.page_bytes == PH_PAGE_2M && cfg->huge_tlbfs;
-    void *p = alloc_placed(c, &plan, bytes, hugetlbfs);
+    void *p = alloc_placed(c, &plan, bytes, hugetlbfs, cfg->bind_untouched);
     if (!p && hugetlbfs && errno == ENOMEM && cfg->huge_fallback) {
         ph_info("ph_alloc: %s; huge_fallback: using 4 KiB pages",
                 ph_error_message());
         plan.page_bytes = PH_PAGE_4K;
-        p = alloc_placed(c, &plan, bytes, 0);
+        p = alloc_placed(c, &plan, bytes, 0, cfg->bind_untouched);
     }
     if (!p)
         ph_refail("ph_alloc");

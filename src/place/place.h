@@ -22,10 +22,11 @@ typedef struct ph_place_cfg {
                               (tunable huge_source), else THP */
     int huge_fallback;     /* a short pool falls back to 4 KiB pages
                               (tunable huge_fallback) */
-    int bind_untouched;    /* ph_place_range: untouched pages are only
-                              bound for their first touch, never faulted
-                              in now, whatever the plan (transparent
-                              mode's static segments; place.c) */
+    int bind_untouched;    /* untouched pages are only bound for their
+                              first touch, never faulted in now, whatever
+                              the plan (transparent mode: static segments,
+                              ph_place_range; hot heap blocks,
+                              ph_place_alloc but on hugetlbfs; place.c) */
 } ph_place_cfg;
 
 /* ph_alloc / ph_free / ph_alloc_size / ph_alloc_page_bytes (alloc.c). */

@@ -8,7 +8,9 @@
  *   A request of at least `hot_threshold` bytes (default 1 MiB) made by the
  *   program -- any caller outside this library: the executable,
  *   libgfortran, libstdc++'s operator new, libc's strdup... -- is served by
- *   ph_alloc() with the `placement` tunable and registered as a hot area
+ *   ph_alloc() with the `placement` tunable (ph_api_alloc_hot: a placement
+ *   the kernel cannot hold per range binds the block rather than faulting
+ *   it in) and registered as a hot area
  *   "heap#N (SIZE) caller" (mmap: "mmap#N").  Not hot:
  *   - before ph_preload_ready() (preload.c's constructor) and after its
  *     destructor: the threshold reads as 0;
@@ -60,6 +62,8 @@
 #include "preload/reuse.h"
 
 #include "pagehome.h"
+
+#include "api/transparent.h"
 
 #include "base/file.h"
 #include "base/log.h"
@@ -354,7 +358,7 @@ static void *hot_alloc(size_t size, size_t capacity, size_t align, int kind, uns
     if (kind == PH_BLOCK_HEAP && !(flags & PH_HOT_ZEROED) && extra == 0)
         base = ph_reuse_take(usable, &kept_area);
     if (!base)
-        base = ph_alloc(usable + extra, placement_p);
+        base = ph_api_alloc_hot(usable + extra, placement_p);
     if (!base) {
         static atomic_int warned;
         ph_warn_once(&warned, "transparent mode: a %zu-byte allocation "

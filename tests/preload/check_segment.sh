@@ -1,15 +1,16 @@
 #!/bin/sh
 # check_segment.sh PAGEHOME PROGRAM SPREAD POLICY... -- ARGS -- a program
-# whose static grids are sized for the largest input (prog_static_big: 1
-# GiB of .bss, a few MiB of it used) under `pagehome run --placement
-# POLICY --migrate off`, for each POLICY: the same stdout as a plain run,
-# and a peak resident memory within 128 MiB of the plain run's (the
-# placement binds the untouched part of the segment, it does not fault it
-# in: the build before reached the whole GiB under interleave, cyclic,
-# random and block-static).  SPREAD=1 (on a machine with several nodes:
-# the NUMA guest) also wants the pages in use spread, no node holding more
-# than 40% of them.  The program prints "NAME: peak resident memory: K
-# KiB" and "NAME: pages per node: ..." (prog_locality.c).  POSIX sh.
+# whose grids are sized for the largest input (prog_static_big: 1 GiB of
+# .bss; prog_pool_big: the same calloc'ed), a few MiB of them used, under
+# `pagehome run --placement POLICY --migrate off`, for each POLICY: the
+# same stdout as a plain run, and a peak resident memory within 128 MiB
+# of the plain run's (the placement binds the unused part, it does not
+# fault it in: the build before reached the whole GiB under interleave,
+# cyclic, random and block-static for the segment, and under the last
+# three for the heap block).  SPREAD=1 (on a machine with several nodes:
+# the NUMA guest) also wants the pages in use spread, no node holding
+# more than 40% of them.  The program prints "NAME: peak resident memory:
+# K KiB" and "NAME: pages per node: ..." (prog_locality.c).  POSIX sh.
 ph=${1:?usage: check_segment.sh PAGEHOME PROGRAM SPREAD POLICY... -- ARGS}
 prog=${2:?}
 spread=${3:?}
@@ -36,7 +37,7 @@ for pol in $policies; do
     cmp -s "$tmp/plain.out" "$tmp/ph.out" && ok || bad "$pol: stdout differs under pagehome"
     got=$(peak "$tmp/ph.err")
     if [ -n "$plain" ] && [ -n "$got" ] && [ "$got" -le $((plain + 131072)) ]; then ok; else
-        bad "$pol: ${got:-?} KiB at peak, the plain run ${plain:-?} KiB: the segment was faulted in"; fi
+        bad "$pol: ${got:-?} KiB at peak, the plain run ${plain:-?} KiB: the unused part was faulted in"; fi
     if [ "$spread" = 1 ]; then
         line=$(grep 'pages per node:' "$tmp/ph.err" | tail -1)
         total=$(echo "$line" | sed -n 's/.*(of \([0-9]*\)).*/\1/p')

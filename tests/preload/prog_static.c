@@ -19,7 +19,8 @@
  *
  * Built with -DMAX_ROWS=65536 (prog_static_big) its grids are sized for
  * the largest input, as Fortran codes' static arrays often are: 1 GiB of
- * .bss, of which a run of 512 rows touches 8 MiB.
+ * .bss, of which a run of 512 rows touches 8 MiB.  With -DPROG_HEAP as
+ * well (prog_pool_big) they are calloc'ed at that size instead.
  */
 #include "prog_locality.h"
 
@@ -33,8 +34,13 @@
 #define MAX_ROWS 1024 /* prog_static_big: 65536, 1 GiB of .bss of which a run uses a part */
 #endif
 
+#ifdef PROG_HEAP /* prog_pool_big: the grids calloc'ed at their largest size */
+static double (*a)[COLS];
+static double (*b)[COLS];
+#else
 static double a[MAX_ROWS][COLS];
 static double b[MAX_ROWS][COLS];
+#endif
 
 int main(int argc, char **argv)
 {
@@ -44,6 +50,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: prog_static [ROWS (8..%d) [STEPS>=1]]\n", MAX_ROWS);
         return 2;
     }
+#ifdef PROG_HEAP
+    a = calloc(MAX_ROWS, sizeof *a);
+    b = calloc(MAX_ROWS, sizeof *b);
+    if (!a || !b) {
+        perror("prog_static: calloc");
+        return 1;
+    }
+#endif
     for (int i = 0; i < rows; i++) /* serial: the first-touch trap */
         for (int j = 0; j < COLS; j++) {
             a[i][j] = (double)(((size_t)i * COLS + (size_t)j) * 7 % 101);

@@ -689,6 +689,27 @@ static void test_place_static(void)
     CHECK_EQ(n, 8);
     CHECK_EQ(distinct, 4);
     free(h);
+
+    /* A hot heap block (ph_place_alloc with bind_untouched): cyclic is
+     * bound, not faulted in; its pages spread when touched */
+    CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
+    pl = req("cyclic:1");
+    char *blk = ph_place_alloc(ph_machine_get(), &cfg, 8 * P4K, &pl);
+    CHECK(blk != NULL);
+    if (blk) {
+        CHECK_EQ(ph_sim_counters_get(os, &c1), 0);
+        CHECK_EQ(c1.populated_pages, c0.populated_pages);
+        memset(blk, 1, 8 * P4K);
+        h = homes(blk, 8 * P4K, &n);
+        memset(seen_on, 0, sizeof seen_on);
+        distinct = 0;
+        for (size_t i = 0; i < n; i++)
+            if (h[i] >= 0 && h[i] < 4 && !seen_on[h[i]]++)
+                distinct++;
+        CHECK_EQ(distinct, 4);
+        free(h);
+        CHECK_EQ(ph_free(blk), 0);
+    }
 }
 
 static void test_place_heap(void)
