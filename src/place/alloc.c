@@ -129,6 +129,16 @@ int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
     return 0;
 }
 
+int ph_place_bind_untouched(ph_machine *c, const ph_plan *p, uintptr_t base,
+                            size_t npages)
+{
+    if (p->policy == PH_POLICY_INTERLEAVE || p->policy == PH_POLICY_CYCLIC ||
+        p->policy == PH_POLICY_RANDOM)
+        return ph_os_bind(c->os, (void *)base, npages * p->page_bytes, PH_BIND_INTERLEAVE,
+                          p->nodes, p->nnodes);
+    return ph_place_bind_lazy(c, p, base, npages);
+}
+
 /* Fault in [base, +npages) run by run on the plan's nodes. */
 static int populate_plan(ph_machine *c, const ph_plan *p, uintptr_t base,
                          size_t npages)
@@ -235,13 +245,7 @@ static void *alloc_placed(ph_machine *c, ph_plan *plan, size_t bytes,
                  ? 0
                  : ph_place_bind_lazy(c, plan, base, npages);
     } else if (bind_untouched) {
-        /* as ph_place_range does for a static segment: an interleave over
-         * the plan's nodes in the kernel's sequence, or the plan's runs */
-        rc = plan->policy == PH_POLICY_INTERLEAVE || plan->policy == PH_POLICY_CYCLIC ||
-                     plan->policy == PH_POLICY_RANDOM
-                 ? ph_os_bind(os, (void *)base, npages * P, PH_BIND_INTERLEAVE,
-                              plan->nodes, plan->nnodes)
-                 : ph_place_bind_lazy(c, plan, base, npages);
+        rc = ph_place_bind_untouched(c, plan, base, npages);
     } else {
         rc = populate_plan(c, plan, base, npages);
     }

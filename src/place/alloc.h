@@ -53,6 +53,12 @@ int ph_registry_replan(const void *start, size_t len, const ph_plan *plan);
  * 0 or -1 with the OS table's message. */
 int ph_place_bind_lazy(ph_machine *c, const ph_plan *p, uintptr_t base,
                        size_t npages);
+/* Bind [base, base + npages pages) for its first touch whatever the plan
+ * (place.h, bind_untouched): interleave, cyclic and random as an
+ * interleave over the plan's nodes in the kernel's own sequence, other
+ * plans as ph_place_bind_lazy does.  0 or -1 with the OS table's message. */
+int ph_place_bind_untouched(ph_machine *c, const ph_plan *p, uintptr_t base,
+                            size_t npages);
 /* Query `count` 4 KiB pages from `first` into st (query.c), in batches.
  * 0 or -1 with the OS table's message. */
 int ph_place_query_range(ph_machine *c, uintptr_t first, size_t count,

@@ -190,12 +190,7 @@ int ph_place_range(ph_machine *c, const ph_place_cfg *cfg, void *addr,
         bound = ph_place_bind_lazy(c, &plan, start, npages);
     } else if (cfg->bind_untouched) {
         lazy = 1; /* untouched pages: bound, placed at their first touch */
-        if (plan.policy == PH_POLICY_INTERLEAVE || plan.policy == PH_POLICY_CYCLIC ||
-            plan.policy == PH_POLICY_RANDOM)
-            bound = ph_os_bind(c->os, (void *)start, npages * P, PH_BIND_INTERLEAVE,
-                               plan.nodes, plan.nnodes);
-        else
-            bound = ph_place_bind_lazy(c, &plan, start, npages);
+        bound = ph_place_bind_untouched(c, &plan, start, npages);
     } else {
         bound = ph_os_bind(c->os, (void *)start, npages * P,
                                  PH_BIND_DEFAULT, NULL, 0);
