@@ -482,20 +482,24 @@ static void resume(sampler *s)
             k++;
             continue;
         }
+        if (!entered) /* no query of the kernel meanwhile (sigsegv.c) */
+            ph_sig_arm_enter();
+        entered = 1;
         size_t first = k, len;
         uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len);
         size_t span_len = len;
+        if (ph_sig_busy(span, len)) { /* a transfer in flight: stays open */
+            k++;
+            continue;
+        }
         for (k++; k < s->narmed && s->armed[k].slot == s->armed[first].slot &&
                   to_resume(s, k, uffd);
              k++) {
             uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
-            if (a != span + span_len)
+            if (a != span + span_len || ph_sig_busy(a, len))
                 break;
             span_len += len;
         }
-        if (!entered) /* no query of the kernel meanwhile (sigsegv.c) */
-            ph_sig_arm_enter();
-        entered = 1;
         for (size_t j = first; j < k; j++) {
             atomic_store(run_state(&s->armed[j]), PH_RUN_ARMING);
             s->armed[j].resumed = 1;
@@ -591,6 +595,19 @@ static int protect(sampler *s, size_t from, size_t to)
     if (from == to)
         return 0;
     ph_sig_arm_enter(); /* no query of the kernel meanwhile (sigsegv.c) */
+    /* runs over the buffer of a transfer in flight stay open */
+    size_t keep = from;
+    for (size_t j = from; j < to; j++) {
+        size_t len;
+        uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
+        if (!ph_sig_busy(a, len))
+            s->armed[keep++] = s->armed[j];
+    }
+    if (keep < to) {
+        memmove(&s->armed[keep], &s->armed[to], (s->narmed - to) * sizeof s->armed[0]);
+        s->narmed -= to - keep;
+        to = keep;
+    }
     for (size_t k = from; k < to;) {
         uintptr_t span;
         size_t span_len, first = k;

@@ -375,6 +375,8 @@ int ph_sig_handle(uintptr_t addr, int node, int tid, size_t *slot_out)
  * for the kernel.  Holds nest on one thread (a signal handler's query
  * inside a query): a nested one does not back off. */
 
+static size_t open_range(const void *addr, size_t bytes, int all_mechs);
+
 static atomic_long query_holds;  /* query holds held, all threads */
 static atomic_long arms_active;  /* armings waiting or inside their section */
 static _Thread_local unsigned tl_query_depth __attribute__((tls_model("initial-exec")));
@@ -414,6 +416,95 @@ void ph_sig_arm_enter(void)
 void ph_sig_arm_leave(void)
 {
     atomic_fetch_sub_explicit(&arms_active, 1, memory_order_release);
+}
+
+/* ---- transfers in flight ----------------------------------------------------
+ *
+ * A transfer the kernel makes while the program runs on (POSIX AIO:
+ * glibc's helper threads; any call whose buffer the kernel copies later)
+ * fails with EFAULT, or comes back short, on a page the mprotect
+ * mechanism watches -- no wrapper sits between it and the kernel.  So its
+ * buffer is kept out of the watch while it is in flight: busy_begin
+ * enters the range in a small table under a query hold (no arm is inside
+ * its ARMING section meanwhile), then opens the runs watched there; every
+ * ARMING section (protect and resume in sampler.c) leaves out the runs
+ * that overlap a range of the table, checked after ph_sig_arm_enter, so
+ * an arm either finished before the range was entered (and its runs are
+ * opened) or sees it.  busy_end takes the range out: its pages are
+ * watched again from the next arm on.  At most PH_SIG_MAX_BUSY ranges at
+ * once; more are refused (ENOSPC) and their transfers go unprotected.
+ * No lock: slots are claimed by compare-and-swap of their key. */
+
+enum { PH_SIG_MAX_BUSY = 256 };
+static struct {
+    _Atomic(uintptr_t) key; /* 0: free; claimed by compare-and-swap */
+    _Atomic(uintptr_t) lo, hi; /* hi == 0: nothing kept (yet) */
+} busy[PH_SIG_MAX_BUSY];
+static atomic_int busy_count; /* slots claimed */
+
+int ph_sig_busy(uintptr_t a, size_t len)
+{
+    if (atomic_load_explicit(&busy_count, memory_order_seq_cst) == 0)
+        return 0;
+    for (size_t k = 0; k < PH_SIG_MAX_BUSY; k++) {
+        uintptr_t hi = atomic_load_explicit(&busy[k].hi, memory_order_acquire);
+        if (hi > a && atomic_load_explicit(&busy[k].lo, memory_order_relaxed) < a + len)
+            return 1;
+    }
+    return 0;
+}
+
+/* The slot of key, or PH_SIG_MAX_BUSY.  No lock (a fork may come at any
+ * moment): a key is begun and ended by the program's calls about one
+ * transfer, which do not race with each other. */
+static size_t busy_slot(uintptr_t key)
+{
+    for (size_t k = 0; k < PH_SIG_MAX_BUSY; k++)
+        if (atomic_load_explicit(&busy[k].key, memory_order_acquire) == key)
+            return k;
+    return PH_SIG_MAX_BUSY;
+}
+
+int ph_sampler_busy_begin(const void *key, const void *addr, size_t bytes)
+{
+    if (!key || !addr || bytes == 0)
+        return 0;
+    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    if (hi < lo)
+        hi = UINTPTR_MAX;
+    ph_sampler_query_begin();
+    size_t at = busy_slot((uintptr_t)key); /* the same control block again */
+    for (size_t k = 0; k < PH_SIG_MAX_BUSY && at == PH_SIG_MAX_BUSY; k++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&busy[k].key, &none, (uintptr_t)key)) {
+            atomic_fetch_add_explicit(&busy_count, 1, memory_order_seq_cst);
+            at = k;
+        }
+    }
+    if (at < PH_SIG_MAX_BUSY) {
+        atomic_store_explicit(&busy[at].lo, lo, memory_order_relaxed);
+        atomic_store_explicit(&busy[at].hi, hi, memory_order_seq_cst);
+        (void)open_range(addr, bytes, 1);
+    }
+    ph_sampler_query_end();
+    if (at == PH_SIG_MAX_BUSY) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return 0;
+}
+
+int ph_sampler_busy_end(const void *key)
+{
+    if (!key || atomic_load_explicit(&busy_count, memory_order_seq_cst) == 0)
+        return 0;
+    size_t at = busy_slot((uintptr_t)key);
+    if (at == PH_SIG_MAX_BUSY)
+        return 0;
+    atomic_store_explicit(&busy[at].hi, 0, memory_order_release);
+    atomic_store_explicit(&busy[at].key, 0, memory_order_release);
+    atomic_fetch_sub_explicit(&busy_count, 1, memory_order_release);
+    return 1;
 }
 
 /* Run *st of slot i, [a, a+len): wait while it is ARMING, FIRING or
@@ -483,8 +574,6 @@ size_t ph_sampler_open_pages(size_t count, void *const *pages)
         opened += (size_t)open_page((uintptr_t)pages[i]);
     return opened;
 }
-
-static size_t open_range(const void *addr, size_t bytes, int all_mechs);
 
 size_t ph_sampler_open_range(const void *addr, size_t bytes)
 {

@@ -163,6 +163,10 @@ int ph_sig_handle(uintptr_t addr, int node, int tid, size_t *slot_out);
  * context (a thread's own query holds do not hold it off). */
 void ph_sig_arm_enter(void);
 void ph_sig_arm_leave(void);
+/* 1 when [a, a+len) overlaps the buffer of a transfer in flight
+ * (ph_sampler_busy_begin): an ARMING section leaves such runs out.
+ * Called inside ph_sig_arm_enter/leave. */
+int ph_sig_busy(uintptr_t a, size_t len);
 
 /* ---- the userfaultfd mechanism (uffd.c) ---- */
 /* Start the service thread of instance i; 0 or -1/errno (with message:

@@ -203,6 +203,21 @@ size_t ph_sampler_open_pages(size_t count, void *const *pages);
  * runs that were watched. */
 size_t ph_sampler_open_range(const void *addr, size_t bytes);
 
+/* A transfer the kernel makes into or out of [addr, addr+bytes) on its
+ * own time (an asynchronous read or write) begins: until
+ * ph_sampler_busy_end(key), no sampler watches a page of that buffer,
+ * and the pages watched there now are opened first, whatever the
+ * mechanism -- the kernel's copy would fail with EFAULT on a PROT_NONE
+ * page (or a userfaultfd page taking user-mode faults only).  key names
+ * the transfer (its control block); beginning a key that is in flight
+ * replaces its buffer.  0, or -1/ENOSPC when 256 transfers are in
+ * flight already (this one is then not kept from the watch).  Any
+ * thread, normal context. */
+int ph_sampler_busy_begin(const void *key, const void *addr, size_t bytes);
+/* The transfer named key is over: its buffer is watched again from the
+ * next arm on.  1 when key was in flight, else 0. */
+int ph_sampler_busy_end(const void *key);
+
 /* The program changes the protection of [addr, addr+bytes) to prot
  * (transparent mode's mprotect/pkey_mprotect interposition calls this
  * before the real call): inside hot ranges the program's protection is

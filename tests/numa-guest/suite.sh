@@ -123,18 +123,22 @@ if [ -x "$build/tests/preload/prog_query" ]; then
 fi
 # transparent mode's robustness items on the real kernel of a NUMA machine
 # (prog_robust.c: kernel accesses to watched arrays, signals, the program's
-# mprotect and mremap, allocation churn, mlockall), the engine watching
+# mprotect and mremap, allocation churn, mlockall, asynchronous I/O), the engine watching
 # every page.
 # The guest's Linux 6.1 has no UFFDIO_MOVE, so the mprotect mechanism (the
 # userfaultfd one is tested on the host).
 if [ -x "$build/tests/preload/prog_robust_gcc" ]; then
-    for item in stdio syscalls crash mprotect mremap sigblock churn lock; do
+    # async under the hybrid mechanism too: its memory manager arms pages
+    # while an aio_write is in flight across parallel regions
+    for item in stdio syscalls crash mprotect mremap sigblock churn lock async async:hybrid; do
+        mig=${item#*:}
+        [ "$mig" = "$item" ] && mig=iterative
         run "robust-$item" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
             PAGEHOME_SAMPLE_MECHANISM=mprotect PAGEHOME_STABLE_AFTER=0 PAGEHOME_SAMPLE_PAGES=0 \
-            PAGEHOME_SAMPLE_PERIOD_MS=5 sh -c '"$1" run --migrate iterative -- "$2" "$3" > /tmp/robust.out 2>&1
+            PAGEHOME_SAMPLE_PERIOD_MS=5 sh -c '"$1" run --migrate "$4" -- "$2" "$3" > /tmp/robust.out 2>&1
                 rc=$?; grep -q "^prog_robust $3: ok" /tmp/robust.out && [ $rc -eq 0 ] && exit 0
                 cat /tmp/robust.out; exit 1' robust \
-            "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_robust_gcc" "$item"
+            "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_robust_gcc" "${item%:*}" "$mig"
     done
 fi
 run hugepages sh "$(dirname "$0")/hugepages.sh" "$build"

@@ -44,11 +44,20 @@
  *                array between steps, munlockall; each step's bytes kept
  *                (a step that hangs ends the program by alarm); 77
  *                where mlockall is not permitted
+ *   async    --  transfers the kernel makes while the program goes on:
+ *                POSIX AIO (aio_read, lio_listio LIO_WRITE; an aio_write
+ *                checkpoint of the static array in flight across
+ *                parallel regions that read it; aio_read from an omp
+ *                single inside a region), preadv2/pwritev2,
+ *                sendmmsg/recvmmsg, an io_uring read from serial code
+ *                (where the kernel offers io_uring)
  */
 #define _GNU_SOURCE
+#include <aio.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <malloc.h>
 #include <omp.h>
 #include <pthread.h>
@@ -812,6 +821,201 @@ static void do_lock(void)
     alarm(0);
 }
 
+/* ---- 14: transfers the kernel makes outside the program's calls ---------- */
+
+/* io_uring without liburing: a ring of one entry, a read of n bytes at
+ * offset 0 of fd into buf; the completion's result, or -errno of the set-up
+ * (-ENOSYS, -EPERM: no io_uring here). */
+static long uring_read(int fd, void *buf, size_t n)
+{
+    struct io_uring_params p;
+    memset(&p, 0, sizeof p);
+    int rfd = (int)syscall(SYS_io_uring_setup, 1, &p);
+    if (rfd < 0)
+        return -errno;
+    size_t sq_bytes = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+    size_t cq_bytes = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+    unsigned char *sq = mmap(NULL, sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                             rfd, IORING_OFF_SQ_RING);
+    unsigned char *cq = mmap(NULL, cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                             rfd, IORING_OFF_CQ_RING);
+    struct io_uring_sqe *sqe =
+        mmap(NULL, p.sq_entries * sizeof *sqe, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_POPULATE, rfd, IORING_OFF_SQES);
+    NEED(sq != MAP_FAILED && cq != MAP_FAILED && sqe != MAP_FAILED, "io_uring rings");
+    memset(sqe, 0, sizeof *sqe);
+    sqe->opcode = IORING_OP_READ;
+    sqe->fd = fd;
+    sqe->addr = (uint64_t)(uintptr_t)buf;
+    sqe->len = (unsigned)n;
+    sqe->off = 0;
+    unsigned *tail = (unsigned *)(void *)(sq + p.sq_off.tail);
+    unsigned *mask = (unsigned *)(void *)(sq + p.sq_off.ring_mask);
+    unsigned *arr = (unsigned *)(void *)(sq + p.sq_off.array);
+    arr[*tail & *mask] = 0;
+    __atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+    NEED(syscall(SYS_io_uring_enter, rfd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) == 1,
+         "io_uring_enter");
+    unsigned *chead = (unsigned *)(void *)(cq + p.cq_off.head);
+    unsigned *cmask = (unsigned *)(void *)(cq + p.cq_off.ring_mask);
+    struct io_uring_cqe *cqes = (struct io_uring_cqe *)(void *)(cq + p.cq_off.cqes);
+    long res = cqes[*chead & *cmask].res;
+    __atomic_store_n(chead, *chead + 1, __ATOMIC_RELEASE);
+    munmap(sqe, p.sq_entries * sizeof *sqe);
+    munmap(cq, cq_bytes);
+    munmap(sq, sq_bytes);
+    close(rfd);
+    return res;
+}
+
+static void do_async(void)
+{
+    int fd = tmpfd();
+    /* the first HN bytes of the file are read, the writes go after them */
+    memset(hgrid, 0x6b, HN);
+    NEED(write(fd, hgrid, HN) == HN, "write");
+    int sv[2];
+    NEED(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0, "socketpair");
+    int uring = 1;
+    for (int r = 0; r < 8; r++) {
+        /* POSIX AIO: glibc's helper threads make the transfer */
+        stir(r);
+        usleep(10000);
+        struct aiocb cb;
+        memset(&cb, 0, sizeof cb);
+        cb.aio_fildes = fd;
+        cb.aio_buf = sgrid;
+        cb.aio_nbytes = SN;
+        NEED(aio_read(&cb) == 0, "aio_read");
+        const struct aiocb *list[1] = {&cb};
+        while (aio_error(&cb) == EINPROGRESS)
+            aio_suspend(list, 1, NULL);
+        errno = aio_error(&cb);
+        NEED(errno == 0 && aio_return(&cb) == (ssize_t)SN, "aio_read of a watched array");
+        NEED(sgrid[12345] == 0x6b && sgrid[SN - 2] == 0x6b, "aio_read data");
+        stir(r);
+        usleep(10000);
+        memset(&cb, 0, sizeof cb);
+        cb.aio_fildes = fd;
+        cb.aio_buf = dgrid;
+        cb.aio_nbytes = DN;
+        cb.aio_offset = HN;
+        cb.aio_lio_opcode = LIO_WRITE;
+        struct aiocb *wl[1] = {&cb};
+        NEED(lio_listio(LIO_WAIT, wl, 1, NULL) == 0 && aio_return(&cb) == (ssize_t)DN,
+             "lio_listio LIO_WRITE from a watched array");
+        /* preadv2 / pwritev2 */
+        stir(r);
+        usleep(10000);
+        struct iovec iov = {hgrid, HN};
+        memset(hgrid + 100, 0, 100);
+        NEED(preadv2(fd, &iov, 1, 0, 0) == (ssize_t)HN && hgrid[150] == 0x6b, "preadv2");
+        stir(r);
+        usleep(10000);
+        iov = (struct iovec){sgrid, SN};
+        NEED(pwritev2(fd, &iov, 1, HN, 0) == (ssize_t)SN, "pwritev2");
+        /* sendmmsg / recvmmsg of two messages */
+        stir(r);
+        usleep(10000);
+        struct iovec si[2] = {{sgrid + 7 * PG, 512}, {hgrid + 9 * PG, 512}};
+        struct iovec ri[2] = {{dgrid + 11 * PG, 512}, {hgrid + 13 * PG, 512}};
+        struct mmsghdr sm[2], rm[2];
+        memset(sm, 0, sizeof sm);
+        memset(rm, 0, sizeof rm);
+        for (int k = 0; k < 2; k++) {
+            sm[k].msg_hdr.msg_iov = &si[k];
+            sm[k].msg_hdr.msg_iovlen = 1;
+            rm[k].msg_hdr.msg_iov = &ri[k];
+            rm[k].msg_hdr.msg_iovlen = 1;
+        }
+        NEED(sendmmsg(sv[0], sm, 2, 0) == 2, "sendmmsg");
+        NEED(recvmmsg(sv[1], rm, 2, 0, NULL) == 2 && rm[0].msg_len == 512 &&
+                 rm[1].msg_len == 512, "recvmmsg");
+        /* io_uring: the kernel's own workers make the transfer */
+        if (uring) {
+            stir(r);
+            usleep(10000);
+            sgrid[12345] = 0;
+            long k = uring_read(fd, sgrid, SN);
+            if (k == -ENOSYS || k == -EPERM) {
+                printf("prog_robust async: io_uring not available here (%s)\n",
+                       strerror((int)-k));
+                uring = 0;
+            } else {
+                errno = k < 0 ? (int)-k : 0;
+                NEED(k == SN && sgrid[12345] == 0x6b, "io_uring read into a watched array");
+            }
+        }
+    }
+    /* a checkpoint written while the program computes: aio_write of the
+     * static array, parallel regions (reading it, writing the others)
+     * while it is in flight, then aio_suspend; the file holds the array */
+    unsigned char *back = malloc(SN);
+    NEED(back != NULL, "malloc");
+    for (int r = 0; r < 8; r++) {
+        stir(r);
+        usleep(10000);
+        struct aiocb cb;
+        memset(&cb, 0, sizeof cb);
+        cb.aio_fildes = fd;
+        cb.aio_buf = sgrid;
+        cb.aio_nbytes = SN;
+        cb.aio_offset = 2 * (off_t)HN;
+        NEED(aio_write(&cb) == 0, "aio_write");
+        uint64_t before = sum(sgrid, SN), seen = 0;
+        for (int it = 0; it < 4; it++) {
+#pragma omp parallel for schedule(static) reduction(+ : seen)
+            for (long p = 0; p < SN / PG; p++) {
+                seen += sgrid[p * PG + 5];
+                hgrid[p * PG + 5] = (unsigned char)(it + p);
+                if (p < DN / PG)
+                    dgrid[p * PG + 5] = (unsigned char)(it - p);
+            }
+        }
+        (void)seen;
+        const struct aiocb *list[1] = {&cb};
+        while (aio_error(&cb) == EINPROGRESS)
+            aio_suspend(list, 1, NULL);
+        errno = aio_error(&cb);
+        NEED(errno == 0, "aio_write of an array read by parallel regions meanwhile");
+        NEED(aio_return(&cb) == (ssize_t)SN, "aio_write: all of it written (aio_return)");
+        NEED(pread(fd, back, SN, 2 * (off_t)HN) == SN && memcmp(back, sgrid, SN) == 0 &&
+                 sum(sgrid, SN) == before, "aio_write: the file holds the array");
+    }
+    free(back);
+    /* aio_read inside a parallel region (omp single), while the other
+     * threads work on the arrays */
+    for (int r = 0; r < 8; r++) {
+        stir(r);
+        int ok = 1;
+#pragma omp parallel
+        {
+#pragma omp for
+            for (long p = 0; p < SN / PG; p++)
+                hgrid[p * PG + 3] = (unsigned char)p;
+#pragma omp single
+            {
+                struct aiocb cb;
+                memset(&cb, 0, sizeof cb);
+                cb.aio_fildes = fd;
+                cb.aio_buf = sgrid;
+                cb.aio_nbytes = SN;
+                sgrid[12345] = 0;
+                const struct aiocb *list[1] = {&cb};
+                ok &= aio_read(&cb) == 0;
+                while (ok && aio_error(&cb) == EINPROGRESS)
+                    aio_suspend(list, 1, NULL);
+                ok &= aio_error(&cb) == 0 && aio_return(&cb) == (ssize_t)SN &&
+                      sgrid[12345] == 0x6b;
+            }
+        }
+        NEED(ok, "aio_read inside a parallel region");
+    }
+    close(sv[0]);
+    close(sv[1]);
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -831,7 +1035,7 @@ int main(int argc, char **argv)
                  {"shortread", do_shortread}, {"syscalls", do_syscalls}, {"sigblock", do_sigblock},
                  {"crash", do_crash},       {"stacks", do_stacks},     {"mprotect", do_mprotect},
                  {"mremap", do_mremap},     {"churn", do_churn},       {"closeall", do_closeall},
-                 {"discard", do_discard},   {"lock", do_lock}};
+                 {"discard", do_discard},   {"lock", do_lock},         {"async", do_async}};
     for (size_t k = 0; k < sizeof items / sizeof items[0]; k++)
         if (strcmp(item, items[k].name) == 0) {
             items[k].fn();

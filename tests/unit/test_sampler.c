@@ -14,7 +14,8 @@
  * SIG_IGN before the sampler, in children); a watched page under a
  * thread's stack pointer (alternate stack); ring overflow counts drops;
  * first touches told to the simulator (first_touch, fine and coarse
- * runs); argument errors.  Run under ASan and TSan as well.
+ * runs); transfers in flight kept from the watch (busy); argument
+ * errors.  Run under ASan and TSan as well.
  */
 #include "check.h"
 
@@ -182,6 +183,73 @@ static void test_full_snapshot(void)
     CHECK(st.handler_ns > 0);
     s->ops->close(s);
     munmap(buf, FS_PAGES * PG);
+    free(c.s);
+}
+
+/* ---- transfers in flight (ph_sampler_busy_begin/end) ------------------------------ */
+
+/* The kernel fills [at, at+n) from a file: 1 when all of it arrived. */
+static int kernel_fills(int fd, unsigned char *at, size_t n)
+{
+    return pread(fd, at, n, 0) == (ssize_t)n && at[0] == 0x5c && at[n - 1] == 0x5c;
+}
+
+static void test_busy(void)
+{
+    enum { N = 32 };
+    unsigned char *buf = map_pages(N);
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    int fd = fileno(f);
+    unsigned char data[3 * PG];
+    memset(data, 0x5c, sizeof data);
+    CHECK_EQ(pwrite(fd, data, sizeof data, 0), (ssize_t)sizeof data);
+    ph_source *s = open_sampler(sim, 4096, 1024, 1, 1024);
+    CHECK_EQ(s->ops->add_range(s, buf, N * PG), 0);
+    /* before the arm: pages 4..7 (an unaligned buffer) stay open */
+    int key1, key2;
+    CHECK_EQ(ph_sampler_busy_begin(&key1, buf + 4 * PG + 100, 3 * PG), 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK(kernel_fills(fd, buf + 4 * PG + 100, 3 * PG));
+    errno = 0;
+    CHECK(pread(fd, buf + 10 * PG, 16, 0) == -1 && errno == EFAULT); /* watched */
+    /* while armed: pages 12..13 are opened by the begin, without a sample */
+    CHECK_EQ(ph_sampler_busy_begin(&key2, buf + 12 * PG, 2 * PG), 0);
+    CHECK(kernel_fills(fd, buf + 12 * PG, 2 * PG));
+    /* the next arm leaves both out, watches the rest */
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK(kernel_fills(fd, buf + 4 * PG + 100, 3 * PG));
+    CHECK(kernel_fills(fd, buf + 12 * PG, 2 * PG));
+    errno = 0;
+    CHECK(pread(fd, buf + 14 * PG, 16, 0) == -1 && errno == EFAULT);
+    /* ended: watched again from the next arm on */
+    CHECK_EQ(ph_sampler_busy_end(&key1), 1);
+    CHECK_EQ(ph_sampler_busy_end(&key1), 0);
+    CHECK_EQ(ph_sampler_busy_end(&key2), 1);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    errno = 0;
+    CHECK(pread(fd, buf + 5 * PG, 16, 0) == -1 && errno == EFAULT);
+    errno = 0;
+    CHECK(pread(fd, buf + 12 * PG, 16, 0) == -1 && errno == EFAULT);
+    CHECK_EQ(s->ops->disarm(s), 0);
+    coll c = {0};
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0); /* the kernel's copies are no samples */
+    /* 256 transfers at once, the next refused */
+    static char keys[257];
+    int refused = 0;
+    for (int k = 0; k < 256; k++)
+        CHECK_EQ(ph_sampler_busy_begin(&keys[k], buf, PG), 0);
+    errno = 0;
+    refused = ph_sampler_busy_begin(&keys[256], buf, PG) == -1 && errno == ENOSPC;
+    CHECK(refused);
+    CHECK_EQ(ph_sampler_busy_begin(&keys[7], buf + PG, PG), 0); /* same key: replaced */
+    int ended = 0;
+    for (int k = 0; k < 257; k++)
+        ended += ph_sampler_busy_end(&keys[k]);
+    CHECK_EQ(ended, 256);
+    s->ops->close(s);
+    fclose(f);
+    munmap(buf, N * PG);
     free(c.s);
 }
 
@@ -987,6 +1055,7 @@ int main(void)
     install_own_handler();  /* before the first ph_sampler_open here */
     ph_sampler_thread_init();
     test_full_snapshot();
+    test_busy();
     test_rotation();
     test_set_budget();
     test_max_runs();
