@@ -33,26 +33,15 @@
 #define _GNU_SOURCE
 #endif
 #include "base/log.h"
+#include "preload/realsym.h"
 #include "sample/source.h"
 
 #include <aio.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
 #define PH_EXPORT __attribute__((visibility("default")))
-
-/* The next definition of name (NULL when there is none). */
-static void *next(_Atomic(void *) *cache, const char *name)
-{
-    void *f = atomic_load_explicit(cache, memory_order_acquire);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        atomic_store_explicit(cache, f, memory_order_release);
-    }
-    return f;
-}
 
 static _Atomic(void *) r_read, r_read64, r_write, r_write64, r_lio, r_lio64, r_error,
     r_error64, r_return, r_return64;
@@ -119,7 +108,7 @@ typedef ssize_t (*return64_fn)(struct aiocb64 *);
  * arguments, or -1/ENOSYS when there is none. */
 #define CALL_NEXT(CACHE, NAME, TYPE, ...)                                                 \
     do {                                                                                  \
-        TYPE f_ = (TYPE)next(&(CACHE), NAME);                                             \
+        TYPE f_ = (TYPE)ph_real_next(&(CACHE), NAME);                                             \
         if (!f_) {                                                                        \
             errno = ENOSYS;                                                               \
             r = -1;                                                                       \

@@ -19,7 +19,7 @@
  *                Kept descriptors sit at high numbers (from 768) where
  *                programs seldom aim.
  * Everything else goes to the next definition (the C library's), found
- * with dlsym(RTLD_NEXT) at the first call; a raw syscall(SYS_close, ...)
+ * with dlsym(RTLD_NEXT) at the first call (ph_real_next); a raw syscall(SYS_close, ...)
  * is not seen (the sampler's service thread then warns, uffd_service.c).
  */
 #ifndef _GNU_SOURCE
@@ -27,8 +27,8 @@
 #endif
 #include "base/log.h"
 #include "base/own_fd.h"
+#include "preload/realsym.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -43,28 +43,17 @@ typedef void (*closefrom_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
 
-/* The next definition of name (NULL when there is none). */
-static void *next(_Atomic(void *) *cache, const char *name)
-{
-    void *f = atomic_load_explicit(cache, memory_order_acquire);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        atomic_store_explicit(cache, f, memory_order_release);
-    }
-    return f;
-}
-
 static _Atomic(void *) r_close, r_close_range, r_closefrom, r_dup2, r_dup3;
 
 static int real_close(int fd)
 {
-    close_fn f = (close_fn)next(&r_close, "close");
+    close_fn f = (close_fn)ph_real_next(&r_close, "close");
     return f ? f(fd) : (int)syscall(SYS_close, fd);
 }
 
 static int real_close_range(unsigned lo, unsigned hi, int flags)
 {
-    close_range_fn f = (close_range_fn)next(&r_close_range, "close_range");
+    close_range_fn f = (close_range_fn)ph_real_next(&r_close_range, "close_range");
     return f ? f(lo, hi, flags) : (int)syscall(SYS_close_range, lo, hi, flags);
 }
 
@@ -131,7 +120,7 @@ PH_EXPORT void closefrom(int lowfd)
                     (void)real_close(fd);
         lo = last + 1;
     }
-    closefrom_fn f = (closefrom_fn)next(&r_closefrom, "closefrom");
+    closefrom_fn f = (closefrom_fn)ph_real_next(&r_closefrom, "closefrom");
     if (f)
         f(lo);
     else
@@ -153,7 +142,7 @@ PH_EXPORT int dup2(int oldfd, int newfd)
 {
     if (oldfd != newfd && ph_own_fd_is(newfd))
         return refuse_onto(newfd);
-    dup2_fn f = (dup2_fn)next(&r_dup2, "dup2");
+    dup2_fn f = (dup2_fn)ph_real_next(&r_dup2, "dup2");
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -165,7 +154,7 @@ PH_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     if (oldfd != newfd && ph_own_fd_is(newfd))
         return refuse_onto(newfd);
-    dup3_fn f = (dup3_fn)next(&r_dup3, "dup3");
+    dup3_fn f = (dup3_fn)ph_real_next(&r_dup3, "dup3");
     if (!f) {
         errno = ENOSYS;
         return -1;

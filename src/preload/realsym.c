@@ -141,3 +141,13 @@ size_t ph_boot_size(const void *p)
     memcpy(&s, (const unsigned char *)p - 16, sizeof s);
     return s;
 }
+
+void *ph_real_next(_Atomic(void *) *cache, const char *name)
+{
+    void *f = atomic_load_explicit(cache, memory_order_acquire);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(cache, f, memory_order_release);
+    }
+    return f;
+}

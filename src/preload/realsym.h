@@ -28,6 +28,11 @@ extern void *(*ph_real_mmap)(void *, size_t, int, int, int, off_t);
 extern int (*ph_real_munmap)(void *, size_t);
 extern void *(*ph_real_mremap)(void *, size_t, size_t, int, ...);
 
+/* The next definition of name after this library (dlsym RTLD_NEXT),
+ * looked up at the first call and kept in *cache; NULL when there is
+ * none.  For the wrapped calls that are not allocators (fds.c, aio.c). */
+void *ph_real_next(_Atomic(void *) *cache, const char *name);
+
 /* 0 unresolved, 1 being resolved, 2 resolved. */
 extern atomic_int ph_real_state;
 

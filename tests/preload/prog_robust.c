@@ -868,6 +868,27 @@ static long uring_read(int fd, void *buf, size_t n)
     return res;
 }
 
+/* A control block for n bytes of buf at offset off of fd. */
+static struct aiocb aio_of(int fd, void *buf, size_t n, off_t off)
+{
+    struct aiocb cb;
+    memset(&cb, 0, sizeof cb);
+    cb.aio_fildes = fd;
+    cb.aio_buf = buf;
+    cb.aio_nbytes = n;
+    cb.aio_offset = off;
+    return cb;
+}
+
+/* Wait for cb's transfer to end (aio_suspend); its aio_error. */
+static int aio_wait(struct aiocb *cb)
+{
+    const struct aiocb *list[1] = {cb};
+    while (aio_error(cb) == EINPROGRESS)
+        aio_suspend(list, 1, NULL);
+    return aio_error(cb);
+}
+
 static void do_async(void)
 {
     int fd = tmpfd();
@@ -881,25 +902,14 @@ static void do_async(void)
         /* POSIX AIO: glibc's helper threads make the transfer */
         stir(r);
         usleep(10000);
-        struct aiocb cb;
-        memset(&cb, 0, sizeof cb);
-        cb.aio_fildes = fd;
-        cb.aio_buf = sgrid;
-        cb.aio_nbytes = SN;
+        struct aiocb cb = aio_of(fd, sgrid, SN, 0);
         NEED(aio_read(&cb) == 0, "aio_read");
-        const struct aiocb *list[1] = {&cb};
-        while (aio_error(&cb) == EINPROGRESS)
-            aio_suspend(list, 1, NULL);
-        errno = aio_error(&cb);
+        errno = aio_wait(&cb);
         NEED(errno == 0 && aio_return(&cb) == (ssize_t)SN, "aio_read of a watched array");
         NEED(sgrid[12345] == 0x6b && sgrid[SN - 2] == 0x6b, "aio_read data");
         stir(r);
         usleep(10000);
-        memset(&cb, 0, sizeof cb);
-        cb.aio_fildes = fd;
-        cb.aio_buf = dgrid;
-        cb.aio_nbytes = DN;
-        cb.aio_offset = HN;
+        cb = aio_of(fd, dgrid, DN, HN);
         cb.aio_lio_opcode = LIO_WRITE;
         struct aiocb *wl[1] = {&cb};
         NEED(lio_listio(LIO_WAIT, wl, 1, NULL) == 0 && aio_return(&cb) == (ssize_t)DN,
@@ -955,12 +965,7 @@ static void do_async(void)
     for (int r = 0; r < 8; r++) {
         stir(r);
         usleep(10000);
-        struct aiocb cb;
-        memset(&cb, 0, sizeof cb);
-        cb.aio_fildes = fd;
-        cb.aio_buf = sgrid;
-        cb.aio_nbytes = SN;
-        cb.aio_offset = 2 * (off_t)HN;
+        struct aiocb cb = aio_of(fd, sgrid, SN, 2 * (off_t)HN);
         NEED(aio_write(&cb) == 0, "aio_write");
         uint64_t before = sum(sgrid, SN), seen = 0;
         for (int it = 0; it < 4; it++) {
@@ -973,10 +978,7 @@ static void do_async(void)
             }
         }
         (void)seen;
-        const struct aiocb *list[1] = {&cb};
-        while (aio_error(&cb) == EINPROGRESS)
-            aio_suspend(list, 1, NULL);
-        errno = aio_error(&cb);
+        errno = aio_wait(&cb);
         NEED(errno == 0, "aio_write of an array read by parallel regions meanwhile");
         NEED(aio_return(&cb) == (ssize_t)SN, "aio_write: all of it written (aio_return)");
         NEED(pread(fd, back, SN, 2 * (off_t)HN) == SN && memcmp(back, sgrid, SN) == 0 &&
@@ -995,18 +997,10 @@ static void do_async(void)
                 hgrid[p * PG + 3] = (unsigned char)p;
 #pragma omp single
             {
-                struct aiocb cb;
-                memset(&cb, 0, sizeof cb);
-                cb.aio_fildes = fd;
-                cb.aio_buf = sgrid;
-                cb.aio_nbytes = SN;
+                struct aiocb cb = aio_of(fd, sgrid, SN, 0);
                 sgrid[12345] = 0;
-                const struct aiocb *list[1] = {&cb};
-                ok &= aio_read(&cb) == 0;
-                while (ok && aio_error(&cb) == EINPROGRESS)
-                    aio_suspend(list, 1, NULL);
-                ok &= aio_error(&cb) == 0 && aio_return(&cb) == (ssize_t)SN &&
-                      sgrid[12345] == 0x6b;
+                ok &= aio_read(&cb) == 0 && aio_wait(&cb) == 0 &&
+                      aio_return(&cb) == (ssize_t)SN && sgrid[12345] == 0x6b;
             }
         }
         NEED(ok, "aio_read inside a parallel region");
