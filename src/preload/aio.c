@@ -24,7 +24,7 @@
  * or aio_return after them.
  *
  * io_uring, whose buffers the kernel reaches through a ring the program
- * shares with it, is not seen; doc/transparent.md says so.
+ * shares with it, is not seen (README.md, "Asynchronous I/O").
  */
 /* The definitions below are the unredirected names: no 64-bit-offset
  * renaming (the build may set -D_FILE_OFFSET_BITS=64). */
