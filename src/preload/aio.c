@@ -62,15 +62,21 @@ static int is_transfer(int op)
     return op == LIO_READ || op == LIO_WRITE;
 }
 
+/* The transfer cb has ended: its buffer may be watched again (errno
+ * kept for the caller). */
+static void unkeep(const void *cb)
+{
+    int e = errno;
+    (void)ph_sampler_busy_end(cb);
+    errno = e;
+}
+
 /* After a submission of cb that returned r: a failed one is not in
  * flight. */
 static int submitted(const void *cb, int r)
 {
-    if (r != 0) {
-        int e = errno;
-        (void)ph_sampler_busy_end(cb);
-        errno = e;
-    }
+    if (r != 0)
+        unkeep(cb);
     return r;
 }
 
@@ -78,20 +84,15 @@ static int submitted(const void *cb, int r)
  * EINPROGRESS. */
 static int errored(const void *cb, int r)
 {
-    if (r != EINPROGRESS) {
-        int e = errno;
-        (void)ph_sampler_busy_end(cb);
-        errno = e;
-    }
+    if (r != EINPROGRESS)
+        unkeep(cb);
     return r;
 }
 
 /* After aio_return(cb) returned r: the transfer has ended. */
 static ssize_t returned(const void *cb, ssize_t r)
 {
-    int e = errno;
-    (void)ph_sampler_busy_end(cb);
-    errno = e;
+    unkeep(cb);
     return r;
 }
 
@@ -108,7 +109,7 @@ typedef ssize_t (*return64_fn)(struct aiocb64 *);
  * arguments, or -1/ENOSYS when there is none. */
 #define CALL_NEXT(CACHE, NAME, TYPE, ...)                                                 \
     do {                                                                                  \
-        TYPE f_ = (TYPE)ph_real_next(&(CACHE), NAME);                                             \
+        TYPE f_ = (TYPE)ph_real_next(&(CACHE), NAME);                                     \
         if (!f_) {                                                                        \
             errno = ENOSYS;                                                               \
             r = -1;                                                                       \
@@ -153,11 +154,9 @@ PH_EXPORT int aio_write64(struct aiocb64 *cb)
         if (list[i] && is_transfer(list[i]->aio_lio_opcode))                              \
             keep(list[i], list[i]->aio_buf, list[i]->aio_nbytes);                         \
     CALL_NEXT(CACHE, NAME, TYPE, mode, list, nent, sev);                                  \
-    int e = errno;                                                                        \
     for (int i = 0; i < nent; i++)                                                        \
         if (list[i] && mode == LIO_WAIT)                                                  \
-            (void)ph_sampler_busy_end(list[i]);                                           \
-    errno = e;                                                                            \
+            unkeep(list[i]);                                                              \
     return r
 
 PH_EXPORT int lio_listio(int mode, struct aiocb *const list[], int nent, struct sigevent *sev)
