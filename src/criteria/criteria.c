@@ -536,6 +536,28 @@ int ph_crit_huge(const ph_latency_model *m, const uint32_t *sub, size_t nsub,
                                target, ratio);
 }
 
+int ph_crit_stand_in(const double *lat_ns, int n, uint64_t allowed, int target)
+{
+    if (!lat_ns || !valid_node(target, n) || n > 64)
+        return -1;
+    if ((allowed >> target) & 1u)
+        return target;
+    int best = -1;
+    double best_ns = 0.0;
+    for (int j = 0; j < n; j++) {
+        if (!((allowed >> j) & 1u))
+            continue;
+        double ns = lat_ns[(size_t)target * (size_t)n + (size_t)j];
+        if (isnan(ns))
+            ns = INFINITY; /* chosen only when nothing else is allowed */
+        if (best < 0 || ns < best_ns) {
+            best = j;
+            best_ns = ns;
+        }
+    }
+    return best;
+}
+
 int ph_crit_one_node(const int *homes, size_t n)
 {
     if (n == 0 || homes[0] < 0)

@@ -157,6 +157,14 @@ int ph_crit_dominant(const uint32_t *acc, int n);
  * often have a majority).  1 settled, 0 not. */
 int ph_crit_settled(const uint32_t *total, int n, int target, double min_share,
                     uint64_t min_total);
+/* Where a page that should go to node `target` goes when the process may
+ * place pages only on the nodes of `allowed` (bit i: node index i; a
+ * memory binding such as numactl --membind): target itself when allowed,
+ * else the allowed node whose memory target's threads reach fastest
+ * (lowest lat_ns[target*n+j], ties to the lower index; a NaN latency
+ * counts as infinite), -1 when no node of the n is allowed, target is
+ * out of range or n > 64. */
+int ph_crit_stand_in(const double *lat_ns, int n, uint64_t allowed, int target);
 /* The node every one of homes[0..n) is on, -1 when they differ or one is
  * unknown (< 0). */
 int ph_crit_one_node(const int *homes, size_t n);

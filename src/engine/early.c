@@ -117,6 +117,7 @@ static int look_area(ph_engine *e, size_t area, double remaining,
             int known = pg->flags & PH_PG_HOME_KNOWN ? pg->home : -1;
             int t = ph_crit_decisive(cur, n, known, unit, EARLY_MIN_SAMPLES,
                                      EARLY_MIN_SHARE);
+            t = ph_engine_stand_in(e, t, known);
             if (t < 0 || (pg->flags & PH_PG_FROZEN))
                 continue;
             if (m == cap) {
@@ -187,7 +188,7 @@ static int look_area(ph_engine *e, size_t area, double remaining,
             t = ph_crit_amortised(&lm, cnt, NULL, home[j], h->factor,
                                   remaining, &v);
         }
-        if (t != to[j])
+        if (ph_engine_stand_in(e, t, home[j]) != to[j])
             continue;
         if (moves_grow(mv, mv->n + 1) != 0)
             goto out;

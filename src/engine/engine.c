@@ -865,6 +865,7 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
         ph_engine_free(e);
         return ph_fail_null(ENOMEM, "engine: out of memory");
     }
+    ph_engine_plan_stand_ins(e);
     if (!cfg->sync && cfg->mech != PH_MECH_OFF) {
         int rc = pthread_create(&e->mgr, NULL, manager_main, e);
         if (rc != 0) {

@@ -165,6 +165,9 @@ struct ph_engine {
     uint64_t last_arm_ns;      /* when the source was last armed */
     int predictive;
     uint8_t gained[PH_MAX_NODES];
+    /* stand_in[t]: where a page wanted on node index t goes -- t, or the
+     * nearest node the process may use (ph_crit_stand_in) */
+    int8_t stand_in[PH_MAX_NODES];
     int nthreads;
     int first_team;          /* the largest team of two or more threads
                                 reported before the first invocation, or
@@ -239,6 +242,12 @@ int ph_engine_query(ph_engine *e, size_t n, void **pages, int *home);
  * held); *value the order of capped moves.  -1 none. */
 int ph_engine_decide(const ph_engine *e, const ph_hot *h, const uint32_t *cnt,
                      int home, double *value);
+/* decide.c: the target a decision for a page at home gives, after the
+ * nodes the process may use (stand_in): -1 when target < 0 or its stand-in
+ * is home (or none). */
+int ph_engine_stand_in(const ph_engine *e, int target, int home);
+/* decide.c: fill e->stand_in from the machine's allowed nodes (at start). */
+void ph_engine_plan_stand_ins(ph_engine *e);
 /* decide.c: e->remaining for an invocation that ends an interval. */
 void ph_engine_plan_remaining(ph_engine *e);
 /* early.c: one early look (lock held). */

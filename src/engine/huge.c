@@ -202,6 +202,9 @@ int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
                 head->prev_home = -1; /* starts afresh (invoke.c) */
                 inv->melted++;
             }
+            if (d == PH_HUGE_MOVE &&
+                (target = ph_engine_stand_in(e, target, uhome)) < 0)
+                d = PH_HUGE_KEEP;
             if (d == PH_HUGE_MOVE && !(head->flags & PH_PG_FROZEN)) {
                 inv->candidates++;
                 if (ph_crit_pingpong(uhome, head->prev_home, target)) {

@@ -748,8 +748,9 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
         double ratio = 0;
         if (!(pg->flags & PH_PG_FROZEN)) {
             if (e->predictive) {
-                target = ph_crit_predictive(cur, ph_cnt_prev(cnt, n), n,
-                                            home, e->gained);
+                target = ph_engine_stand_in(
+                    e, ph_crit_predictive(cur, ph_cnt_prev(cnt, n), n, home, e->gained),
+                    home);
                 if (target >= 0)
                     ratio = ph_crit_criticality(cur, n, home, NULL);
             } else {
@@ -830,6 +831,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                         target = -1;
                     }
                 }
+                target = ph_engine_stand_in(e, target, home);
                 if (target >= 0 &&
                     ph_crit_pingpong(home, pg->prev_home, target)) {
                     pg->flags |= PH_PG_FROZEN;

@@ -114,6 +114,7 @@ static int derive(ph_engine *e, ph_phase *ph, ph_invocation *inv)
             t = ph_crit_amortised(&lm, a, NULL, home[i], 1.0,
                                   ph_crit_phase_remaining(e->nthreads), &r);
         }
+        t = ph_engine_stand_in(e, t, home[i]);
         if (t < 0)
             continue;
         double crit = ph_crit_criticality(a, n, home[i], NULL);

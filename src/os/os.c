@@ -435,6 +435,11 @@ int ph_os_set_thread_node(ph_os *os, int node)
     return os->ops->set_thread_node(os, node < 0 ? -1 : node);
 }
 
+uint64_t ph_os_allowed_nodes(ph_os *os)
+{
+    return os ? os->ops->allowed(os) : 0;
+}
+
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out)
 {
     if (!os)

@@ -66,7 +66,10 @@
  *    but as the range's own policy (Linux: MPOL_LOCAL): the kernel's
  *    automatic NUMA balancing scans only memory under the default policy,
  *    so it leaves such a range -- like any range with a policy of its
- *    own -- alone.  The simulator has no balancing: LOCAL is DEFAULT.
+ *    own -- alone.  A process started under a memory policy of its own
+ *    (numactl --membind, --interleave, --preferred) keeps it: its ranges
+ *    are left to it (the kernel's balancing skips all of its memory
+ *    already).  The simulator has no balancing: LOCAL is DEFAULT.
  *  - populate_on() faults in every page of a range so that new pages come
  *    from `node` (already resident pages stay; data is never changed).  A
  *    range's own bind() policy overrides `node`, as in the kernel.  It
@@ -203,6 +206,13 @@ typedef struct ph_os_ops {
     int (*set_thread_node)(ph_os *os, int node);
 
     int (*probe)(ph_os *os, ph_os_probe *out);
+    /* The nodes this process may place pages on, as a mask of node
+     * *indexes* (bit i: topo->nodes[i]): with memory, in its cpuset, and
+     * in the memory binding it was started under (numactl --membind:
+     * MPOL_BIND as the task's policy when the table was opened).  A move
+     * to any other node gets -EINVAL for its pages.  Never 0: when the
+     * sets have no node in common, every node with memory. */
+    uint64_t (*allowed)(ph_os *os);
     void (*close)(ph_os *os);
 
     void (*fork_prepare)(ph_os *os);
@@ -248,6 +258,8 @@ void ph_os_note_moved(ph_os *os, void *dst, const void *src, size_t len);
 int ph_os_tracks_touch(const ph_os *os);
 int ph_os_set_thread_node(ph_os *os, int node);
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out);
+/* The allowed nodes (ops->allowed above); a NULL os: 0. */
+uint64_t ph_os_allowed_nodes(ph_os *os);
 /* Around fork() (the contract above); a NULL os does nothing. */
 void ph_os_fork_prepare(ph_os *os);
 void ph_os_fork_parent(ph_os *os);
@@ -298,6 +310,10 @@ typedef enum ph_sim_binding {
     PH_SIM_BIND_CYCLIC = 1
 } ph_sim_binding;
 int ph_sim_set_binding(ph_os *os, ph_sim_binding binding);
+/* Restrict the nodes the simulated process may use (a mask of node
+ * indexes, like a memory binding: moves elsewhere get -EINVAL, first
+ * touches there land on the nearest allowed node); 0 lifts it. */
+int ph_sim_set_allowed(ph_os *os, uint64_t mask);
 /* 4 KiB pages whose virtual home is `node` (tests). */
 int64_t ph_sim_node_pages(ph_os *os, int node);
 /* Record a first touch of [addr, addr+len) by `node`: the memory is

@@ -236,6 +236,12 @@ static int fy_set_thread_node(ph_os *os, int node)
     return f->inner->ops->set_thread_node(f->inner, node);
 }
 
+static uint64_t fy_allowed(ph_os *os)
+{
+    faulty_state *f = os->impl;
+    return f->inner->ops->allowed(f->inner);
+}
+
 static int fy_probe(ph_os *os, ph_os_probe *out)
 {
     faulty_state *f = os->impl;
@@ -302,6 +308,7 @@ static const ph_os_ops faulty_ops = {
     .current_node = fy_current_node,
     .set_thread_node = fy_set_thread_node,
     .probe = fy_probe,
+    .allowed = fy_allowed,
     .close = fy_close,
     .fork_prepare = fy_fork_prepare,
     .fork_parent = fy_fork_parent,

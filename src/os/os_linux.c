@@ -83,6 +83,12 @@ typedef struct lx_state {
     size_t nmaps, capmaps;
     unsigned long has_memory[LX_MASK_LONGS]; /* N_MEMORY nodes */
     int has_memory_known;
+    /* The task's memory policy when the table was opened (the one
+     * numactl gave the process): own_policy when it is not the default;
+     * bind[] its nodes when it is MPOL_BIND (bind_known). */
+    int own_policy;
+    unsigned long bind[LX_MASK_LONGS];
+    int bind_known;
 } lx_state;
 
 static atomic_int huge_method_forced;
@@ -217,9 +223,11 @@ static unsigned maps_flags_at(lx_state *s, uintptr_t addr)
 
 /* ---- target validation -------------------------------------------------- */
 
-/* Nodes a move may target: in the topology, with memory, and in the
- * calling task's cpuset.  Anything else makes the kernel abort the whole
- * call, so it is answered per page before the call. */
+/* Nodes a move may target: in the topology, with memory, in the calling
+ * task's cpuset and in the memory binding the process was started under.
+ * The kernel would abort the whole call for a node outside the cpuset
+ * (so it is answered per page before the call); a node outside the
+ * binding it would take, against the user's numactl --membind. */
 static void allowed_nodes(ph_os *os, unsigned long *allowed)
 {
     lx_state *s = os->impl;
@@ -233,8 +241,24 @@ static void allowed_nodes(ph_os *os, unsigned long *allowed)
             continue;
         if (have_cpuset && !mask_test(cpuset, id))
             continue;
+        if (s->bind_known && !mask_test(s->bind, id))
+            continue;
         mask_set(allowed, id);
     }
+}
+
+static uint64_t lx_allowed(ph_os *os)
+{
+    unsigned long allowed[LX_MASK_LONGS];
+    allowed_nodes(os, allowed);
+    uint64_t m = 0;
+    for (int i = 0; i < os->topo->nnodes && i < 64; i++)
+        if (mask_test(allowed, os->topo->nodes[i].id))
+            m |= UINT64_C(1) << i;
+    if (m == 0) /* no node in common: the binding cannot be kept anyway */
+        for (int i = 0; i < os->topo->nnodes && i < 64; i++)
+            m |= UINT64_C(1) << i;
+    return m;
 }
 
 /* ---- query --------------------------------------------------------------- */
@@ -430,7 +454,9 @@ static long lx_move(ph_os *os, size_t count, void *const *pages,
 static int lx_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
                    const int *nodes, int nnodes)
 {
-    (void)os;
+    const lx_state *s = os->impl;
+    if (kind == PH_BIND_LOCAL && s->own_policy)
+        return 0; /* the process's own policy (numactl) places the range */
     unsigned long mask[LX_MASK_LONGS];
     memset(mask, 0, sizeof mask);
     for (int i = 0; i < nnodes; i++)
@@ -962,6 +988,7 @@ static const ph_os_ops linux_ops = {
     .current_node = lx_current_node,
     .set_thread_node = lx_set_thread_node,
     .probe = lx_probe,
+    .allowed = lx_allowed,
     .close = lx_close,
 };
 
@@ -977,6 +1004,12 @@ ph_os *ph_os_linux_open(const struct ph_topology *topo)
     if (ph_read_text("/sys/devices/system/node/has_memory", buf, sizeof buf) > 0 &&
         parse_node_list(buf, s->has_memory) == 0)
         s->has_memory_known = 1;
+    int mode = 0;
+    if (get_mempolicy(&mode, s->bind, LX_MAXNODE, NULL, 0) == 0) {
+        mode &= 0xff; /* without MPOL_F_STATIC_NODES and the like */
+        s->own_policy = mode != MPOL_DEFAULT;
+        s->bind_known = mode == MPOL_BIND;
+    }
     ph_os *os = ph_os_new(&linux_ops, topo, s);
     if (!os) {
         pthread_mutex_destroy(&s->lock);

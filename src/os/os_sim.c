@@ -63,6 +63,10 @@
  * free = the snapshot's free pages minus the homed ones, reserved = the
  * pages mapped but not homed yet.
  *
+ * A memory binding (ph_sim_set_allowed, for tests): nodes outside it
+ * have no room for the process -- first touches fall back to the nearest
+ * allowed node, moves there are -EINVAL -- and allowed() reports it.
+ *
  * Costs: every move call costs migrate_ns_call, every page moved
  * migrate_ns_4k or migrate_ns_2m of the topology's matrices (from, to).
  * The move log (ph_sim_set_move_log, off unless asked for) lists the
@@ -126,6 +130,7 @@ typedef struct sim_state {
     size_t nr, capr;
     uint64_t used[PH_MAX_NODES];     /* 4 KiB pages homed per node index */
     uint64_t capacity[PH_MAX_NODES]; /* 0 = unlimited */
+    uint64_t allowed;       /* node indexes the process may use; 0 = all */
     ph_sim_counters c;
     uint64_t tlb_used[PH_MAX_NODES]; /* pool pages homed per node index */
     uint64_t tlb_resv;      /* pool pages mapped, not homed yet */
@@ -539,9 +544,16 @@ static void unit_of(const sim_range *r, size_t i, size_t *first, size_t *n)
     *n = total - f < SIM_UNIT_PAGES ? total - f : SIM_UNIT_PAGES;
 }
 
+static int is_allowed(const sim_state *s, int idx)
+{
+    return s->allowed == 0 || ((s->allowed >> idx) & 1u);
+}
+
+/* A node outside the allowed ones has no room for the process. */
 static int has_room(const sim_state *s, int idx, size_t pages)
 {
-    return s->capacity[idx] == 0 || s->used[idx] + pages <= s->capacity[idx];
+    return is_allowed(s, idx) &&
+           (s->capacity[idx] == 0 || s->used[idx] + pages <= s->capacity[idx]);
 }
 
 /* Where a new page meant for node index want lands: want, or the nearest
@@ -850,6 +862,8 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
                 status[i] = -ENOENT;
             } else if (h == to) {
                 status[i] = nodes[i];
+            } else if (!is_allowed(s, to)) {
+                status[i] = -EINVAL;
             } else if (!has_room(s, to, n) || (r->hugetlb && pool_free(s, t, to) == 0)) {
                 status[i] = -ENOMEM;
             } else {
@@ -1265,6 +1279,28 @@ static int sim_probe(ph_os *os, ph_os_probe *out)
     return 0;
 }
 
+static uint64_t sim_allowed(ph_os *os)
+{
+    sim_state *s = os->impl;
+    uint64_t all = os->topo->nnodes >= 64 ? ~UINT64_C(0)
+                                          : (UINT64_C(1) << os->topo->nnodes) - 1;
+    pthread_mutex_lock(&s->lock);
+    uint64_t m = s->allowed & all;
+    pthread_mutex_unlock(&s->lock);
+    return m ? m : all;
+}
+
+int ph_sim_set_allowed(ph_os *os, uint64_t mask)
+{
+    sim_state *s = sim_of(os);
+    if (!s)
+        return ph_fail(EINVAL, "set_allowed: not the simulated machine");
+    pthread_mutex_lock(&s->lock);
+    s->allowed = mask;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
 static int sim_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
 {
     sim_state *s = os->impl;
@@ -1336,6 +1372,7 @@ static const ph_os_ops sim_ops = {
     .note_moved = sim_note_moved,
     .set_thread_node = sim_set_thread_node,
     .probe = sim_probe,
+    .allowed = sim_allowed,
     .close = sim_close,
     .fork_prepare = sim_fork_prepare,
     .fork_parent = sim_fork_parent,

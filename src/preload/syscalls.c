@@ -32,8 +32,22 @@
  * end the hold: the kernel sees every page where it is.  Only calls on
  * this process are touched.  Wrapped: move_pages, get_mempolicy
  * (libnuma's numa_move_pages calls move_pages).  pagehome's own mover
- * goes through the same move_pages.  Not wrapped: mbind (pages it skips
- * are moved by the engine anyway) and raw syscall(2).
+ * goes through the same move_pages.
+ *
+ * The program's own placement.  A program that binds a range with
+ * mbind(2) (libnuma's numa_tonode_memory, numa_interleave_memory,
+ * numa_alloc_onnode... all call it) has placed that data on purpose --
+ * a table on the HBM or CXL node, a buffer next to a device -- and the
+ * kernel's NUMA balancing leaves such ranges alone.  So does pagehome:
+ * the wrapper opens the watched runs of the range (so that MPOL_MF_MOVE
+ * finds the pages in place) and, when the kernel accepted the policy,
+ * tells the sampler that the range is the program's
+ * (ph_sampler_note_policy): it is never watched again, so the engine
+ * gets no samples of it and moves none of its pages.  MPOL_DEFAULT hands
+ * the range back.  pagehome's own binds (the placements, LOCAL) come from
+ * inside this library and go straight to the kernel.  Not wrapped:
+ * set_mempolicy(2) (a thread's policy: where its new pages land, which
+ * the engine may still correct) and raw syscall(2).
  */
 /* First: it defines read() and the others (see its comment). */
 #include "base/buffer_calls.h"
@@ -97,6 +111,27 @@ PH_BC_EXPORT long move_pages(int pid, unsigned long count, void **pages,
     errno = saved;
     long r = syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
     saved = errno;
+    ph_sampler_query_end();
+    errno = saved;
+    return r;
+}
+
+PH_BC_EXPORT long mbind(void *addr, unsigned long len, int mode,
+                         const unsigned long *nodemask, unsigned long maxnode,
+                         unsigned flags)
+{
+    if (!ph_preload_ready() || ph_preload_is_internal(__builtin_return_address(0)))
+        return syscall(SYS_mbind, addr, len, mode, nodemask, maxnode, flags);
+    /* the mode without MPOL_F_STATIC_NODES and the other flags */
+    int own = (mode & 0xff) != MPOL_DEFAULT;
+    int saved = errno;
+    ph_sampler_query_begin();
+    (void)ph_sampler_open_range(addr, len);
+    errno = saved;
+    long r = syscall(SYS_mbind, addr, len, mode, nodemask, maxnode, flags);
+    saved = errno;
+    if (r == 0)
+        ph_sampler_note_policy(addr, len, own);
     ph_sampler_query_end();
     errno = saved;
     return r;

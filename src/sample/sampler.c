@@ -488,7 +488,9 @@ static void resume(sampler *s)
         size_t first = k, len;
         uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len);
         size_t span_len = len;
-        if (ph_sig_busy(span, len)) { /* a transfer in flight: stays open */
+        /* a transfer in flight, or the program's own protection or
+         * policy set in serial code since the arm: stays open */
+        if (ph_sig_busy(span, len) || ph_sig_unwatched(s->armed[k].slot, span, len)) {
             k++;
             continue;
         }
@@ -496,7 +498,8 @@ static void resume(sampler *s)
                   to_resume(s, k, uffd);
              k++) {
             uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
-            if (a != span + span_len || ph_sig_busy(a, len))
+            if (a != span + span_len || ph_sig_busy(a, len) ||
+                ph_sig_unwatched(s->armed[k].slot, a, len))
                 break;
             span_len += len;
         }
@@ -827,7 +830,7 @@ static int sp_disarm(ph_source *src)
  * touch -- the kernel could then not give it 2 MiB pages, and the pieces
  * faulted while cut stay separate VMAs.  Its first touch happens
  * unwatched; later intervals watch it.  Also drops runs the program
- * itself protected. */
+ * itself protected or gave a memory policy of its own. */
 static void keep_resident(sampler *s, int check_resident)
 {
     static resid_win w; /* under gate_lock, as every arm */
@@ -837,7 +840,7 @@ static void keep_resident(sampler *s, int check_resident)
         size_t len;
         uintptr_t a = run_span(s->armed[j].slot, s->armed[j].run, &len);
         if ((!check_resident || run_resident(&w, s->armed[j].slot, s->armed[j].run)) &&
-            !ph_sig_prog_protected(s->armed[j].slot, a, len))
+            !ph_sig_unwatched(s->armed[j].slot, a, len))
             s->armed[keep++] = s->armed[j];
     }
     s->narmed = keep;

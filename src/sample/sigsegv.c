@@ -207,7 +207,8 @@ static void reapply_prog_prot(ph_sig_slot *s, uintptr_t a, size_t len)
     }
 }
 
-int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len)
+/* 1 when a page of [a, a+len) in slot i has one of the bits of `any`. */
+static int prog_marked(size_t i, uintptr_t a, size_t len, unsigned any)
 {
     ph_sig_slot *s = &ph_sig_slots[i];
     atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
@@ -215,9 +216,20 @@ int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len)
         return 0;
     uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
     for (uintptr_t q = a; q < a + len; q += PH_SIG_PAGE_BYTES)
-        if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], memory_order_acquire))
+        if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], memory_order_acquire) &
+            any)
             return 1;
     return 0;
+}
+
+int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len)
+{
+    return prog_marked(i, a, len, PH_SIG_PROT_SET);
+}
+
+int ph_sig_unwatched(size_t i, uintptr_t a, size_t len)
+{
+    return prog_marked(i, a, len, PH_SIG_PROT_SET | PH_SIG_POLICY_SET);
 }
 
 static int open_run(size_t idx, ph_sig_slot *s, uintptr_t a, size_t len)
@@ -580,14 +592,14 @@ size_t ph_sampler_open_range(const void *addr, size_t bytes)
     return open_range(addr, bytes, 0);
 }
 
-void ph_sampler_note_protect(void *addr, size_t bytes, int prot)
+/* Set the program's marks of [addr, addr+bytes) in the watched ranges:
+ * the bits of `field` become `v` (the others stay).  1 when a watched
+ * range has a page there. */
+static int prog_mark(void *addr, size_t bytes, unsigned field, unsigned char v)
 {
     uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
     size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
     int any = 0;
-    unsigned char v = (prot & ~7) == 0 && (prot & 7) == (PROT_READ | PROT_WRITE)
-                          ? 0
-                          : (unsigned char)(PH_SIG_PROT_SET | ((unsigned)prot & 7u));
     for (size_t i = 0; i < n && bytes; i++) {
         ph_sig_slot *s = &ph_sig_slots[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
@@ -606,16 +618,34 @@ void ph_sampler_note_protect(void *addr, size_t bytes, int prot)
                 pp = atomic_load(&s->prog_prot);
             }
             uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
-            for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES)
-                atomic_store_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], v,
-                                      memory_order_release);
+            for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES) {
+                atomic_uchar *m = &pp[(q - start) / PH_SIG_PAGE_BYTES];
+                unsigned char old = atomic_load_explicit(m, memory_order_acquire);
+                while (!atomic_compare_exchange_weak(
+                    m, &old, (unsigned char)((old & ~field) | v)))
+                    ;
+            }
             any = 1;
         }
         atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
     }
+    return any;
+}
+
+void ph_sampler_note_protect(void *addr, size_t bytes, int prot)
+{
+    unsigned char v = (prot & ~7) == 0 && (prot & 7) == (PROT_READ | PROT_WRITE)
+                          ? 0
+                          : (unsigned char)(PH_SIG_PROT_SET | ((unsigned)prot & 7u));
     /* then open whatever is watched there, so that the program's own
      * protection applies to pages in place */
-    if (any)
+    if (prog_mark(addr, bytes, PH_SIG_PROT_SET | 7u, v))
+        (void)open_range(addr, bytes, 1);
+}
+
+void ph_sampler_note_policy(void *addr, size_t bytes, int own)
+{
+    if (prog_mark(addr, bytes, PH_SIG_POLICY_SET, own ? PH_SIG_POLICY_SET : 0) && own)
         (void)open_range(addr, bytes, 1);
 }
 

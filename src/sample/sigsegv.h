@@ -101,14 +101,17 @@ typedef struct ph_sig_slot {
     atomic_int inst;                  /* owning instance index */
     atomic_long inflight;             /* handlers inside the range */
     atomic_uintptr_t stash;           /* PH_SIG_MECH_UFFD: where armed pages wait */
-    /* The program's own protection of each page, once it has changed
-     * one (NULL before): 0 = read-write as registered, else
-     * PH_SIG_PROT_SET | prot.  Such pages are never watched, a fault on
-     * them is the program's, and opening a run never widens them. */
+    /* The program's own settings of each page, once it has changed one
+     * (NULL before), 0 when none: PH_SIG_PROT_SET | prot, a protection
+     * of its own (a fault on such a page is the program's, and opening a
+     * run never widens it); PH_SIG_POLICY_SET, a memory policy of its own
+     * (mbind: the page stays where that policy puts it).  Pages with
+     * either are never watched. */
     _Atomic(atomic_uchar *) prog_prot;
 } ph_sig_slot;
 
 #define PH_SIG_PROT_SET 0x80u
+#define PH_SIG_POLICY_SET 0x40u
 
 extern ph_sig_inst ph_sig_insts[PH_SIG_MAX_INSTANCES];
 extern ph_sig_slot ph_sig_slots[PH_SIG_MAX_SLOTS];
@@ -149,6 +152,9 @@ int ph_sig_open_span(size_t i, uintptr_t a, size_t len);
 /* 1 when a page of [a, a+len) in slot i carries a protection of the
  * program's own. */
 int ph_sig_prog_protected(size_t i, uintptr_t a, size_t len);
+/* 1 when a page of [a, a+len) in slot i carries a protection or a memory
+ * policy of the program's own: no arm watches it. */
+int ph_sig_unwatched(size_t i, uintptr_t a, size_t len);
 
 /* Handle a watched access at addr by thread tid (PH_SIG_TID_SELF: this
  * one; 0: not known) on node index `node` (or PH_SIG_NODE_SELF: this

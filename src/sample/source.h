@@ -226,6 +226,15 @@ int ph_sampler_busy_end(const void *key);
  * are opened first, so the program's protection applies to pages in
  * place.  Normal context, any thread. */
 void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
+/* The program gives [addr, addr+bytes) a memory policy of its own (own =
+ * 1: mbind with a mode other than MPOL_DEFAULT) or hands it back (own =
+ * 0: MPOL_DEFAULT).  Inside hot ranges such pages are never watched from
+ * now on, so the engine gets no samples of them and leaves them where the
+ * program's policy puts them; the runs watched there are opened first,
+ * so that the kernel finds the pages in place (mbind's MPOL_MF_MOVE).
+ * Call it under a query hold (no arm in between).  Normal context, any
+ * thread. */
+void ph_sampler_note_policy(void *addr, size_t bytes, int own);
 
 /* The region gate of the mprotect mechanism (see sampler.c): once
  * enabled (transparent mode, when the OpenMP tools interface is there),

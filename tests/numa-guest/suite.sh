@@ -116,6 +116,13 @@ if [ -x "$build/tests/preload/prog_phase" ]; then
 fi
 # move_pages/get_mempolicy on pages the sampler is watching (Linux 6.1
 # hides PROT_NONE pages from them; the preload opens them first)
+# the program's own placement: arrays it binds itself stay where it put
+# them, and numactl --membind=0,1 keeps every page on nodes 0 and 1
+if [ -x "$build/tests/preload/prog_mbind" ]; then
+    run mbind env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+        PAGEHOME_SAMPLE_BUDGET=0 sh "$(dirname "$0")/../preload/check_mbind.sh" \
+        "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_mbind"
+fi
 if [ -x "$build/tests/preload/prog_query" ]; then
     run run-prog_query env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_SAMPLE_PAGES=0 PAGEHOME_ENGINE_SYNC=1 PAGEHOME_STABLE_AFTER=0 PAGEHOME_COLD_AFTER=0 \

@@ -3,7 +3,9 @@
 # static segment a first-touch policy of its own ("local" in numa_maps)
 # exactly when the engine is to manage it alone (kernel_balancing=exclude,
 # the engine on, not observing), so that the kernel's NUMA balancing
-# leaves it to the engine, as it does the heap's hot blocks.  Exit 77
+# leaves it to the engine, as it does the heap's hot blocks -- unless the
+# process was started under a policy of its own (numactl), which the
+# kernel's balancing skips anyway and which must keep placing it.  Exit 77
 # where the kernel lists no memory policies.
 ph=${1:?usage: check_static_policy.sh PAGEHOME PROGRAM}
 prog=${2:?}
@@ -27,5 +29,14 @@ expect local "pagehome run (exclude)"
 expect default "kernel_balancing=share" --set kernel_balancing=share
 expect default "--migrate off" --migrate off
 expect default "--observe" --observe
+# started under a memory policy of its own (numactl --membind): the
+# process's policy places the segment (numa_maps shows it), no range
+# policy overrides it
+if command -v numactl > /dev/null 2>&1; then
+    got=$(numactl --membind=0 "$ph" run -- "$prog" | policy)
+    if [ "$got" = bind:0 ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "check_static_policy: FAILED: numactl --membind=0: policy '$got', want 'bind:0'"; fi
+    echo "  numactl --membind=0: $got"
+fi
 echo "check_static_policy: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -490,7 +490,10 @@ static void do_mprotect(void)
     unsigned char *guard = hp + 100 * PG, *ro = hp + 200 * PG;
     unsigned char *sp = (unsigned char *)(((uintptr_t)sgrid + PG - 1) & ~(uintptr_t)(PG - 1));
     unsigned char *sguard = sp + 300 * PG;
-    stir(0);
+    /* several regions first: the pages are watched (armed) when the
+     * program protects them in serial code */
+    for (int r = 0; r < 8; r++)
+        stir(r);
     NEED(mprotect(guard, PG, PROT_NONE) == 0, "mprotect guard");
     NEED(mprotect(sguard, 2 * PG, PROT_NONE) == 0, "mprotect static guard");
     NEED(mprotect(ro, PG, PROT_READ) == 0, "mprotect read-only");
@@ -502,6 +505,11 @@ static void do_mprotect(void)
             if (p != 300 && p != 301)
                 sp[p * PG + 9] = (unsigned char)(p - r);
         }
+        /* inside a region, every thread reads the read-only page */
+        unsigned reads = 0;
+#pragma omp parallel reduction(+ : reads)
+        reads += ((volatile unsigned char *)ro)[64 + omp_get_thread_num()] != 0xAB;
+        NEED(reads > 0, "the read-only page reads inside a region");
         NEED(faults_on(guard, 0) == 1, "the guard page still faults on read");
         NEED(faults_on(guard + 17, 1) == 1, "the guard page still faults on write");
         NEED(faults_on(sguard + PG, 0) == 1, "the static guard page still faults");

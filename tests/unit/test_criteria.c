@@ -1028,8 +1028,40 @@ static void test_melt_after(void)
     CHECK_EQ(ph_crit_melt_after(0, 3), 0);
 }
 
+static void test_stand_in(void)
+{
+    /* two sockets of two nodes: 10 local, 12 on the socket, 32 across */
+    const double lat[16] = {10, 12, 32, 32, 12, 10, 32, 32,
+                            32, 32, 10, 12, 32, 32, 12, 10};
+    const uint64_t all = 0xf, even = 0x5; /* nodes 0 and 2 */
+    for (int t = 0; t < 4; t++)
+        CHECK_EQ(ph_crit_stand_in(lat, 4, all, t), t);
+    /* the nearest allowed node, not the lowest */
+    CHECK_EQ(ph_crit_stand_in(lat, 4, even, 0), 0);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, even, 1), 0);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, even, 2), 2);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, even, 3), 2);
+    /* ties go to the lower index */
+    CHECK_EQ(ph_crit_stand_in(lat, 4, 0xc, 0), 2);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, 0xc, 1), 2);
+    /* one node allowed: everything goes there */
+    for (int t = 0; t < 4; t++)
+        CHECK_EQ(ph_crit_stand_in(lat, 4, 0x8, t), 3);
+    /* a NaN latency never wins; nothing allowed; bad arguments */
+    const double nan_lat[9] = {10, NAN, 20, NAN, 10, 20, 20, 20, 10};
+    CHECK_EQ(ph_crit_stand_in(nan_lat, 3, 0x6, 0), 2);
+    CHECK_EQ(ph_crit_stand_in(nan_lat, 3, 0x2, 0), 1); /* the only one */
+    CHECK_EQ(ph_crit_stand_in(lat, 4, 0, 1), -1);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, 0x30, 1), -1); /* bits beyond n */
+    CHECK_EQ(ph_crit_stand_in(NULL, 4, all, 1), -1);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, all, 4), -1);
+    CHECK_EQ(ph_crit_stand_in(lat, 4, all, -1), -1);
+    CHECK_EQ(ph_crit_stand_in(lat, 65, all, 1), -1);
+}
+
 int main(void)
 {
+    test_stand_in();
     test_hood_impure();
     test_uniform_shared();
     test_page_uniform();

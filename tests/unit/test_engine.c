@@ -75,6 +75,9 @@ enum init { INIT_NODE0, INIT_RR, INIT_OWNER };
  * and node_full_backoff_ms. */
 static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
 
+/* The nodes the process may use (ph_sim_set_allowed), 0: all. */
+static uint64_t rig_allowed;
+
 static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
                      const ph_engine_cfg *cfg, size_t budget, double noise,
                      const ph_fault_plan *faults)
@@ -95,6 +98,8 @@ static void rig_open(rig *r, wl_kind kind, size_t npages, enum init init,
         put(r, p, init == INIT_NODE0 ? 0
                   : init == INIT_RR  ? (int)(p % (size_t)topo->nnodes)
                                      : wl_owner(&r->wl, p));
+    if (rig_allowed && ph_sim_set_allowed(r->sim, rig_allowed) != 0)
+        exit(1);
     r->e = rig_engine_open(topo, r->os, r->mover, cfg, wl_model, &r->wl, budget, noise, 7);
     r->h = ph_engine_register(r->e, r->mem, npages * PG, "grid");
     CHECK(r->h != NULL);
@@ -182,6 +187,48 @@ static void test_converges(wl_kind kind, enum init init, const char *what)
     CHECK_EQ(sim_moved(&r), moved);
     ph_engine_totals t = totals(&r);
     CHECK(t.remote_accesses_after < t.remote_accesses_before);
+    rig_close(&r);
+}
+
+/* A process that may place pages on nodes 0 and 2 only (numactl
+ * --membind=0,2): pages owned by threads on nodes 1 and 3 go to the
+ * allowed node nearest to their owner -- 0 and 2, the nodes of their own
+ * socket (12 against 32), not the lowest allowed one -- and no move ever
+ * names a node outside the binding. */
+static void test_allowed_nodes(void)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_allowed = (1u << 0) | (1u << 2);
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    rig_allowed = 0;
+    CHECK_EQ(ph_os_allowed_nodes(r.os), (uint64_t)0x5);
+    for (int i = 0; i < 4; i++)
+        iterate(&r);
+    int *h = malloc(NPAGES * sizeof *h);
+    homes(&r, h);
+    static const int stand_in[4] = {0, 0, 2, 2};
+    size_t right = 0, moved_pages = 0;
+    for (size_t p = 0; p < NPAGES; p++) {
+        right += h[p] == stand_in[wl_owner(&r.wl, p)];
+        moved_pages += h[p] != 0;
+    }
+    CHECK_EQ(right, (size_t)NPAGES);
+    CHECK_EQ(moved_pages, (size_t)NPAGES / 2); /* nodes 2 and 3's halves */
+    ph_fault_stats fs;
+    CHECK_EQ(ph_os_faulty_stats(r.os, &fs), 0);
+    CHECK_EQ(fs.pages_to_node[1], 0u);
+    CHECK_EQ(fs.pages_to_node[3], 0u);
+    CHECK(fs.pages_to_node[2] > 0);
+    ph_sim_counters sc;
+    ph_sim_counters_get(r.sim, &sc);
+    CHECK_EQ(sc.move_failed_pages, 0u);
+    /* and it stays so */
+    uint64_t moved = sim_moved(&r);
+    iterate(&r);
+    iterate(&r);
+    CHECK_EQ(sim_moved(&r), moved);
+    free(h);
     rig_close(&r);
 }
 
@@ -1402,6 +1449,7 @@ int main(void)
     test_converges(WL_LAPLACE, INIT_NODE0, "laplace from one node");
     test_converges(WL_BT, INIT_RR, "bt from round-robin");
     test_first_touch_stays();
+    test_allowed_nodes();
     test_noise_and_budget();
     test_sampling_shared_no_thrash();
     test_sampling_skewed_first();

@@ -58,6 +58,9 @@ typedef struct rig {
 
 static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
 
+/* The nodes the process may use (ph_sim_set_allowed), 0: all. */
+static uint64_t rig_allowed;
+
 static void rig_open(rig *r, ph_engine_cfg *c, uint32_t n0, uint32_t n2)
 {
     memset(r, 0, sizeof *r);
@@ -71,6 +74,8 @@ static void rig_open(rig *r, ph_engine_cfg *c, uint32_t n0, uint32_t n2)
         fprintf(stderr, "rig: %s\n", ph_error_message());
         exit(1);
     }
+    if (rig_allowed)
+        ph_sim_set_allowed(r->sim, rig_allowed);
     r->e = rig_engine_open(topo, r->sim, r->mover, c, model_fn, &r->m, 0, 0.0, 7);
     CHECK(ph_engine_register(r->e, r->mem, NPAGES * PG, "grid") != NULL);
 }
@@ -83,8 +88,8 @@ static void rig_close(rig *r)
     ph_os_close(r->sim);
 }
 
-/* Pages on node index 2. */
-static size_t on_node2(rig *r)
+/* Pages on node index `node`. */
+static size_t on_node(rig *r, int node)
 {
     void *pg[NPAGES];
     int st[NPAGES];
@@ -93,8 +98,13 @@ static size_t on_node2(rig *r)
     ph_os_query(r->sim, NPAGES, pg, st);
     size_t k = 0;
     for (size_t p = 0; p < NPAGES; p++)
-        k += ph_topo_node_index(topo, st[p]) == 2;
+        k += ph_topo_node_index(topo, st[p]) == node;
     return k;
+}
+
+static size_t on_node2(rig *r)
+{
+    return on_node(r, 2);
 }
 
 static ph_engine_cfg cfg_of(int criterion)
@@ -239,6 +249,20 @@ static void test_early_look(void)
               strstr(buf, "\"owner_local_share_start\":0") != NULL);
         unlink(path);
     }
+    rig_close(&r);
+
+    /* node 2 outside the process's binding (nodes 0, 1, 3): the early
+     * look sends the pages to its stand-in, node 3 (the same socket) */
+    rig_allowed = 0xb;
+    rig_open(&r, &c, 0, 1000);
+    rig_allowed = 0;
+    CHECK_EQ(ph_engine_set_iterations(r.e, 15), 0);
+    CHECK_EQ(ph_engine_look(r.e), NPAGES);
+    CHECK_EQ(on_node2(&r), 0);
+    CHECK_EQ(on_node(&r, 3), NPAGES);
+    CHECK_EQ(ph_engine_look(r.e), 0); /* at the stand-in: done */
+    CHECK_EQ(ph_engine_iteration_end(r.e), 0);
+    CHECK_EQ(on_node(&r, 3), NPAGES);
     rig_close(&r);
 
     /* unknown length: what was seen is worth one more such part only;

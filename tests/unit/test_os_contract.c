@@ -499,6 +499,27 @@ static void sim_only(ph_os *os)
     CHECK_EQ(ph_os_set_thread_node(os, -1), 0);
     CHECK_EQ(ph_os_current_node(os), 0);
 
+    /* a memory binding: nodes 0 and 3 only */
+    CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0xf);
+    CHECK_EQ(ph_sim_set_allowed(os, 0x9), 0);
+    CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0x9);
+    char *b = ph_os_map(os, 5 * PG, PG, 0);
+    void *bp[5];
+    pages_of(b, 5, bp);
+    memset(b, 1, 4 * PG);
+    for (int i = 0; i < 4; i++)
+        nodes[i] = t->nodes[i].id;
+    fill(st, N);
+    CHECK_EQ(ph_os_move(os, 4, bp, nodes, st), 2);
+    CHECK(st[0] == nodes[0] && st[1] == -EINVAL && st[2] == -EINVAL && st[3] == nodes[3]);
+    CHECK_EQ(ph_sim_touch(os, b + 4 * PG, PG, 2), 0); /* first touch from node 2 */
+    fill(st, N);
+    CHECK_EQ(ph_os_query(os, 1, bp + 4, st), 0);
+    CHECK(st[0] == nodes[0] || st[0] == nodes[3]);
+    CHECK_EQ(ph_os_unmap(os, b, 5 * PG), 0);
+    CHECK_EQ(ph_sim_set_allowed(os, 0), 0);
+    CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0xf);
+
     /* counters and modeled cost: 4 pages 2 -> 1 and 3 -> 1 */
     ph_sim_counters c0, c1;
     CHECK_EQ(ph_sim_counters_get(os, &c0), 0);
@@ -648,6 +669,8 @@ static void linux_only(ph_os *os)
     CHECK_STR(ph_os_name(os), "linux");
     CHECK_EQ(ph_os_set_thread_node(os, 0), -1);
     CHECK_EQ(errno, ENOTSUP);
+    /* no memory binding here: every node with memory (at least one) */
+    CHECK(ph_os_allowed_nodes(os) != 0);
 
     /* the zero page is not a home */
     char *z = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);

@@ -253,6 +253,70 @@ static void test_busy(void)
     free(c.s);
 }
 
+/* ---- the program's own memory policy ------------------------------------------------ */
+
+static void note_policy(void *addr, size_t bytes, int own)
+{
+    ph_sampler_query_begin();
+    ph_sampler_note_policy(addr, bytes, own);
+    ph_sampler_query_end();
+}
+
+static void test_policy(void)
+{
+    enum { N = 32 };
+    unsigned char *buf = map_pages(N);
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    int fd = fileno(f);
+    unsigned char data[4 * PG];
+    memset(data, 0x5c, sizeof data);
+    CHECK_EQ(pwrite(fd, data, sizeof data, 0), (ssize_t)sizeof data);
+    ph_source *s = open_sampler(sim, 4096, 1024, 1, 1024);
+    CHECK_EQ(s->ops->add_range(s, buf, N * PG), 0);
+    /* before the arm: pages 4..7 are the program's, never watched */
+    note_policy(buf + 4 * PG, 4 * PG, 1);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK(kernel_fills(fd, buf + 4 * PG, 4 * PG));
+    errno = 0;
+    CHECK(pread(fd, buf + 10 * PG, 16, 0) == -1 && errno == EFAULT); /* watched */
+    /* while armed: pages 12..13 are opened at once, without a sample */
+    note_policy(buf + 12 * PG, 2 * PG, 1);
+    CHECK(kernel_fills(fd, buf + 12 * PG, 2 * PG));
+    /* the program's protection changes beside it keep the policy */
+    ph_sampler_note_protect(buf + 12 * PG, PG, PROT_READ);
+    ph_sampler_note_protect(buf + 12 * PG, PG, PROT_READ | PROT_WRITE);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    CHECK(kernel_fills(fd, buf + 4 * PG, 4 * PG));
+    CHECK(kernel_fills(fd, buf + 12 * PG, 2 * PG));
+    /* a touch of such a page is no fault and no sample */
+    buf[5 * PG] = 1;
+    buf[12 * PG + 1] = 1;
+    errno = 0;
+    CHECK(pread(fd, buf + 14 * PG, 16, 0) == -1 && errno == EFAULT);
+    CHECK_EQ(s->ops->disarm(s), 0);
+    coll c = {0};
+    CHECK_EQ(s->ops->drain(s, collect, &c), 0);
+    for (size_t i = 0; i < c.n; i++) {
+        uintptr_t p = (uintptr_t)c.s[i].page;
+        CHECK(!(p >= (uintptr_t)buf + 4 * PG && p < (uintptr_t)buf + 8 * PG));
+        CHECK(!(p >= (uintptr_t)buf + 12 * PG && p < (uintptr_t)buf + 14 * PG));
+    }
+    /* MPOL_DEFAULT hands them back: watched from the next arm on */
+    note_policy(buf + 4 * PG, 4 * PG, 0);
+    note_policy(buf + 12 * PG, 2 * PG, 0);
+    CHECK_EQ(s->ops->arm(s, 1), 0);
+    errno = 0;
+    CHECK(pread(fd, buf + 5 * PG, 16, 0) == -1 && errno == EFAULT);
+    errno = 0;
+    CHECK(pread(fd, buf + 12 * PG, 16, 0) == -1 && errno == EFAULT);
+    CHECK_EQ(s->ops->disarm(s), 0);
+    s->ops->close(s);
+    fclose(f);
+    munmap(buf, N * PG);
+    free(c.s);
+}
+
 /* ---- budget rotation over two ranges --------------------------------------------- */
 
 static void test_rotation(void)
@@ -1056,6 +1120,7 @@ int main(void)
     ph_sampler_thread_init();
     test_full_snapshot();
     test_busy();
+    test_policy();
     test_rotation();
     test_set_budget();
     test_max_runs();
