@@ -194,16 +194,23 @@ static int kernel_fills(int fd, unsigned char *at, size_t n)
     return pread(fd, at, n, 0) == (ssize_t)n && at[0] == 0x5c && at[n - 1] == 0x5c;
 }
 
+/* A temporary file of 4 pages of what kernel_fills expects. */
+static FILE *pattern_file(void)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    unsigned char data[4 * PG];
+    memset(data, 0x5c, sizeof data);
+    CHECK(f && pwrite(fileno(f), data, sizeof data, 0) == (ssize_t)sizeof data);
+    return f;
+}
+
 static void test_busy(void)
 {
     enum { N = 32 };
     unsigned char *buf = map_pages(N);
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    int fd = fileno(f);
-    unsigned char data[3 * PG];
-    memset(data, 0x5c, sizeof data);
-    CHECK_EQ(pwrite(fd, data, sizeof data, 0), (ssize_t)sizeof data);
+    FILE *f = pattern_file();
+    int fd = f ? fileno(f) : -1;
     ph_source *s = open_sampler(sim, 4096, 1024, 1, 1024);
     CHECK_EQ(s->ops->add_range(s, buf, N * PG), 0);
     /* before the arm: pages 4..7 (an unaligned buffer) stay open */
@@ -266,12 +273,8 @@ static void test_policy(void)
 {
     enum { N = 32 };
     unsigned char *buf = map_pages(N);
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    int fd = fileno(f);
-    unsigned char data[4 * PG];
-    memset(data, 0x5c, sizeof data);
-    CHECK_EQ(pwrite(fd, data, sizeof data, 0), (ssize_t)sizeof data);
+    FILE *f = pattern_file();
+    int fd = f ? fileno(f) : -1;
     ph_source *s = open_sampler(sim, 4096, 1024, 1, 1024);
     CHECK_EQ(s->ops->add_range(s, buf, N * PG), 0);
     /* before the arm: pages 4..7 are the program's, never watched */
