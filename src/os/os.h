@@ -206,12 +206,15 @@ typedef struct ph_os_ops {
     int (*set_thread_node)(ph_os *os, int node);
 
     int (*probe)(ph_os *os, ph_os_probe *out);
-    /* The nodes this process may place pages on, as a mask of node
+    /* The nodes this process places pages on, as a mask of node
      * *indexes* (bit i: topo->nodes[i]): with memory, in its cpuset, and
      * in the memory binding it was started under (numactl --membind:
-     * MPOL_BIND as the task's policy when the table was opened).  A move
-     * to any other node gets -EINVAL for its pages.  Never 0: when the
-     * sets have no node in common, every node with memory. */
+     * MPOL_BIND as the task's policy when the table was opened); the
+     * engine's decisions keep to them.  A move to a node without memory
+     * or outside the cpuset gets -EINVAL for its pages; one outside the
+     * binding is the caller's explicit choice and is made on Linux (the
+     * simulator, whose set stands for both, refuses it).  Never 0: when
+     * the sets have no node in common, every node. */
     uint64_t (*allowed)(ph_os *os);
     void (*close)(ph_os *os);
 

@@ -223,12 +223,14 @@ static unsigned maps_flags_at(lx_state *s, uintptr_t addr)
 
 /* ---- target validation -------------------------------------------------- */
 
-/* Nodes a move may target: in the topology, with memory, in the calling
- * task's cpuset and in the memory binding the process was started under.
- * The kernel would abort the whole call for a node outside the cpuset
- * (so it is answered per page before the call); a node outside the
- * binding it would take, against the user's numactl --membind. */
-static void allowed_nodes(ph_os *os, unsigned long *allowed)
+/* Nodes a move may target: in the topology, with memory and in the
+ * calling task's cpuset -- the kernel would abort the whole call for any
+ * other node, so it is answered per page before the call.  With
+ * `binding`, also in the memory binding the process was started under
+ * (numactl --membind): the nodes the engine's own decisions keep to.  A
+ * move the caller asks for explicitly (the API, `pagehome place`) may
+ * leave the binding, as the program's own mbind(2) may. */
+static void allowed_nodes(ph_os *os, unsigned long *allowed, int binding)
 {
     lx_state *s = os->impl;
     unsigned long cpuset[LX_MASK_LONGS];
@@ -241,7 +243,7 @@ static void allowed_nodes(ph_os *os, unsigned long *allowed)
             continue;
         if (have_cpuset && !mask_test(cpuset, id))
             continue;
-        if (s->bind_known && !mask_test(s->bind, id))
+        if (binding && s->bind_known && !mask_test(s->bind, id))
             continue;
         mask_set(allowed, id);
     }
@@ -250,7 +252,7 @@ static void allowed_nodes(ph_os *os, unsigned long *allowed)
 static uint64_t lx_allowed(ph_os *os)
 {
     unsigned long allowed[LX_MASK_LONGS];
-    allowed_nodes(os, allowed);
+    allowed_nodes(os, allowed, 1);
     uint64_t m = 0;
     for (int i = 0; i < os->topo->nnodes && i < 64; i++)
         if (mask_test(allowed, os->topo->nodes[i].id))
@@ -368,7 +370,7 @@ static long lx_move(ph_os *os, size_t count, void *const *pages,
                     const int *nodes, int *status)
 {
     unsigned long allowed[LX_MASK_LONGS];
-    allowed_nodes(os, allowed);
+    allowed_nodes(os, allowed, 0);
     size_t nbad = 0;
     for (size_t i = 0; i < count; i++)
         if (!mask_test(allowed, nodes[i]))
