@@ -41,7 +41,8 @@
  *      -ENOMEM  target node has no free memory
  *      -EACCES  page shared with another process, not movable
  *      -EINVAL  bad target node (not a node of the topology, or one the
- *               kernel refuses: no memory, outside the cpuset)
+ *               kernel refuses: no memory, outside the cpuset; the
+ *               simulator: outside the set ph_sim_set_allowed gave)
  *    and return 0 (query) or the number of pages not on their target
  *    (move).  They return -1 with errno only when the call as a whole could
  *    not be made (EPERM / ENOSYS: moving refused by the kernel or a
