@@ -144,8 +144,9 @@ static const char *gomp_version_missing(const elf_info *prog, const char *lib)
 /* ---- where things are ----------------------------------------------- */
 
 /* A library of pagehome's: $ENV_VAR when set, else beside the installed
- * tool (PREFIX/bin/pagehome -> PREFIX/LIBDIR/REL), else in the build tree
- * (BUILT).  0 when readable. */
+ * tool (PREFIX/bin/pagehome -> PREFIX/LIBDIR/REL, or LIBDIR/REL when LIBDIR
+ * was configured as an absolute path), else in the build tree (BUILT).  0
+ * when readable. */
 static int own_lib_path(const char *env_var, const char *rel, const char *built, char *out,
                         size_t len)
 {
@@ -161,7 +162,9 @@ static int own_lib_path(const char *env_var, const char *rel, const char *built,
         char *slash = strrchr(exe, '/');
         if (slash)
             *slash = '\0';
-        int w = snprintf(out, len, "%s/../%s/%s", exe, PH_INSTALL_LIBDIR, rel);
+        int w = PH_INSTALL_LIBDIR[0] == '/'
+                    ? snprintf(out, len, "%s/%s", PH_INSTALL_LIBDIR, rel)
+                    : snprintf(out, len, "%s/../%s/%s", exe, PH_INSTALL_LIBDIR, rel);
         if (w > 0 && (size_t)w < len && access(out, R_OK) == 0)
             return 0;
     }
