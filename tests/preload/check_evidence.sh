@@ -8,7 +8,7 @@
 #   multigrid   mg_one: a V-cycle over grids of several sizes in one array,
 #               from node:0.  The engine may not call the placement stable
 #               on invocations that sampled nothing or next to nothing: it
-#               must sample, move pages and end >= 90% owner-local.  100
+#               must sample, move pages and end >= 85% owner-local.  100
 #               V-cycles (0.1-1 s): 12 of them (20 ms) once ended inside a
 #               single stall of the memory manager on a loaded host (its
 #               arming took 123 ms; three invocations in all).
@@ -143,9 +143,16 @@ case $case_ in
         at_least "$(samples)" 1 "samples"
         # three quarters of the pages are away from their owners: the
         # share below is of the pages sampled, which a placement called
-        # stable on a few local samples would meet
+        # stable on a few local samples would meet.  It ends at 93-97%
+        # (the coarse grids' pages are shared by every thread, so 100% is
+        # out of reach) and once, on a host loaded by a CI run, at 87.7%:
+        # the sampling budget's pauses grow with what a trap costs, and
+        # that run sampled 62% of the hot pages in its eight intervals,
+        # more of them shared ones.  A placement called stable after the
+        # first invocations leaves most of the misplaced three quarters
+        # where they are.
         at_least "$(moved)" 1 "pages moved"
-        at_least "$(pct_of 'owner-local share' end)" 90 "owner-local share at the end"
+        at_least "$(pct_of 'owner-local share' end)" 85 "owner-local share at the end"
         ;;
     fft6)
         run node:0 -- "$build/workloads/nas/ft" S 6
