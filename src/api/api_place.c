@@ -121,6 +121,14 @@ int ph_api_place_segment(void *addr, size_t bytes, const ph_placement_t *pl)
     return place(addr, bytes, pl, NULL, 1);
 }
 
+int ph_api_process_policy(int own, const int *bind_nodes, int nbind)
+{
+    ph_machine *m = ph_machine_get_for("process policy");
+    if (!m)
+        return -1;
+    return ph_os_process_policy(m->os, own, bind_nodes, nbind);
+}
+
 /* A status that a page may have been given for being watched by the
  * mprotect mechanism (PROT_NONE) on a Linux before 6.5. */
 static int absent(int st)

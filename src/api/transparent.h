@@ -33,6 +33,15 @@ int ph_api_engine_try_stats(ph_engine_stats_t *out);
 __attribute__((visibility("hidden")))
 int ph_api_place_segment(void *addr, size_t bytes, const ph_placement_t *pl);
 
+/* The program set a memory policy of its own for the process (its
+ * initial thread's set_mempolicy(2)): own 0 (MPOL_DEFAULT) or 1, and the
+ * node ids of an MPOL_BIND (NULL, 0 otherwise).  The engine's decisions
+ * keep to a binding from then on, and pagehome's first-touch policy for
+ * hot ranges made later leaves them to the process's (os.h,
+ * process_policy).  0 or -1. */
+__attribute__((visibility("hidden")))
+int ph_api_process_policy(int own, const int *bind_nodes, int nbind);
+
 /* ph_alloc for a hot heap block of the program: a placement the kernel
  * cannot hold per range (cyclic, random, block-static) binds the block
  * for its first touch instead of faulting every page in (a pool of which

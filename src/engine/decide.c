@@ -24,7 +24,9 @@
  * node goes to that node's stand-in, the allowed node its threads reach
  * fastest (ph_crit_stand_in), or stays when it is there already; every
  * decision goes through ph_engine_stand_in after its criterion and
- * filters, so the ping-pong rule sees where pages really go.
+ * filters, so the ping-pong rule sees where pages really go.  The set is
+ * asked again at every invocation and early look: the program may bind
+ * its memory itself after the start (libnuma's numa_set_membind).
  */
 #include "engine/engine_int.h"
 
@@ -45,6 +47,10 @@ void ph_engine_plan_stand_ins(ph_engine *e)
 {
     const int n = e->nnodes;
     uint64_t allowed = ph_os_allowed_nodes(e->os);
+    if (e->stand_in_planned && allowed == e->allowed_mask)
+        return; /* the set did not change: nor do the stand-ins */
+    e->stand_in_planned = 1;
+    e->allowed_mask = allowed;
     int all = 1;
     for (int t = 0; t < n; t++) {
         int s = ph_crit_stand_in(e->lat_ns, n, allowed, t);
@@ -61,6 +67,8 @@ void ph_engine_plan_stand_ins(ph_engine *e)
         ph_info("engine: the process may place pages on nodes %s only (its "
                 "memory binding or cpuset): pages wanted elsewhere go to the "
                 "nearest of them", list);
+    } else if (e->seq > 0) {
+        ph_info("engine: the process may place pages on every node again");
     }
 }
 

@@ -296,6 +296,7 @@ long ph_engine_look_locked(ph_engine *e)
         return 0;
     uint64_t ns = ph_engine_drain(e);
     e->looks++;
+    ph_engine_plan_stand_ins(e);
     double remaining = ph_crit_remaining(1.0, 0.0, (double)e->iters_total);
     uint64_t moved = 0, t0 = ph_now_ns();
     early_moves mv = {0};

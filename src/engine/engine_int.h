@@ -168,6 +168,8 @@ struct ph_engine {
     /* stand_in[t]: where a page wanted on node index t goes -- t, or the
      * nearest node the process may use (ph_crit_stand_in) */
     int8_t stand_in[PH_MAX_NODES];
+    uint64_t allowed_mask; /* the allowed set stand_in was planned for */
+    int stand_in_planned;
     int nthreads;
     int first_team;          /* the largest team of two or more threads
                                 reported before the first invocation, or
@@ -246,7 +248,9 @@ int ph_engine_decide(const ph_engine *e, const ph_hot *h, const uint32_t *cnt,
  * nodes the process may use (stand_in): -1 when target < 0 or its stand-in
  * is home (or none). */
 int ph_engine_stand_in(const ph_engine *e, int target, int home);
-/* decide.c: fill e->stand_in from the machine's allowed nodes (at start). */
+/* decide.c: fill e->stand_in from the machine's allowed nodes (at start,
+ * and again when they changed: called by every invocation and early
+ * look). */
 void ph_engine_plan_stand_ins(ph_engine *e);
 /* decide.c: e->remaining for an invocation that ends an interval. */
 void ph_engine_plan_remaining(ph_engine *e);

@@ -1096,6 +1096,7 @@ uint64_t ph_engine_invoke(ph_engine *e, int kind, size_t max_moves,
 {
     e->seq++;
     ph_engine_plan_remaining(e);
+    ph_engine_plan_stand_ins(e);
     if (!e->work && !(e->work = calloc(1, sizeof *e->work))) {
         ph_warn("engine: out of memory for an invocation");
         return 0;

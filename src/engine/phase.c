@@ -181,11 +181,19 @@ out:
 }
 
 /* Move the phase's pages: forward (replay) or back (undo). */
+/* A node (index) the process may place pages on now: the program may
+ * have bound its memory since the phase was recorded. */
+static int may_use(const ph_engine *e, int idx)
+{
+    return idx >= 0 && idx < 64 && ((e->allowed_mask >> idx) & 1u);
+}
+
 static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
 {
     size_t n = ph->nmoves;
     if (n == 0 || e->cfg.observe)
         return;
+    ph_engine_plan_stand_ins(e);
     void **pages = malloc(n * sizeof *pages);
     int *to = malloc(n * sizeof *to);
     int *st = malloc(n * sizeof *st);
@@ -202,7 +210,7 @@ static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
             goto out;
         for (size_t i = 0; i < n; i++) {
             ph->moves[i].from = st[i] >= 0 ? st[i] : -1;
-            if (st[i] >= 0 && st[i] != ph->moves[i].to) {
+            if (st[i] >= 0 && st[i] != ph->moves[i].to && may_use(e, ph->moves[i].to)) {
                 pages[k] = (void *)ph->moves[i].page;
                 to[k++] = ph->moves[i].to;
             }
@@ -210,7 +218,7 @@ static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
     } else {
         for (size_t i = 0; i < n; i++)
             if (ph->moves[i].from >= 0 &&
-                ph->moves[i].from != ph->moves[i].to) {
+                ph->moves[i].from != ph->moves[i].to && may_use(e, ph->moves[i].from)) {
                 pages[k] = (void *)ph->moves[i].page;
                 to[k++] = ph->moves[i].from;
             }

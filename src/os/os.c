@@ -440,6 +440,28 @@ uint64_t ph_os_allowed_nodes(ph_os *os)
     return os ? os->ops->allowed(os) : 0;
 }
 
+int ph_os_process_policy(ph_os *os, int own, const int *bind_nodes, int nbind)
+{
+    if (!os)
+        return no_os("process_policy");
+    if (own != 0 && own != 1)
+        return ph_fail(EINVAL, "process_policy: own must be 0 or 1, not %d", own);
+    if (nbind < 0 || nbind > os->topo->nnodes || (nbind > 0 && !bind_nodes) ||
+        (nbind > 0 && !own))
+        return ph_fail(EINVAL, "process_policy: %d bound nodes (of %d) with own = %d",
+                       nbind, os->topo->nnodes, own);
+    for (int i = 0; i < nbind; i++) {
+        if (ph_topo_node_index(os->topo, bind_nodes[i]) < 0)
+            return ph_fail(EINVAL, "process_policy: node %d is not a node of the "
+                           "machine", bind_nodes[i]);
+        for (int j = 0; j < i; j++)
+            if (bind_nodes[j] == bind_nodes[i])
+                return ph_fail(EINVAL, "process_policy: node %d given twice",
+                               bind_nodes[i]);
+    }
+    return os->ops->process_policy(os, own, nbind ? bind_nodes : NULL, nbind);
+}
+
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out)
 {
     if (!os)

@@ -210,13 +210,21 @@ typedef struct ph_os_ops {
     /* The nodes this process places pages on, as a mask of node
      * *indexes* (bit i: topo->nodes[i]): with memory, in its cpuset, and
      * in the memory binding it was started under (numactl --membind:
-     * MPOL_BIND as the task's policy when the table was opened); the
-     * engine's decisions keep to them.  A move to a node without memory
+     * MPOL_BIND as the task's policy when the table was opened) or set
+     * since (process_policy); the engine's decisions keep to them.  A move to a node without memory
      * or outside the cpuset gets -EINVAL for its pages; one outside the
      * binding is the caller's explicit choice and is made on Linux (the
      * simulator, whose set stands for both, refuses it).  Never 0: when
      * the sets have no node in common, every node. */
     uint64_t (*allowed)(ph_os *os);
+    /* The process set a memory policy of its own after the table was
+     * opened (the program's set_mempolicy(2) on its initial thread:
+     * libnuma's numa_set_membind, numa_set_preferred...): own = 0 hands
+     * placement back to pagehome; own = 1 makes bind(LOCAL) leave new
+     * ranges to that policy, and with bind_nodes (node ids, an MPOL_BIND)
+     * allowed() keeps to them from now on.  The simulator takes the
+     * binding as ph_sim_set_allowed does (without one: all nodes). */
+    int (*process_policy)(ph_os *os, int own, const int *bind_nodes, int nbind);
     void (*close)(ph_os *os);
 
     void (*fork_prepare)(ph_os *os);
@@ -264,6 +272,9 @@ int ph_os_set_thread_node(ph_os *os, int node);
 int ph_os_probe_machine(ph_os *os, ph_os_probe *out);
 /* The allowed nodes (ops->allowed above); a NULL os: 0. */
 uint64_t ph_os_allowed_nodes(ph_os *os);
+/* ops->process_policy: own 0 or 1; bind_nodes NULL with nbind 0, or
+ * 1..nnodes distinct node ids of the machine (EINVAL otherwise). */
+int ph_os_process_policy(ph_os *os, int own, const int *bind_nodes, int nbind);
 /* Around fork() (the contract above); a NULL os does nothing. */
 void ph_os_fork_prepare(ph_os *os);
 void ph_os_fork_parent(ph_os *os);

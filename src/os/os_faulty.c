@@ -242,6 +242,12 @@ static uint64_t fy_allowed(ph_os *os)
     return f->inner->ops->allowed(f->inner);
 }
 
+static int fy_process_policy(ph_os *os, int own, const int *bind_nodes, int nbind)
+{
+    faulty_state *f = os->impl;
+    return f->inner->ops->process_policy(f->inner, own, bind_nodes, nbind);
+}
+
 static int fy_probe(ph_os *os, ph_os_probe *out)
 {
     faulty_state *f = os->impl;
@@ -309,6 +315,7 @@ static const ph_os_ops faulty_ops = {
     .set_thread_node = fy_set_thread_node,
     .probe = fy_probe,
     .allowed = fy_allowed,
+    .process_policy = fy_process_policy,
     .close = fy_close,
     .fork_prepare = fy_fork_prepare,
     .fork_parent = fy_fork_parent,

@@ -84,9 +84,10 @@ typedef struct lx_state {
     unsigned long has_memory[LX_MASK_LONGS]; /* N_MEMORY nodes */
     int has_memory_known;
     /* The task's memory policy when the table was opened (the one
-     * numactl gave the process): own_policy when it is not the default;
-     * bind[] its nodes when it is MPOL_BIND (bind_known). */
-    int own_policy;
+     * numactl gave the process), or the one the program set later
+     * (process_policy): own_policy when it is not the default; bind[] its
+     * nodes when it is MPOL_BIND (bind_known; both under lock). */
+    atomic_int own_policy;
     unsigned long bind[LX_MASK_LONGS];
     int bind_known;
 } lx_state;
@@ -236,6 +237,11 @@ static void allowed_nodes(ph_os *os, unsigned long *allowed, int binding)
     unsigned long cpuset[LX_MASK_LONGS];
     int have_cpuset = get_mempolicy(NULL, cpuset, LX_MAXNODE, NULL,
                                     MPOL_F_MEMS_ALLOWED) == 0;
+    unsigned long bind[LX_MASK_LONGS];
+    pthread_mutex_lock(&s->lock);
+    int have_bind = binding && s->bind_known;
+    memcpy(bind, s->bind, sizeof bind);
+    pthread_mutex_unlock(&s->lock);
     memset(allowed, 0, LX_MASK_LONGS * sizeof *allowed);
     for (int i = 0; i < os->topo->nnodes; i++) {
         int id = os->topo->nodes[i].id;
@@ -243,10 +249,23 @@ static void allowed_nodes(ph_os *os, unsigned long *allowed, int binding)
             continue;
         if (have_cpuset && !mask_test(cpuset, id))
             continue;
-        if (binding && s->bind_known && !mask_test(s->bind, id))
+        if (have_bind && !mask_test(bind, id))
             continue;
         mask_set(allowed, id);
     }
+}
+
+static int lx_process_policy(ph_os *os, int own, const int *bind_nodes, int nbind)
+{
+    lx_state *s = os->impl;
+    pthread_mutex_lock(&s->lock);
+    memset(s->bind, 0, sizeof s->bind);
+    for (int i = 0; i < nbind; i++)
+        mask_set(s->bind, bind_nodes[i]);
+    s->bind_known = nbind > 0;
+    atomic_store(&s->own_policy, own);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 static uint64_t lx_allowed(ph_os *os)
@@ -457,7 +476,7 @@ static int lx_bind(ph_os *os, void *addr, size_t len, enum ph_bind_kind kind,
                    const int *nodes, int nnodes)
 {
     const lx_state *s = os->impl;
-    if (kind == PH_BIND_LOCAL && s->own_policy)
+    if (kind == PH_BIND_LOCAL && atomic_load(&s->own_policy))
         return 0; /* the process's own policy (numactl) places the range */
     unsigned long mask[LX_MASK_LONGS];
     memset(mask, 0, sizeof mask);
@@ -991,6 +1010,7 @@ static const ph_os_ops linux_ops = {
     .set_thread_node = lx_set_thread_node,
     .probe = lx_probe,
     .allowed = lx_allowed,
+    .process_policy = lx_process_policy,
     .close = lx_close,
 };
 
@@ -1009,7 +1029,7 @@ ph_os *ph_os_linux_open(const struct ph_topology *topo)
     int mode = 0;
     if (get_mempolicy(&mode, s->bind, LX_MAXNODE, NULL, 0) == 0) {
         mode &= 0xff; /* without MPOL_F_STATIC_NODES and the like */
-        s->own_policy = mode != MPOL_DEFAULT;
+        atomic_store(&s->own_policy, mode != MPOL_DEFAULT);
         s->bind_known = mode == MPOL_BIND;
     }
     ph_os *os = ph_os_new(&linux_ops, topo, s);

@@ -1301,6 +1301,17 @@ int ph_sim_set_allowed(ph_os *os, uint64_t mask)
     return 0;
 }
 
+/* The process's own policy: its binding is the allowed set (as
+ * ph_sim_set_allowed); any other policy lifts it. */
+static int sim_process_policy(ph_os *os, int own, const int *bind_nodes, int nbind)
+{
+    (void)own;
+    uint64_t mask = 0;
+    for (int i = 0; i < nbind; i++)
+        mask |= UINT64_C(1) << ph_topo_node_index(os->topo, bind_nodes[i]);
+    return ph_sim_set_allowed(os, mask);
+}
+
 static int sim_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
 {
     sim_state *s = os->impl;
@@ -1373,6 +1384,7 @@ static const ph_os_ops sim_ops = {
     .set_thread_node = sim_set_thread_node,
     .probe = sim_probe,
     .allowed = sim_allowed,
+    .process_policy = sim_process_policy,
     .close = sim_close,
     .fork_prepare = sim_fork_prepare,
     .fork_parent = sim_fork_parent,

@@ -45,14 +45,17 @@
 #include "base/log.h"
 #include "engine/engine.h"
 #include "config/options.h"
+#include "sample/source.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <numaif.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define HUGE_BYTES ((uintptr_t)2 << 20)
@@ -64,6 +67,12 @@ static unsigned static_segments;
 static uint64_t static_bytes;
 static unsigned static_placed;
 static uint64_t static_place_failed;
+/* Static segments given a first-touch policy of their own (LOCAL, for
+ * kernel_balancing=exclude): handed to the process's own policy when the
+ * program sets one (ph_preload_static_policy). */
+#define MAX_LOCAL_SEGMENTS 16
+static struct { uintptr_t lo, hi; } local_segs[MAX_LOCAL_SEGMENTS];
+static atomic_uint nlocal_segs;
 
 /* Apply the placement the user chose to a static segment [lo, hi) (on
  * 2 MiB pages from a to b when it was put on THP).  First touch (the
@@ -112,6 +121,12 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
         failed += rc;
     }
     if (policy_only) {
+        unsigned k = atomic_load(&nlocal_segs);
+        if (k < MAX_LOCAL_SEGMENTS) {
+            local_segs[k].lo = lo;
+            local_segs[k].hi = hi;
+            atomic_store(&nlocal_segs, k + 1);
+        }
         ph_info("transparent mode: the static %s segment %p-%p has a first-touch "
                 "policy of its own: the kernel's NUMA balancing leaves it to the "
                 "engine (kernel_balancing=exclude)", what, (void *)lo, (void *)hi);
@@ -122,6 +137,37 @@ static void place_static(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b,
     ph_info("transparent mode: placement \"%s\" applied to the static %s segment %p-%p%s",
             ph_opt_str(PH_OPT_PLACEMENT), what, (void *)lo, (void *)hi,
             failed ? " (some pages did not reach it)" : "");
+}
+
+void ph_preload_static_policy(int own)
+{
+    unsigned char marked[4096]; /* one byte a page: 16 MiB at a time */
+    unsigned n = atomic_load(&nlocal_segs);
+    for (unsigned k = 0; k < n; k++) {
+        for (uintptr_t at = local_segs[k].lo; at < local_segs[k].hi;) {
+            size_t pages = (local_segs[k].hi - at) / 4096;
+            if (pages > sizeof marked)
+                pages = sizeof marked;
+            (void)ph_sampler_policy_marks((void *)at, pages * 4096, marked);
+            /* the runs without a policy of the program's own */
+            for (size_t i = 0; i < pages;) {
+                size_t j = i;
+                while (j < pages && !marked[j])
+                    j++;
+                if (j > i &&
+                    syscall(SYS_mbind, at + i * 4096, (j - i) * 4096,
+                            own ? MPOL_DEFAULT : MPOL_LOCAL, NULL, 0, 0) != 0)
+                    ph_warn("transparent mode: the static segment's pages %#lx-%#lx: "
+                            "mbind(%s): %s", (unsigned long)(at + i * 4096),
+                            (unsigned long)(at + j * 4096),
+                            own ? "MPOL_DEFAULT" : "MPOL_LOCAL", strerror(errno));
+                i = j;
+                while (i < pages && marked[i])
+                    i++;
+            }
+            at += pages * 4096;
+        }
+    }
 }
 
 int ph_preload_ready(void)

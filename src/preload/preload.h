@@ -35,6 +35,12 @@ int ph_preload_is_internal(const void *ra);
 
 /* 1 once the preload library has finished its constructor. */
 int ph_preload_ready(void);
+/* The program set a memory policy of its own for the process (own = 1)
+ * or went back to the default (own = 0): the static segments pagehome
+ * gave a first-touch policy (kernel_balancing=exclude) are handed to the
+ * process's policy, or get theirs back -- except pages the program bound
+ * itself (mbind). */
+void ph_preload_static_policy(int own);
 
 /* hot.c's counters: hot blocks served since start and their bytes. */
 void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);

@@ -45,14 +45,19 @@
  * (ph_sampler_note_policy): it is never watched again, so the engine
  * gets no samples of it and moves none of its pages.  MPOL_DEFAULT hands
  * the range back.  pagehome's own binds (the placements, LOCAL) come from
- * inside this library and go straight to the kernel.  Not wrapped:
- * set_mempolicy(2) (a thread's policy: where its new pages land, which
- * the engine may still correct) and raw syscall(2).
+ * inside this library and go straight to the kernel.  set_mempolicy(2)
+ * on the program's initial thread (libnuma's numa_set_membind...) is the
+ * process's policy, which its later threads inherit: it goes to the OS
+ * table (the engine keeps to a binding) and the static segments are
+ * handed to it (ph_preload_static_policy).  Not seen: raw syscall(2).
  */
 /* First: it defines read() and the others (see its comment). */
 #include "base/buffer_calls.h"
 
 #include "preload/preload.h"
+
+#include "api/transparent.h"
+#include "base/log.h"
 
 #include "sample/source.h"
 
@@ -133,6 +138,38 @@ PH_BC_EXPORT long mbind(void *addr, unsigned long len, int mode,
     if (r == 0)
         ph_sampler_note_policy(addr, len, own);
     ph_sampler_query_end();
+    errno = saved;
+    return r;
+}
+
+/* The program's initial thread sets the process's memory policy (threads
+ * it starts afterwards, the OpenMP team's among them, inherit it): what
+ * the kernel made of it (relative and static node flags applied) is
+ * asked back and passed on.  Another thread's policy is its own. */
+PH_BC_EXPORT long set_mempolicy(int mode, const unsigned long *nodemask,
+                                unsigned long maxnode)
+{
+    long r = syscall(SYS_set_mempolicy, mode, nodemask, maxnode);
+    if (r != 0 || !ph_preload_ready() ||
+        ph_preload_is_internal(__builtin_return_address(0)) ||
+        (pid_t)syscall(SYS_gettid) != getpid())
+        return r;
+    int saved = errno;
+    int now = 0;
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+    if (syscall(SYS_get_mempolicy, &now, mask, (unsigned long)1024, NULL, 0ul) == 0) {
+        now &= 0xff; /* without MPOL_F_STATIC_NODES and the other flags */
+        int nodes[64], n = 0;
+        for (int id = 0; now == MPOL_BIND && id < 1024 && n < 64; id++)
+            if ((mask[id / (8 * (int)sizeof mask[0])] >> (id % (8 * (int)sizeof mask[0]))) & 1u)
+                nodes[n++] = id;
+        int own = now != MPOL_DEFAULT;
+        if (ph_api_process_policy(own, n ? nodes : NULL, n) == 0)
+            ph_preload_static_policy(own);
+        else
+            ph_warn("transparent mode: the program's memory policy: %s",
+                    ph_last_error());
+    }
     errno = saved;
     return r;
 }

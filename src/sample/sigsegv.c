@@ -649,6 +649,37 @@ void ph_sampler_note_policy(void *addr, size_t bytes, int own)
         (void)open_range(addr, bytes, 1);
 }
 
+size_t ph_sampler_policy_marks(const void *addr, size_t bytes, unsigned char *marked)
+{
+    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    if (!bytes || hi < lo)
+        return 0;
+    memset(marked, 0, (hi - lo + PH_SIG_PAGE_BYTES - 1) / PH_SIG_PAGE_BYTES);
+    size_t count = 0;
+    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        ph_sig_slot *s = &ph_sig_slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
+            continue;
+        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
+        atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
+        if (pp && atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
+            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+            for (uintptr_t q = a; q < b; q += PH_SIG_PAGE_BYTES)
+                if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES],
+                                         memory_order_acquire) & PH_SIG_POLICY_SET) {
+                    marked[(q - lo) / PH_SIG_PAGE_BYTES] = 1;
+                    count++;
+                }
+        }
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    }
+    return count;
+}
+
 static size_t open_range(const void *addr, size_t bytes, int all_mechs)
 {
     size_t opened = 0;

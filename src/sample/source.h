@@ -235,6 +235,11 @@ void ph_sampler_note_protect(void *addr, size_t bytes, int prot);
  * Call it under a query hold (no arm in between).  Normal context, any
  * thread. */
 void ph_sampler_note_policy(void *addr, size_t bytes, int own);
+/* Which pages of [addr, addr+bytes) carry a policy the program gave them
+ * (note_policy above): marked[k] = 1 for the k-th page from addr's page,
+ * 0 otherwise (marked holds one byte a page).  Pages outside hot ranges
+ * are 0: the sampler does not know them.  The count marked. */
+size_t ph_sampler_policy_marks(const void *addr, size_t bytes, unsigned char *marked);
 
 /* The region gate of the mprotect mechanism (see sampler.c): once
  * enabled (transparent mode, when the OpenMP tools interface is there),

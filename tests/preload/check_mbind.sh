@@ -2,8 +2,8 @@
 # check_mbind.sh PAGEHOME PROGRAM -- pagehome leaves the program's own
 # placement alone (prog_mbind.c): arrays the program binds with mbind(2)
 # or libnuma stay on their node under `pagehome run`, and a process
-# started under numactl --membind keeps every page on the nodes of its
-# binding; the rest is still moved to its owners (>= 90% where it should
+# started under numactl --membind, or binding its memory itself
+# (numa_set_membind), keeps every page on the nodes of its binding; the rest is still moved to its owners (>= 90% where it should
 # be), and the output is the plain run's.  Needs 3 NUMA nodes or more
 # (the NUMA guest); exit 77 elsewhere.  POSIX sh: it runs in the guest.
 ph=${1:?usage: check_mbind.sh PAGEHOME PROGRAM}
@@ -41,6 +41,13 @@ run bound "$ph" run -- "$prog" 2
 same bound
 [ "$(off bound)" = 0 ] && ok || bad "pagehome run: $(off bound) bound pages moved off their node"
 [ "$(right bound)" -ge 90 ] 2>/dev/null && ok || bad "pagehome run: free arrays $(right bound)% where they should be, want >= 90%"
+
+# the program binds its memory itself, first thing in main (libnuma's
+# numa_set_membind: set_mempolicy(2)): the same as numactl --membind
+run selfbind "$ph" run -- "$prog" -1 0,1
+[ "$(outside selfbind)" = 0 ] && ok || bad "numa_set_membind(0,1): $(outside selfbind) pages outside the binding"
+[ "$(right selfbind)" -ge 90 ] 2>/dev/null && ok || bad "numa_set_membind(0,1): $(right selfbind)% where they should be, want >= 90%"
+grep -q "^prog_mbind: checksum" "$tmp/selfbind.out" && ok || bad "selfbind: no checksum"
 
 # numactl --membind=0,1: nothing outside the binding, the rest moved
 # within it

@@ -6,6 +6,9 @@
  *                     mbind(2) (MPOL_BIND) and a heap one with libnuma's
  *                     numa_tonode_memory, which calls mbind inside libnuma;
  *   prog_mbind -1     binds nothing.
+ *   prog_mbind N NODES  also binds the process's memory to NODES (a
+ *                     libnuma node string) first thing in main, with
+ *                     numa_set_membind (set_mempolicy(2), MPOL_BIND).
  *
  * Two more arrays (heap and static) are left to first touch.  All four are
  * initialised serially (every free page on the master's node: the
@@ -18,8 +21,8 @@
  *
  * "Where they should be": the node of the thread that sweeps the page when
  * the process may use that node, else any node it may use.  The nodes it
- * may use are those of the memory binding it was started under (numactl
- * --membind: MPOL_BIND as the task's policy), or all.  stdout gets a
+ * may use are those of the task's memory binding (numactl --membind or
+ * NODES: MPOL_BIND as the task's policy), or all.  stdout gets a
  * checksum that does not depend on placement.
  */
 #ifndef _GNU_SOURCE
@@ -94,6 +97,16 @@ int main(int argc, char **argv)
     }
     int node = argc > 1 ? atoi(argv[1]) : -1;
     int maxnode = numa_max_node() + 1;
+    if (argc > 2) {
+        /* the process binds its memory itself, first thing in main */
+        struct bitmask *m = numa_parse_nodestring(argv[2]);
+        if (!m) {
+            fprintf(stderr, "prog_mbind: no such nodes: %s\n", argv[2]);
+            return 77;
+        }
+        numa_set_membind(m);
+        numa_bitmask_free(m);
+    }
     if (node >= maxnode) {
         fprintf(stderr, "prog_mbind: node %d does not exist\n", node);
         return 77;

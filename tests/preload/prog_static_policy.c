@@ -8,7 +8,15 @@
  * kernel_balancing=share, the engine off, or plain, "default".
  * check_static_policy.sh runs it.  Exit 77 when the kernel has no
  * numa_maps (no NUMA support).
+ *
+ *   prog_static_policy bind     first binds the process's memory to node 0
+ *                               itself (set_mempolicy(2), MPOL_BIND): the
+ *                               process's policy places the segment, so
+ *                               "bind:0" whatever pagehome does;
+ *   prog_static_policy default  binds, then goes back to MPOL_DEFAULT: as
+ *                               without an argument.
  */
+#include <numaif.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +26,16 @@
 
 static double grid[N];
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) {
+        unsigned long node0 = 1;
+        if (set_mempolicy(MPOL_BIND, &node0, 64) != 0 ||
+            (!strcmp(argv[1], "default") && set_mempolicy(MPOL_DEFAULT, NULL, 0) != 0)) {
+            perror("prog_static_policy: set_mempolicy");
+            return 1;
+        }
+    }
     double sum = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : sum)
     for (size_t i = 0; i < N; i += 512) {

@@ -232,6 +232,43 @@ static void test_allowed_nodes(void)
     rig_close(&r);
 }
 
+/* The program binds its memory after the engine started (libnuma's
+ * numa_set_membind: the OS table's process_policy): the next invocation
+ * keeps to the binding; lifted while the engine is still active (an
+ * engine that called the placement stable stays so), pages go to their
+ * owners' own nodes. */
+static void test_binding_later(void)
+{
+    ph_engine_cfg c = base_cfg();
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    static const int bind[2] = {0, 2};
+    CHECK_EQ(ph_os_process_policy(r.os, 1, bind, 2), 0);
+    CHECK_EQ(ph_os_allowed_nodes(r.os), (uint64_t)0x5);
+    iterate(&r);
+    iterate(&r);
+    int *h = malloc(NPAGES * sizeof *h);
+    homes(&r, h);
+    static const int stand_in[4] = {0, 0, 2, 2};
+    size_t right = 0;
+    for (size_t p = 0; p < NPAGES; p++)
+        right += h[p] == stand_in[wl_owner(&r.wl, p)];
+    CHECK_EQ(right, (size_t)NPAGES);
+    ph_fault_stats fs;
+    CHECK_EQ(ph_os_faulty_stats(r.os, &fs), 0);
+    CHECK_EQ(fs.pages_to_node[1], 0u);
+    CHECK_EQ(fs.pages_to_node[3], 0u);
+    /* back to the default policy: every node again */
+    CHECK_EQ(ph_os_process_policy(r.os, 0, NULL, 0), 0);
+    CHECK_EQ(ph_os_allowed_nodes(r.os), (uint64_t)0xf);
+    CHECK(totals(&r).active);
+    iterate(&r);
+    iterate(&r);
+    CHECK_EQ(on_target(&r), NPAGES);
+    free(h);
+    rig_close(&r);
+}
+
 static void test_first_touch_stays(void)
 {
     ph_engine_cfg c = base_cfg();
@@ -1450,6 +1487,7 @@ int main(void)
     test_converges(WL_BT, INIT_RR, "bt from round-robin");
     test_first_touch_stays();
     test_allowed_nodes();
+    test_binding_later();
     test_noise_and_budget();
     test_sampling_shared_no_thrash();
     test_sampling_skewed_first();

@@ -275,6 +275,26 @@ static void suite(ph_os *os, const char *label)
     CHECK(ph_os_map(os, PG, 3000, 0) == NULL);
     CHECK_EQ(errno, EINVAL);
 
+    /* process_policy arguments: own 0 or 1, a binding only with own, of
+     * distinct nodes of the machine; nothing changes on a refusal */
+    uint64_t before = ph_os_allowed_nodes(os);
+    int id0 = t->nodes[0].id, twice[2] = {id0, id0}, unknown = 4095;
+    CHECK_EQ(ph_os_process_policy(os, 2, NULL, 0), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(ph_os_process_policy(os, 0, &id0, 1), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(ph_os_process_policy(os, 1, NULL, 1), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(ph_os_process_policy(os, 1, &id0, -1), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(ph_os_process_policy(os, 1, &unknown, 1), -1);
+    CHECK_EQ(errno, EINVAL);
+    if (t->nnodes >= 2) {
+        CHECK_EQ(ph_os_process_policy(os, 1, twice, 2), -1);
+        CHECK_EQ(errno, EINVAL);
+    }
+    CHECK_EQ(ph_os_allowed_nodes(os), before);
+
     /* threads: a node and a CPU of the topology, also in a signal handler */
     int cn = ph_os_current_node(os);
     int cc = ph_os_current_cpu(os);
@@ -519,6 +539,12 @@ static void sim_only(ph_os *os)
     CHECK_EQ(ph_os_unmap(os, b, 5 * PG), 0);
     CHECK_EQ(ph_sim_set_allowed(os, 0), 0);
     CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0xf);
+    /* the same binding set by the process later (process_policy) */
+    int bind[2] = {t->nodes[3].id, t->nodes[0].id};
+    CHECK_EQ(ph_os_process_policy(os, 1, bind, 2), 0);
+    CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0x9);
+    CHECK_EQ(ph_os_process_policy(os, 1, NULL, 0), 0); /* preferred, interleave... */
+    CHECK_EQ(ph_os_allowed_nodes(os), (uint64_t)0xf);
 
     /* counters and modeled cost: 4 pages 2 -> 1 and 3 -> 1 */
     ph_sim_counters c0, c1;
@@ -670,7 +696,18 @@ static void linux_only(ph_os *os)
     CHECK_EQ(ph_os_set_thread_node(os, 0), -1);
     CHECK_EQ(errno, ENOTSUP);
     /* no memory binding here: every node with memory (at least one) */
-    CHECK(ph_os_allowed_nodes(os) != 0);
+    uint64_t all = ph_os_allowed_nodes(os);
+    CHECK(all != 0);
+    /* one the process sets later: its nodes only; lifted: all again */
+    int first = -1;
+    for (int i = 0; i < 64 && first < 0; i++)
+        if ((all >> i) & 1u)
+            first = i;
+    int id = os->topo->nodes[first].id;
+    CHECK_EQ(ph_os_process_policy(os, 1, &id, 1), 0);
+    CHECK_EQ(ph_os_allowed_nodes(os), UINT64_C(1) << first);
+    CHECK_EQ(ph_os_process_policy(os, 0, NULL, 0), 0);
+    CHECK_EQ(ph_os_allowed_nodes(os), all);
 
     /* the zero page is not a home */
     char *z = ph_os_map(os, 4 * PG, PG, PH_MAP_NO_THP);
