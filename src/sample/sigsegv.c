@@ -592,44 +592,82 @@ size_t ph_sampler_open_range(const void *addr, size_t bytes)
     return open_range(addr, bytes, 0);
 }
 
-/* Set the program's marks of [addr, addr+bytes) in the watched ranges:
- * the bits of `field` become `v` (the others stay).  1 when a watched
- * range has a page there. */
-static int prog_mark(void *addr, size_t bytes, unsigned field, unsigned char v)
+/* For each active slot watching part of [lo, hi): fn(i, s, a, b, arg)
+ * with [a, b) that part, while the slot is held (inflight) and still the
+ * one seen (its word unchanged); uffd_only: slots of the userfaultfd
+ * mechanism only.  The sum of what fn returned. */
+typedef size_t (*slot_fn)(size_t i, ph_sig_slot *s, uintptr_t a, uintptr_t b, void *arg);
+static size_t each_slot(uintptr_t lo, uintptr_t hi, int uffd_only, slot_fn fn, void *arg)
 {
-    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
+    size_t sum = 0;
     size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
-    int any = 0;
-    for (size_t i = 0; i < n && bytes; i++) {
+    for (size_t i = 0; i < n && hi > lo; i++) {
         ph_sig_slot *s = &ph_sig_slots[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
         uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
         uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
         if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
             continue;
+        size_t in = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
+        if (uffd_only && ph_sig_insts[in].mech != PH_SIG_MECH_UFFD)
+            continue;
         atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
-            atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
-            if (!pp && v) {
-                atomic_uchar *fresh = calloc((end - start) / PH_SIG_PAGE_BYTES, 1);
-                atomic_uchar *none = NULL;
-                if (fresh && !atomic_compare_exchange_strong(&s->prog_prot, &none, fresh))
-                    free(fresh);
-                pp = atomic_load(&s->prog_prot);
-            }
-            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
-            for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES) {
-                atomic_uchar *m = &pp[(q - start) / PH_SIG_PAGE_BYTES];
-                unsigned char old = atomic_load_explicit(m, memory_order_acquire);
-                while (!atomic_compare_exchange_weak(
-                    m, &old, (unsigned char)((old & ~field) | v)))
-                    ;
-            }
-            any = 1;
-        }
+        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w)
+            sum += fn(i, s, lo > start ? lo : start, hi < end ? hi : end, arg);
         atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
     }
-    return any;
+    return sum;
+}
+
+static uintptr_t page_floor(const void *addr)
+{
+    return (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1);
+}
+
+/* The end of [addr, addr+bytes); page_floor(addr) (nothing) when empty or
+ * wrapping. */
+static uintptr_t range_end(const void *addr, size_t bytes)
+{
+    uintptr_t hi = (uintptr_t)addr + bytes;
+    return bytes == 0 || hi < (uintptr_t)addr ? page_floor(addr) : hi;
+}
+
+typedef struct mark_arg {
+    unsigned field;
+    unsigned char v;
+} mark_arg;
+
+static size_t mark_slot(size_t i, ph_sig_slot *s, uintptr_t a, uintptr_t b, void *arg)
+{
+    (void)i;
+    const mark_arg *m = arg;
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+    atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
+    if (!pp && m->v) {
+        atomic_uchar *fresh = calloc((end - start) / PH_SIG_PAGE_BYTES, 1);
+        atomic_uchar *none = NULL;
+        if (fresh && !atomic_compare_exchange_strong(&s->prog_prot, &none, fresh))
+            free(fresh);
+        pp = atomic_load(&s->prog_prot);
+    }
+    for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES) {
+        atomic_uchar *c = &pp[(q - start) / PH_SIG_PAGE_BYTES];
+        unsigned char old = atomic_load_explicit(c, memory_order_acquire);
+        while (!atomic_compare_exchange_weak(
+            c, &old, (unsigned char)((old & ~m->field) | m->v)))
+            ;
+    }
+    return 1;
+}
+
+/* Set the program's marks of [addr, addr+bytes) in the watched ranges:
+ * the bits of `field` become `v` (the others stay).  1 when a watched
+ * range has a page there. */
+static int prog_mark(void *addr, size_t bytes, unsigned field, unsigned char v)
+{
+    mark_arg m = {field, v};
+    return each_slot(page_floor(addr), range_end(addr, bytes), 0, mark_slot, &m) > 0;
 }
 
 void ph_sampler_note_protect(void *addr, size_t bytes, int prot)
@@ -649,66 +687,58 @@ void ph_sampler_note_policy(void *addr, size_t bytes, int own)
         (void)open_range(addr, bytes, 1);
 }
 
-size_t ph_sampler_policy_marks(const void *addr, size_t bytes, unsigned char *marked)
+typedef struct marks_arg {
+    uintptr_t lo;
+    unsigned char *marked;
+} marks_arg;
+
+static size_t policy_slot(size_t i, ph_sig_slot *s, uintptr_t a, uintptr_t b, void *arg)
 {
-    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
-    if (!bytes || hi < lo)
-        return 0;
-    memset(marked, 0, (hi - lo + PH_SIG_PAGE_BYTES - 1) / PH_SIG_PAGE_BYTES);
+    (void)i;
+    const marks_arg *m = arg;
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
     size_t count = 0;
-    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
-    for (size_t i = 0; i < n; i++) {
-        ph_sig_slot *s = &ph_sig_slots[i];
-        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
-        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
-        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
-            continue;
-        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
-        atomic_uchar *pp = atomic_load_explicit(&s->prog_prot, memory_order_acquire);
-        if (pp && atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
-            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
-            for (uintptr_t q = a; q < b; q += PH_SIG_PAGE_BYTES)
-                if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES],
-                                         memory_order_acquire) & PH_SIG_POLICY_SET) {
-                    marked[(q - lo) / PH_SIG_PAGE_BYTES] = 1;
-                    count++;
-                }
+    for (uintptr_t q = a; pp && q < b; q += PH_SIG_PAGE_BYTES)
+        if (atomic_load_explicit(&pp[(q - start) / PH_SIG_PAGE_BYTES], memory_order_acquire) &
+            PH_SIG_POLICY_SET) {
+            m->marked[(q - m->lo) / PH_SIG_PAGE_BYTES] = 1;
+            count++;
         }
-        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
-    }
     return count;
 }
 
-static size_t open_range(const void *addr, size_t bytes, int all_mechs)
+size_t ph_sampler_policy_marks(const void *addr, size_t bytes, unsigned char *marked)
 {
+    marks_arg m = {page_floor(addr), marked};
+    uintptr_t hi = range_end(addr, bytes);
+    if (hi <= m.lo)
+        return 0;
+    memset(marked, 0, (hi - m.lo + PH_SIG_PAGE_BYTES - 1) / PH_SIG_PAGE_BYTES);
+    return each_slot(m.lo, hi, 0, policy_slot, &m);
+}
+
+static size_t open_slot(size_t i, ph_sig_slot *s, uintptr_t a, uintptr_t b, void *arg)
+{
+    (void)arg;
+    uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
+    uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+    size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
+    atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
+    uintptr_t rb = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
     size_t opened = 0;
-    uintptr_t lo = (uintptr_t)addr & ~(PH_SIG_PAGE_BYTES - 1), hi = (uintptr_t)addr + bytes;
-    size_t n = atomic_load_explicit(&ph_sig_slot_hiwater, memory_order_acquire);
-    for (size_t i = 0; i < n && bytes; i++) {
-        ph_sig_slot *s = &ph_sig_slots[i];
-        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
-        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
-        if (PH_SIG_STATE(w) != PH_SIG_ACTIVE || hi <= start || lo >= end)
-            continue;
-        size_t in = (size_t)atomic_load_explicit(&s->inst, memory_order_relaxed);
-        if (!all_mechs && ph_sig_insts[in].mech != PH_SIG_MECH_UFFD)
-            continue; /* PROT_NONE pages are present: nothing to open */
-        atomic_fetch_add_explicit(&s->inflight, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(&s->word, memory_order_seq_cst) == w) {
-            size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
-            atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
-            uintptr_t rb = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
-            uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
-            for (size_t r = (a - start) / rb; r <= (b - 1 - start) / rb; r++) {
-                uintptr_t ra = start + r * rb, re = ra + rb < end ? ra + rb : end;
-                opened += (size_t)open_settled(i, s, &runs[r], ra, re - ra);
-            }
-        }
-        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
+    for (size_t r = (a - start) / rb; r <= (b - 1 - start) / rb; r++) {
+        uintptr_t ra = start + r * rb, re = ra + rb < end ? ra + rb : end;
+        opened += (size_t)open_settled(i, s, &runs[r], ra, re - ra);
     }
     return opened;
+}
+
+/* all_mechs 0: the userfaultfd mechanism's slots only (PROT_NONE pages
+ * are present: nothing to open for a query). */
+static size_t open_range(const void *addr, size_t bytes, int all_mechs)
+{
+    return each_slot(page_floor(addr), range_end(addr, bytes), !all_mechs, open_slot, NULL);
 }
 
 /* ---- chaining ---------------------------------------------------------------- */
