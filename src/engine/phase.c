@@ -180,13 +180,15 @@ out:
     return rc;
 }
 
-/* Move the phase's pages: forward (replay) or back (undo). */
 /* A node (index) the process may place pages on now: the program may
  * have bound its memory since the phase was recorded. */
 static int may_use(const ph_engine *e, int idx)
 {
     return idx >= 0 && idx < 64 && ((e->allowed_mask >> idx) & 1u);
 }
+
+/* Move the phase's pages: forward (replay) or back (undo), to nodes the
+ * process may use. */
 
 static void apply(ph_engine *e, ph_phase *ph, int undo, ph_invocation *inv)
 {

@@ -211,8 +211,9 @@ typedef struct ph_os_ops {
      * *indexes* (bit i: topo->nodes[i]): with memory, in its cpuset, and
      * in the memory binding it was started under (numactl --membind:
      * MPOL_BIND as the task's policy when the table was opened) or set
-     * since (process_policy); the engine's decisions keep to them.  A move to a node without memory
-     * or outside the cpuset gets -EINVAL for its pages; one outside the
+     * since (process_policy); the engine's decisions keep to them.  A
+     * move to a node without memory or outside the cpuset gets -EINVAL
+     * for its pages; one outside the
      * binding is the caller's explicit choice and is made on Linux (the
      * simulator, whose set stands for both, refuses it).  Never 0: when
      * the sets have no node in common, every node. */
