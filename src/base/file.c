@@ -2,6 +2,7 @@
  * file.c -- reading a file whole (see file.h).
  */
 #include "base/file.h"
+#include "base/own_fd.h"
 
 #include "base/error.h"
 
@@ -17,7 +18,7 @@ long ph_read_text(const char *path, char *buf, size_t len)
         errno = EINVAL;
         return -1;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = ph_own_fd_open(path, O_RDONLY, 0);
     if (fd < 0)
         return -1;
     size_t used = 0;
@@ -31,28 +32,28 @@ long ph_read_text(const char *path, char *buf, size_t len)
             continue;
         if (r < 0) {
             int e = errno;
-            close(fd);
+            ph_own_fd_close(fd);
             errno = e;
             return -1;
         }
         if (r == 0)
             break;
         if (dst == &extra) {
-            close(fd);
+            ph_own_fd_close(fd);
             buf[used] = '\0';
             errno = EFBIG;
             return -1;
         }
         used += (size_t)r;
     }
-    close(fd);
+    ph_own_fd_close(fd);
     buf[used] = '\0';
     return (long)used;
 }
 
 char *ph_read_file(const char *path, size_t max_bytes, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = ph_own_fd_open(path, O_RDONLY, 0);
     if (fd < 0) {
         int e = errno;
         return ph_fail_null(e, "%s: cannot open: %s", path, strerror(e));
@@ -86,7 +87,7 @@ char *ph_read_file(const char *path, size_t max_bytes, size_t *len)
             break;
         }
     }
-    close(fd);
+    ph_own_fd_close(fd);
     if (e) {
         free(buf);
         if (e == EFBIG)

@@ -19,6 +19,17 @@
  * and dup3 (src/preload/fds.c) leave the registered ones alone.  Raw
  * system calls (syscall(SYS_close, ...)) are not seen.
  *
+ * SHORT-LIVED ONES.  pagehome's threads also open files for a moment
+ * (/proc/self/pagemap and /proc/kpageflags at every look at huge pages,
+ * a thread's /proc stat): ph_own_fd_open registers such a descriptor
+ * where it was opened (usually a low number), ph_own_fd_close closes and
+ * unregisters it.  Without that, a program closing every descriptor
+ * while the engine reads pagemap closes pagehome's, gets its number for
+ * its next file, and pagehome's close then closes the program's file.
+ * Opening-and-registering and unregistering-and-closing are each one
+ * step for the program: its close calls and pagehome's steps never
+ * overlap (ph_own_fd_program_begin, _end).
+ *
  * Lock-free: ph_own_fd_is may be called from any thread at any time,
  * including before anything was registered.  A full table (more than
  * PH_OWN_FD_MAX at once) keeps the descriptor, unregistered.
@@ -26,15 +37,35 @@
 #ifndef PH_BASE_OWN_FD_H
 #define PH_BASE_OWN_FD_H
 
-#define PH_OWN_FD_MAX 16
+#include <stdio.h>
+
+#define PH_OWN_FD_MAX 32
 #define PH_OWN_FD_FLOOR 768
 
 /* Keep fd (close-on-exec): move it to a high number and register it.
  * Returns the descriptor to use from now on (fd itself when it could not
  * be moved); fd < 0 is returned as is. */
 int ph_own_fd_keep(int fd);
-/* Unregister fd and close it (fd < 0: nothing). */
+/* Open path (flags | O_CLOEXEC, mode for O_CREAT) as a short-lived
+ * descriptor of pagehome's, registered where it is.  The descriptor, or
+ * -1 with errno. */
+int ph_own_fd_open(const char *path, int flags, unsigned mode);
+/* The same as a stdio stream ("r", "w", "re"...); NULL with errno.
+ * Close it with ph_own_fd_fclose. */
+FILE *ph_own_fd_fopen(const char *path, const char *how);
+/* Close fd and unregister it (fd < 0: nothing). */
 void ph_own_fd_close(int fd);
+/* fclose(f) for a stream of ph_own_fd_fopen; fclose's result. */
+int ph_own_fd_fclose(FILE *f);
+/* Around each of the program's calls that close or replace descriptors
+ * (transparent mode's close, close_range, closefrom, dup2, dup3): begin
+ * waits while another thread opens or closes one of pagehome's
+ * descriptors, and holds such steps back until end.  Async-signal-safe. */
+void ph_own_fd_program_begin(void);
+void ph_own_fd_program_end(void);
+/* fork() child: only the calling thread is left; what other threads were
+ * opening or closing will not finish. */
+void ph_own_fd_fork_child(void);
 /* Whether fd is one of pagehome's kept descriptors. */
 int ph_own_fd_is(int fd);
 /* The kept descriptors in [lo, hi], ascending, into out (at most max);

@@ -25,6 +25,7 @@
  *     first; the follow-up query reports where it really is.
  */
 #include "os/os.h"
+#include "base/own_fd.h"
 
 #include "base/error.h"
 #include "base/file.h"
@@ -679,12 +680,12 @@ static int lx_huge_split(ph_os *os, void *addr, size_t len, int split)
 /* Method 1: pagemap PFNs + kpageflags.  0, or -1 when not usable here. */
 static int huge_kpageflags(uintptr_t a, size_t n, uint8_t *huge)
 {
-    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int pm = ph_own_fd_open("/proc/self/pagemap", O_RDONLY, 0);
     if (pm < 0)
         return -1;
-    int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+    int kf = ph_own_fd_open("/proc/kpageflags", O_RDONLY, 0);
     if (kf < 0) {
-        close(pm);
+        ph_own_fd_close(pm);
         return -1;
     }
     enum { CH = 512 };
@@ -726,8 +727,8 @@ static int huge_kpageflags(uintptr_t a, size_t n, uint8_t *huge)
             i = j;
         }
     }
-    close(kf);
-    close(pm);
+    ph_own_fd_close(kf);
+    ph_own_fd_close(pm);
     return rc;
 }
 
@@ -746,7 +747,7 @@ struct lx_pm_scan_arg {
 
 static int huge_pagemap_scan(uintptr_t a, size_t n, uint8_t *huge)
 {
-    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int pm = ph_own_fd_open("/proc/self/pagemap", O_RDONLY, 0);
     if (pm < 0)
         return -1;
     memset(huge, 0, n);
@@ -780,7 +781,7 @@ static int huge_pagemap_scan(uintptr_t a, size_t n, uint8_t *huge)
             break;
         at = arg.walk_end;
     }
-    close(pm);
+    ph_own_fd_close(pm);
     return rc;
 }
 
@@ -792,11 +793,11 @@ static int huge_pagemap_scan(uintptr_t a, size_t n, uint8_t *huge)
  * be 4 KiB pages.  The exact methods above are preferred. */
 static int huge_smaps(uintptr_t a, size_t n, uint8_t *huge)
 {
-    FILE *f = fopen("/proc/self/smaps", "re");
+    FILE *f = ph_own_fd_fopen("/proc/self/smaps", "r");
     if (!f)
         return -1;
     memset(huge, 0, n);
-    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int pm = ph_own_fd_open("/proc/self/pagemap", O_RDONLY, 0);
     uintptr_t end = a + n * PH_PAGE_4K;
     char line[512];
     uintptr_t vs = 0, ve = 0;
@@ -849,8 +850,8 @@ static int huge_smaps(uintptr_t a, size_t n, uint8_t *huge)
         in_range = 0;
     }
     if (pm >= 0)
-        close(pm);
-    fclose(f);
+        ph_own_fd_close(pm);
+    ph_own_fd_fclose(f);
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * older than Linux 6.7.
  */
 #include "os/pagemap.h"
+#include "base/own_fd.h"
 
 #include "base/error.h"
 
@@ -35,7 +36,7 @@ static int scan_ready(ph_pagemap *pm)
     if (atomic_load_explicit(&unsupported, memory_order_relaxed))
         return ph_fail(ENOTTY, "pagemap: no PAGEMAP_SCAN in this kernel");
     if (pm->fd < 0) {
-        pm->fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        pm->fd = ph_own_fd_open("/proc/self/pagemap", O_RDONLY, 0);
         if (pm->fd < 0)
             return ph_fail(errno, "pagemap: cannot open /proc/self/pagemap");
     }
@@ -122,7 +123,7 @@ int ph_pagemap_count_present(ph_pagemap *pm, uintptr_t from, uintptr_t end,
 void ph_pagemap_done(ph_pagemap *pm)
 {
     if (pm && pm->fd >= 0) {
-        close(pm->fd);
+        ph_own_fd_close(pm->fd);
         pm->fd = -1;
     }
 }

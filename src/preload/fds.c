@@ -18,6 +18,11 @@
  *                when the target is being opened), and a warning once.
  *                Kept descriptors sit at high numbers (from 768) where
  *                programs seldom aim.
+ * pagehome's short-lived descriptors (a /proc file read by the memory
+ * manager) are registered too while open, and each of these calls keeps
+ * out of the way of pagehome opening or closing one
+ * (ph_own_fd_program_begin, _end): the program never closes one, nor
+ * gets its number before pagehome is done with it.
  * Everything else goes to the next definition (the C library's), found
  * with dlsym(RTLD_NEXT) at the first call (ph_real_next); a raw syscall(SYS_close, ...)
  * is not seen (the sampler's service thread then warns, uffd_service.c).
@@ -59,9 +64,10 @@ static int real_close_range(unsigned lo, unsigned hi, int flags)
 
 PH_EXPORT int close(int fd)
 {
-    if (ph_own_fd_is(fd))
-        return 0;
-    return real_close(fd);
+    ph_own_fd_program_begin();
+    int rc = ph_own_fd_is(fd) ? 0 : real_close(fd);
+    ph_own_fd_program_end();
+    return rc;
 }
 
 /* close_range over [lo, hi] but the kept descriptors: the gaps between
@@ -99,14 +105,17 @@ static int close_around(unsigned lo, unsigned hi, int flags)
 
 PH_EXPORT int close_range(unsigned lo, unsigned hi, int flags)
 {
-    if (lo > hi)
-        return real_close_range(lo, hi, flags); /* its EINVAL */
-    return close_around(lo, hi, flags);
+    ph_own_fd_program_begin();
+    int rc = lo > hi ? real_close_range(lo, hi, flags) /* its EINVAL */
+                     : close_around(lo, hi, flags);
+    ph_own_fd_program_end();
+    return rc;
 }
 
 PH_EXPORT void closefrom(int lowfd)
 {
     int saved = errno;
+    ph_own_fd_program_begin();
     int lo = lowfd < 0 ? 0 : lowfd;
     int own[PH_OWN_FD_MAX];
     int n = ph_own_fd_list(lo, INT_MAX, own, PH_OWN_FD_MAX);
@@ -125,6 +134,7 @@ PH_EXPORT void closefrom(int lowfd)
         f(lo);
     else
         (void)real_close_range((unsigned)lo, ~0u, 0);
+    ph_own_fd_program_end();
     errno = saved;
 }
 
@@ -140,24 +150,38 @@ static int refuse_onto(int newfd)
 
 PH_EXPORT int dup2(int oldfd, int newfd)
 {
-    if (oldfd != newfd && ph_own_fd_is(newfd))
-        return refuse_onto(newfd);
+    ph_own_fd_program_begin();
+    int rc;
     dup2_fn f = (dup2_fn)ph_real_next(&r_dup2, "dup2");
-    if (!f) {
+    if (oldfd != newfd && ph_own_fd_is(newfd)) {
+        rc = refuse_onto(newfd);
+    } else if (!f) {
         errno = ENOSYS;
-        return -1;
+        rc = -1;
+    } else {
+        rc = f(oldfd, newfd);
     }
-    return f(oldfd, newfd);
+    int e = errno;
+    ph_own_fd_program_end();
+    errno = e;
+    return rc;
 }
 
 PH_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-    if (oldfd != newfd && ph_own_fd_is(newfd))
-        return refuse_onto(newfd);
+    ph_own_fd_program_begin();
+    int rc;
     dup3_fn f = (dup3_fn)ph_real_next(&r_dup3, "dup3");
-    if (!f) {
+    if (oldfd != newfd && ph_own_fd_is(newfd)) {
+        rc = refuse_onto(newfd);
+    } else if (!f) {
         errno = ENOSYS;
-        return -1;
+        rc = -1;
+    } else {
+        rc = f(oldfd, newfd, flags);
     }
-    return f(oldfd, newfd, flags);
+    int e = errno;
+    ph_own_fd_program_end();
+    errno = e;
+    return rc;
 }

@@ -41,6 +41,8 @@
 #include "preload/hot.h"
 #include "preload/preload.h"
 
+#include "base/own_fd.h"
+
 #include "api/transparent.h"
 #include "sample/source.h"
 
@@ -68,6 +70,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    ph_own_fd_fork_child();
     ph_api_fork_child_machine();
     ph_blocks_reset_lock(&ph_heap_blocks);
     ph_preload_ompt_fork_child();

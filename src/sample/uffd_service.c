@@ -75,6 +75,7 @@
  * watched per interval to it.
  */
 #include "sample/sigsegv.h"
+#include "base/own_fd.h"
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -174,11 +175,11 @@ static int proc_cpu(int tid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = ph_own_fd_open(path, O_RDONLY, 0);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    ph_own_fd_close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
@@ -308,7 +309,7 @@ static void restore_in_child(size_t slot, uintptr_t a, size_t len)
 {
     ph_sig_slot *s = &ph_sig_slots[slot];
     uintptr_t st = stash_of(slot, a);
-    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int fd = ph_own_fd_open("/proc/self/pagemap", O_RDONLY, 0);
     if (fd < 0)
         return;
     const uint64_t has = (uint64_t)3 << 62; /* present | swapped */
@@ -330,7 +331,7 @@ static void restore_in_child(size_t slot, uintptr_t a, size_t len)
         if (v & PH_SIG_PROT_SET)
             mprotect((void *)(a + q), PG, (int)(v & 7u));
     }
-    close(fd);
+    ph_own_fd_close(fd);
 }
 
 int ph_uffd_sampler_open(size_t slot, uintptr_t a, size_t len)

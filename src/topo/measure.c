@@ -45,6 +45,7 @@
  * measures in a few seconds; a 1-node machine in about one.
  */
 #include "topo/topo.h"
+#include "base/own_fd.h"
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -165,7 +166,7 @@ static int sample_on_node(char *p, size_t len, int node)
 /* Bytes of AnonHugePages in the mappings overlapping [p, p+len). */
 static uint64_t anon_huge_bytes(const char *p, size_t len)
 {
-    FILE *f = fopen("/proc/self/smaps", "re");
+    FILE *f = ph_own_fd_fopen("/proc/self/smaps", "r");
     char line[512];
     int inside = 0;
     uint64_t total_kb = 0;
@@ -183,7 +184,7 @@ static uint64_t anon_huge_bytes(const char *p, size_t len)
             total_kb += kb;
         }
     }
-    fclose(f);
+    ph_own_fd_fclose(f);
     return total_kb * 1024;
 }
 

@@ -19,9 +19,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void test_rng(void)
@@ -226,10 +231,65 @@ static void test_own_fd(void)
     }
 }
 
+/* pagehome's short-lived descriptors against a program that closes every
+ * descriptor above stderr over and over (closefrom(3), the way
+ * transparent mode's interposer does it) and opens a file of its own
+ * right after: pagehome's descriptor is always its /dev/null, and the
+ * program's file is never closed under it. */
+static atomic_int race_stop;
+static atomic_long race_wrong;
+
+static void *pagehome_side(void *arg)
+{
+    const struct stat *null_st = arg;
+    while (!atomic_load(&race_stop)) {
+        int fd = ph_own_fd_open("/dev/null", O_RDONLY, 0);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) != 0 || st.st_rdev != null_st->st_rdev)
+            atomic_fetch_add(&race_wrong, 1);
+        ph_own_fd_close(fd);
+    }
+    return NULL;
+}
+
+static void test_own_fd_race(void)
+{
+    struct stat null_st, zero_st;
+    CHECK_EQ(stat("/dev/null", &null_st), 0);
+    CHECK_EQ(stat("/dev/zero", &zero_st), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, pagehome_side, &null_st), 0);
+    long lost = 0;
+    for (int round = 0; round < 5000; round++) {
+        ph_own_fd_program_begin();
+        for (int k = 3; k < 16; k++)
+            if (!ph_own_fd_is(k))
+                syscall(SYS_close, k);
+        ph_own_fd_program_end();
+        int mine = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+        for (int spin = 0; spin < 3; spin++)
+            sched_yield();
+        struct stat st;
+        if (mine < 0 || fstat(mine, &st) != 0 || st.st_rdev != zero_st.st_rdev)
+            lost++;
+        ph_own_fd_program_begin();
+        if (mine >= 0 && !ph_own_fd_is(mine))
+            syscall(SYS_close, mine);
+        ph_own_fd_program_end();
+    }
+    atomic_store(&race_stop, 1);
+    pthread_join(t, NULL);
+    CHECK_EQ(atomic_load(&race_wrong), 0);
+    CHECK_EQ(lost, 0);
+}
+
 int main(void)
 {
     test_path_pattern();
     test_own_fd();
+    test_own_fd_race();
     test_rng();
     test_sort();
     test_clock_pages();
