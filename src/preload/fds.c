@@ -50,6 +50,16 @@ typedef int (*dup3_fn)(int, int, int);
 
 static _Atomic(void *) r_close, r_close_range, r_closefrom, r_dup2, r_dup3;
 
+/* Enter the program's side (ph_own_fd_program_begin) with the next
+ * definition of `name` found first: its first lookup takes the dynamic
+ * loader's lock, which must never be waited for while pagehome's
+ * descriptor steps wait for this call. */
+static void begin(_Atomic(void *) *cache, const char *name)
+{
+    (void)ph_real_next(cache, name);
+    ph_own_fd_program_begin();
+}
+
 static int real_close(int fd)
 {
     close_fn f = (close_fn)ph_real_next(&r_close, "close");
@@ -64,7 +74,7 @@ static int real_close_range(unsigned lo, unsigned hi, int flags)
 
 PH_EXPORT int close(int fd)
 {
-    ph_own_fd_program_begin();
+    begin(&r_close, "close");
     int rc = ph_own_fd_is(fd) ? 0 : real_close(fd);
     ph_own_fd_program_end();
     return rc;
@@ -105,7 +115,7 @@ static int close_around(unsigned lo, unsigned hi, int flags)
 
 PH_EXPORT int close_range(unsigned lo, unsigned hi, int flags)
 {
-    ph_own_fd_program_begin();
+    begin(&r_close_range, "close_range");
     int rc = lo > hi ? real_close_range(lo, hi, flags) /* its EINVAL */
                      : close_around(lo, hi, flags);
     ph_own_fd_program_end();
@@ -115,7 +125,9 @@ PH_EXPORT int close_range(unsigned lo, unsigned hi, int flags)
 PH_EXPORT void closefrom(int lowfd)
 {
     int saved = errno;
-    ph_own_fd_program_begin();
+    (void)ph_real_next(&r_close, "close");
+    (void)ph_real_next(&r_close_range, "close_range");
+    begin(&r_closefrom, "closefrom");
     int lo = lowfd < 0 ? 0 : lowfd;
     int own[PH_OWN_FD_MAX];
     int n = ph_own_fd_list(lo, INT_MAX, own, PH_OWN_FD_MAX);
@@ -150,7 +162,7 @@ static int refuse_onto(int newfd)
 
 PH_EXPORT int dup2(int oldfd, int newfd)
 {
-    ph_own_fd_program_begin();
+    begin(&r_dup2, "dup2");
     int rc;
     dup2_fn f = (dup2_fn)ph_real_next(&r_dup2, "dup2");
     if (oldfd != newfd && ph_own_fd_is(newfd)) {
@@ -169,7 +181,7 @@ PH_EXPORT int dup2(int oldfd, int newfd)
 
 PH_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-    ph_own_fd_program_begin();
+    begin(&r_dup3, "dup3");
     int rc;
     dup3_fn f = (dup3_fn)ph_real_next(&r_dup3, "dup3");
     if (oldfd != newfd && ph_own_fd_is(newfd)) {
