@@ -47,9 +47,8 @@ void ph_engine_plan_stand_ins(ph_engine *e)
 {
     const int n = e->nnodes;
     uint64_t allowed = ph_os_allowed_nodes(e->os);
-    if (e->stand_in_planned && allowed == e->allowed_mask)
-        return; /* the set did not change: nor do the stand-ins */
-    e->stand_in_planned = 1;
+    if (allowed == e->allowed_mask)
+        return; /* the set did not change (never 0: 0 is "not planned") */
     e->allowed_mask = allowed;
     int all = 1;
     for (int t = 0; t < n; t++) {

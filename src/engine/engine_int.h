@@ -168,8 +168,9 @@ struct ph_engine {
     /* stand_in[t]: where a page wanted on node index t goes -- t, or the
      * nearest node the process may use (ph_crit_stand_in) */
     int8_t stand_in[PH_MAX_NODES];
-    uint64_t allowed_mask; /* the allowed set stand_in was planned for */
-    int stand_in_planned;
+    uint64_t allowed_mask; /* the allowed set stand_in was planned for
+                              (0 before the first plan: a set is never
+                              empty, os.h) */
     int nthreads;
     int first_team;          /* the largest team of two or more threads
                                 reported before the first invocation, or
