@@ -24,7 +24,8 @@
  * A look drains the source (the samples join the iteration's counts,
  * which are not rolled: the iteration's own invocation still sees them
  * all), moves, and arms the source again so that the next pages are
- * watched.  Pages moved here count among the first iterations'
+ * watched -- except during the first sweep, whose arms stay.  Pages
+ * moved here count among the first iterations'
  * migrations (migrated_first2) and are logged as kind "early".  Frozen
  * pages and cold areas are left alone; the self-tuning factor, cold and
  * stable streaks are the iteration's business, untouched here.
@@ -348,10 +349,22 @@ long ph_engine_look_locked(ph_engine *e)
     if (moved)
         ph_info("engine: early look %llu moved %llu pages",
                 (unsigned long long)e->looks, (unsigned long long)moved);
+    /* During the first sweep (every hot page watched at once, each to
+     * trap once) the arms stay: arming again would watch the pages the
+     * threads have already passed, whose second traps then spend the
+     * sweep and its budget, while the pages not reached yet would have
+     * to wait for the rotation.  With it, laplace's first sweep from
+     * node:0 on the simulated machine saw 3464 of 4226 pages and the
+     * run ended with 44-49% of them sampled, against 100% without the
+     * looks.  The looks still drain and move what is decisive (few pages
+     * are: one trap each). */
+    if (e->first_sweep == PH_FIRST_ON)
+        return (long)moved;
     /* the next pages are watched; the counts keep growing.  This arm is
      * not a sweep of the iteration's: cold areas and self-tuning count
      * sweeps by the pages armed, so the marks move past it */
     uint64_t before = ph_engine_armed_pages(e);
+    uint64_t swept_before = ph_engine_swept_pages(e);
     uint64_t samples = e->interval_samples;
     uint64_t began_ns = e->interval_ns;
     ph_source_stats began_ss = e->last_ss;
@@ -366,6 +379,7 @@ long ph_engine_look_locked(ph_engine *e)
     e->interval_ns = began_ns;
     e->last_ss = began_ss;
     uint64_t armed = ph_engine_armed_pages(e) - before;
+    e->look_swept += ph_engine_swept_pages(e) - swept_before;
     for (size_t a = 0; a < e->nhots; a++) {
         e->hots[a]->armed_mark += armed;
         e->hots[a]->sweep_mark += armed;

@@ -582,8 +582,38 @@ static int iterative_now(const ph_engine *e)
 {
     if (e->cfg.mech == PH_MECH_ITERATIVE)
         return 1;
-    return e->cfg.mech == PH_MECH_HYBRID &&
-           e->iteration <= e->cfg.hybrid_iters;
+    return e->cfg.mech == PH_MECH_HYBRID && !e->hybrid_phases;
+}
+
+static uint64_t watched_pages(const ph_engine *e)
+{
+    uint64_t watched = 0;
+    for (size_t a = 0; a < e->nhots; a++)
+        if (e->hots[a]->watched)
+            watched += e->hots[a]->npages;
+    return watched;
+}
+
+/* Pages the rotation passed in the arms of the iterative part (those
+ * of the early looks, which can pass pages before their traps came,
+ * left out) since it began (lock held). */
+static uint64_t hybrid_swept(ph_engine *e)
+{
+    return ph_engine_swept_pages(e) - e->look_swept - e->hybrid_mark;
+}
+
+/* HYBRID: is the iterative part over (lock held)?  Not before
+ * hybrid_iters iterations; then once every watched page was looked at
+ * since it began and its last invocation moved nothing, or once it
+ * stopped by itself: the phases are recorded against a placement it
+ * has seen. */
+static int hybrid_part_over(ph_engine *e)
+{
+    if (e->cfg.mech != PH_MECH_HYBRID || e->hybrid_phases ||
+        e->iteration < e->cfg.hybrid_iters)
+        return 0;
+    return !e->active ||
+           (e->quiet >= 1 && hybrid_swept(e) >= watched_pages(e));
 }
 
 /* The watched pages the stability rule wants seen: all of them, or,
@@ -635,10 +665,7 @@ static void run_iterative(ph_engine *e)
         e->quiet++;
         e->quiet_samples += samples;
     }
-    uint64_t watched = 0;
-    for (size_t a = 0; a < e->nhots; a++)
-        if (e->hots[a]->watched)
-            watched += e->hots[a]->npages;
+    uint64_t watched = watched_pages(e);
     /* Stable: stable_after invocations with samples and no migration,
      * every watched page looked at since the last migration, and samples
      * in the quiet invocations for at least PH_STABLE_SEEN_SHARE of the
@@ -656,7 +683,7 @@ static void run_iterative(ph_engine *e)
                 e->iteration, e->quiet,
                 (unsigned long long)e->quiet_samples);
     }
-    if (e->active && iterative_now(e))
+    if (e->active && !hybrid_part_over(e))
         ph_engine_arm(e);
 }
 
@@ -668,8 +695,14 @@ static void serve(ph_engine *e, unsigned iterations)
     ph_history_start_strips(e);
     if (iterative_now(e)) {
         run_iterative(e);
-    } else if (e->cfg.mech == PH_MECH_HYBRID && e->armed &&
-               e->recording < 0) {
+        if (hybrid_part_over(e)) {
+            e->hybrid_phases = 1;
+            ph_info("engine: hybrid: the iterative part ends after %u "
+                    "iterations: phases from now on", e->iteration);
+        }
+    }
+    if (e->cfg.mech == PH_MECH_HYBRID && e->hybrid_phases && e->armed &&
+        e->recording < 0) {
         /* Hybrid just switched to phases: sampling starts again at the
          * first phase to record. */
         ph_engine_drain(e);
@@ -1000,6 +1033,13 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
             if (e->src->ops->set_budget)
                 e->src->ops->set_budget(e->src, e->budget_pages);
         }
+    }
+    if (mech == PH_MECH_HYBRID && e->cfg.mech != PH_MECH_HYBRID) {
+        /* its iterative part begins now (phases recorded before, under
+         * an earlier hybrid, replay again once it is over) */
+        e->hybrid_phases = 0;
+        e->hybrid_waited = 0;
+        e->hybrid_mark = ph_engine_swept_pages(e) - e->look_swept;
     }
     e->cfg.mech = mech;
     e->active = 1;

@@ -23,13 +23,15 @@
  *              accesses (ph_engine_phase_begin/end); later occurrences
  *              replay the derived migrations before the phase and undo
  *              them after (upmlib_record / replay / undo).
- *   HYBRID     ITERATIVE for the first hybrid_iters iterations, then
- *              phases are recorded and replayed.  Before the first
- *              iteration ends, the memory manager looks at the samples
- *              every early_period_ms (ph_engine_look) and moves the pages
- *              whose evidence is already decisive (early.c), so that a
- *              program with few iterations does not run its whole first
- *              one on a bad placement.
+ *   HYBRID     ITERATIVE for at least hybrid_iters iterations and until
+ *              it has seen the placement whole (every watched page looked
+ *              at since it began, and an invocation without a
+ *              migration), then phases are recorded and replayed.  Before
+ *              the first iteration ends, the memory manager looks at the
+ *              samples every early_period_ms (ph_engine_look) and moves
+ *              the pages whose evidence is already decisive (early.c), so
+ *              that a program with few iterations does not run its whole
+ *              first one on a bad placement.
  * Criteria (cfg.criterion): AMORTISED (criteria/amortised.h: a move must
  * pay for itself over the expected rest of the run, from decayed
  * evidence) or COMPETITIVE (UPMlib's eq. 1, one interval against one

@@ -32,6 +32,7 @@ typedef struct ph_phase {
     int recorded;    /* moves[] is valid */
     int in_progress; /* between begin and end */
     int recording;   /* this occurrence records */
+    int replayed;    /* this occurrence replayed (its end undoes) */
     ph_phase_move *moves;
     size_t nmoves;
 } ph_phase;
@@ -147,6 +148,20 @@ struct ph_engine {
     uint64_t pause_ns;       /* the last pause asked for (0: none) */
     uint64_t paused_arms;    /* arms skipped because of it */
     int active;              /* iterative mechanism running */
+    /* HYBRID: its iterative part ends at an iteration end from
+     * hybrid_iters on, once its arms have passed every watched page
+     * since it began and its last invocation moved nothing (or it
+     * stopped by itself); phases are on from then (hybrid_phases, set by
+     * whoever runs the invocations, under the lock).  Switching at
+     * hybrid_iters whatever was seen recorded the phases over a placement
+     * the engine knew a part of: watching 4096 pages an interval, half of
+     * a hot set of 16384 pages. */
+    int hybrid_phases;
+    int hybrid_waited;       /* a phase call waited once for the manager
+                                at the first end that could switch */
+    uint64_t hybrid_mark;    /* source's swept_pages, less look_swept,
+                                when the iterative part began */
+    uint64_t look_swept;     /* swept_pages of the early looks' arms */
     unsigned quiet;          /* invocations without migrations (each with
                                 samples: evidence) */
     /* Evidence (engine.c): stability is concluded only from samples.  An

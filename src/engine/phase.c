@@ -43,13 +43,25 @@ void ph_engine_phases_free(ph_engine *e)
     }
 }
 
-/* Iteration ends posted to the memory manager count: the phase calls
- * come from the program's thread, ahead of the manager. */
-static int phases_on(const ph_engine *e)
+/* Phases act under REPLAY, and under HYBRID once its iterative part is
+ * over, which the invocations decide (engine.c).  The phase calls come
+ * from the program's thread, ahead of the manager: at the first phase
+ * call after the ends posted reach hybrid_iters, the usual moment to
+ * switch, they wait once for the manager's verdict; after that they
+ * follow it as they find it (lock held). */
+static int phases_on(ph_engine *e)
 {
-    return e->cfg.mech == PH_MECH_REPLAY ||
-           (e->cfg.mech == PH_MECH_HYBRID &&
-            e->iteration + e->pending >= e->cfg.hybrid_iters);
+    if (e->cfg.mech == PH_MECH_REPLAY)
+        return 1;
+    if (e->cfg.mech != PH_MECH_HYBRID)
+        return 0;
+    if (!e->hybrid_phases && !e->hybrid_waited &&
+        e->iteration + e->pending >= e->cfg.hybrid_iters) {
+        e->hybrid_waited = 1;
+        while (e->has_mgr && (e->pending || e->busy))
+            pthread_cond_wait(&e->done_cv, &e->lock);
+    }
+    return e->hybrid_phases;
 }
 
 static int check_phase(int phase)
@@ -269,6 +281,7 @@ int ph_engine_phase_begin(ph_engine *e, int phase)
     }
     ph->in_progress = 1;
     ph->recording = 0;
+    ph->replayed = 0;
     if (!phases_on(e)) {
         pthread_mutex_unlock(&e->lock);
         return 0;
@@ -293,6 +306,7 @@ int ph_engine_phase_begin(ph_engine *e, int phase)
         return 0;
     }
     inv.kind = PH_INV_REPLAY;
+    ph->replayed = 1;
     apply(e, ph, 0, &inv);
     e->tot.replayed += inv.migrated;
     log_phase(e, &inv, t0);
@@ -311,7 +325,9 @@ int ph_engine_phase_end(ph_engine *e, int phase)
         return ph_fail(EINVAL, "phase %d ends without having begun", phase);
     }
     ph->in_progress = 0;
-    if (!phases_on(e) && !ph->recording) {
+    /* an occurrence that neither records nor replayed has nothing to
+     * do: the phases were off when it began */
+    if (!ph->recording && !ph->replayed) {
         pthread_mutex_unlock(&e->lock);
         return 0;
     }
@@ -333,6 +349,7 @@ int ph_engine_phase_end(ph_engine *e, int phase)
                 ph->nmoves);
     } else {
         inv.kind = PH_INV_UNDO;
+        ph->replayed = 0;
         apply(e, ph, 1, &inv);
         e->tot.undone += inv.migrated;
     }
