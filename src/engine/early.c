@@ -25,8 +25,8 @@
  * which are not rolled: the iteration's own invocation still sees them
  * all), moves, and arms the source again so that the next pages are
  * watched -- except during the first sweep, whose arms stay.  Pages
- * moved here count among the first iterations'
- * migrations (migrated_first2) and are logged as kind "early".  Frozen
+ * moved here count among the first iterations' migrations
+ * (migrated_first2) and are logged as kind "early".  Frozen
  * pages and cold areas are left alone; the self-tuning factor, cold and
  * stable streaks are the iteration's business, untouched here.
  */
