@@ -616,6 +616,17 @@ static int hybrid_part_over(ph_engine *e)
            (e->quiet >= 1 && hybrid_swept(e) >= watched_pages(e));
 }
 
+/* Ends the hybrid mechanism's iterative part when it is over (lock
+ * held). */
+static void end_hybrid_part(ph_engine *e)
+{
+    if (!hybrid_part_over(e))
+        return;
+    e->hybrid_phases = 1;
+    ph_info("engine: hybrid: the iterative part ends after %u iterations: "
+            "phases from now on", e->iteration);
+}
+
 /* The watched pages the stability rule wants seen: all of them, or,
  * where the source can tell, those ever touched (a static array sized
  * for the largest input has its used part to see).  The touched ones are
@@ -683,7 +694,8 @@ static void run_iterative(ph_engine *e)
                 e->iteration, e->quiet,
                 (unsigned long long)e->quiet_samples);
     }
-    if (e->active && !hybrid_part_over(e))
+    end_hybrid_part(e);
+    if (e->active && iterative_now(e))
         ph_engine_arm(e);
 }
 
@@ -695,11 +707,9 @@ static void serve(ph_engine *e, unsigned iterations)
     ph_history_start_strips(e);
     if (iterative_now(e)) {
         run_iterative(e);
-        if (hybrid_part_over(e)) {
-            e->hybrid_phases = 1;
-            ph_info("engine: hybrid: the iterative part ends after %u "
-                    "iterations: phases from now on", e->iteration);
-        }
+        /* stopped by itself earlier: its invocations return at once */
+        if (!e->active)
+            end_hybrid_part(e);
     }
     if (e->cfg.mech == PH_MECH_HYBRID && e->hybrid_phases && e->armed &&
         e->recording < 0) {
