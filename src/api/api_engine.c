@@ -399,6 +399,19 @@ int ph_api_thread_start(void)
     return atomic_load(&finalized) ? 0 : ph_sampler_thread_init();
 }
 
+/* Not public: api/transparent.h (src/preload/ompt.c).  The simulated
+ * machine asks the runtime itself for a thread's place (on Linux the
+ * kernel knows the thread's CPU); the engine, if there is one yet, drops
+ * what serial code trapped before.  Never makes the engine. */
+int ph_api_openmp_started(const void *runtime_addr)
+{
+    int rc = ph_sim_find_openmp(runtime_addr);
+    ph_engine *e = atomic_load(&eng_ptr);
+    if (e && !atomic_load(&finalized) && ph_engine_runtime_started(e) != 0)
+        rc = -1;
+    return rc;
+}
+
 PH_API int ph_finalize(void)
 {
     pthread_mutex_lock(&eng_lock);

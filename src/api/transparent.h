@@ -49,6 +49,15 @@ int ph_api_process_policy(int own, const int *bind_nodes, int nbind);
 __attribute__((visibility("hidden")))
 void *ph_api_alloc_hot(size_t bytes, const ph_placement_t *pl);
 
+/* The OpenMP runtime started pagehome's tool (OMPT initialize);
+ * runtime_addr is an address inside it (the lookup function it passed).
+ * A runtime loaded after pagehome -- by dlopen: a plugin, a Python
+ * extension -- is made known to what asks OpenMP about the calling thread
+ * (the simulated machine's binding rule).  Not async-signal-safe; 0 or
+ * -1. */
+__attribute__((visibility("hidden")))
+int ph_api_openmp_started(const void *runtime_addr);
+
 /* A thread of the program starts (transparent mode's pthread_create):
  * give it an alternate signal stack before it can trap.  Does not make
  * the engine; 0 or -1. */

@@ -509,6 +509,42 @@ void ph_engine_arm(ph_engine *e)
     }
 }
 
+static void drop_samples(void *arg, const ph_sample *smp, size_t n)
+{
+    (void)smp;
+    *(size_t *)arg += n;
+}
+
+int ph_engine_runtime_started(ph_engine *e)
+{
+    if (!e)
+        return ph_fail(EINVAL, "ph_engine_runtime_started: NULL engine");
+    pthread_mutex_lock(&e->lock);
+    if (e->armed && e->iteration == 0 && e->recording < 0 && e->nhots > 0) {
+        size_t dropped = 0;
+        e->src->ops->drain(e->src, drop_samples, &dropped);
+        /* and what the hybrid mechanism's looks took in already */
+        for (size_t a = 0; a < e->nhots; a++)
+            ph_hot_forget_interval(e->hots[a]);
+        /* as an early look's arm: not a sweep of an iteration's, so the
+         * cold and self-tuning marks and the hybrid's count move past it */
+        uint64_t before = ph_engine_armed_pages(e);
+        uint64_t swept_before = ph_engine_swept_pages(e);
+        ph_engine_disarm(e);
+        ph_engine_arm(e);
+        uint64_t armed = ph_engine_armed_pages(e) - before;
+        e->look_swept += ph_engine_swept_pages(e) - swept_before;
+        for (size_t a = 0; a < e->nhots; a++) {
+            e->hots[a]->armed_mark += armed;
+            e->hots[a]->sweep_mark += armed;
+        }
+        ph_info("engine: the OpenMP runtime started: %zu samples of serial code before "
+                "it dropped, the interval watches its pages again", dropped);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
 /* Iteration ends (or wake-ups) an interval that trapped nothing goes on
  * over before the next pages are watched. */
 #define PH_EMPTY_EXTEND 3

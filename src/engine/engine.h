@@ -187,6 +187,17 @@ long ph_engine_look(ph_engine *e);
  * amortised criterion's expected rest of the run. */
 int ph_engine_set_iterations(ph_engine *e, unsigned long total);
 
+/* The program's OpenMP runtime has just started (its tools interface),
+ * before its first parallel region.  Whatever the source trapped so far
+ * came from serial code -- the initial thread filling arrays that the
+ * regions will share out -- and would show every page used from that
+ * thread's node: while no iteration has ended, those samples are
+ * dropped and the interval starts again, watching the same pages.  (A
+ * runtime linked to the program usually starts before its arrays are
+ * made; one loaded later with dlopen, an interpreter's extension, after
+ * its serial initialisation.)  0 or -1. */
+int ph_engine_runtime_started(ph_engine *e);
+
 /* Wait until every posted invocation has run. */
 int ph_engine_wait(ph_engine *e);
 

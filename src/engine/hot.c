@@ -129,6 +129,25 @@ void ph_hot_roll(ph_hot *h)
     memset(h->now_acc, 0, sizeof h->now_acc);
 }
 
+void ph_hot_forget_interval(ph_hot *h)
+{
+    for (size_t c = 0; c < h->nchunks; c++) {
+        uint32_t *b = h->chunks[c];
+        if (!b)
+            continue;
+        /* the cur section: every page's counts of this interval */
+        memset(b, 0, PH_HOT_CHUNK_PAGES * ph_hot_stride(h) * sizeof *b);
+        ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] = 0;
+    }
+    uint64_t now = 0;
+    for (int k = 0; k < h->nnodes; k++) {
+        h->run_acc[k] -= h->now_acc[k] < h->run_acc[k] ? h->now_acc[k] : h->run_acc[k];
+        now += h->now_acc[k];
+    }
+    h->st.accesses -= now < h->st.accesses ? now : h->st.accesses;
+    memset(h->now_acc, 0, sizeof h->now_acc);
+}
+
 size_t ph_hot_bytes(const ph_hot *h)
 {
     size_t b = sizeof *h + h->npages * sizeof *h->pages +

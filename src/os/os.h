@@ -326,6 +326,14 @@ typedef enum ph_sim_binding {
     PH_SIM_BIND_CYCLIC = 1
 } ph_sim_binding;
 int ph_sim_set_binding(ph_os *os, ph_sim_binding binding);
+/* The simulated machine asks the OpenMP runtime for a thread's number and
+ * team size (the binding rule above).  A runtime loaded after pagehome
+ * (dlopen: a plugin, a Python extension) is out of reach of its weak
+ * references: runtime_addr, an address inside the runtime (its OMPT
+ * lookup function), names it.  Process-wide, for every simulator; not
+ * async-signal-safe.  0, or -1 (EINVAL: no object there, ENOENT: it has
+ * no omp_get_thread_num). */
+int ph_sim_find_openmp(const void *runtime_addr);
 /* Restrict the nodes the simulated process may use (a mask of node
  * indexes, like a memory binding: moves elsewhere get -EINVAL, first
  * touches there land on the nearest allowed node); 0 lifts it. */

@@ -86,6 +86,7 @@
 #include "base/sorted.h"
 #include "topo/topo.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -96,9 +97,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* OpenMP, when the program has it. */
+/* OpenMP, when the program has it: the weak references see a runtime
+ * loaded with the program; one loaded later (dlopen: a plugin, a Python
+ * extension) is found by ph_sim_find_openmp(). */
 extern int omp_get_thread_num(void) __attribute__((weak));
 extern int omp_get_num_threads(void) __attribute__((weak));
+typedef int (*sim_omp_fn)(void);
+static _Atomic(sim_omp_fn) sim_omp_thread_num, sim_omp_num_threads;
 
 #define SIM_UNIT_PAGES ((size_t)(PH_PAGE_2M / PH_PAGE_4K))
 
@@ -196,13 +201,18 @@ static void omp_position(int *t, int *n)
 {
     *t = 0;
     *n = 1;
-    if (omp_get_thread_num && omp_get_num_threads) {
-        *t = omp_get_thread_num();
+    sim_omp_fn num = omp_get_thread_num, size = omp_get_num_threads;
+    if (!num || !size) {
+        num = atomic_load_explicit(&sim_omp_thread_num, memory_order_acquire);
+        size = atomic_load_explicit(&sim_omp_num_threads, memory_order_acquire);
+    }
+    if (num && size) {
+        *t = num();
         if (*t <= 0 && !first_thread()) {
             *t = 0;
             return;
         }
-        *n = omp_get_num_threads();
+        *n = size();
         if (*n < 1 || *t < 0 || *t >= *n) {
             *t = 0;
             *n = 1;
@@ -1479,6 +1489,26 @@ int ph_sim_set_node_capacity(ph_os *os, int node, uint64_t pages)
     pthread_mutex_lock(&s->lock);
     s->capacity[idx] = pages;
     pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int ph_sim_find_openmp(const void *runtime_addr)
+{
+    if (omp_get_thread_num && omp_get_num_threads)
+        return 0;
+    Dl_info info;
+    if (!runtime_addr || !dladdr(runtime_addr, &info) || !info.dli_fname)
+        return ph_fail(EINVAL, "ph_sim_find_openmp: %p is in no loaded object", runtime_addr);
+    /* RTLD_NOLOAD: a reference to the loaded runtime, never a new one;
+     * kept, so the functions stay while the process may ask them */
+    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    sim_omp_fn num = h ? (sim_omp_fn)(uintptr_t)dlsym(h, "omp_get_thread_num") : NULL;
+    sim_omp_fn size = h ? (sim_omp_fn)(uintptr_t)dlsym(h, "omp_get_num_threads") : NULL;
+    if (!num || !size)
+        return ph_fail(ENOENT, "ph_sim_find_openmp: %s has no omp_get_thread_num",
+                       info.dli_fname);
+    atomic_store_explicit(&sim_omp_num_threads, size, memory_order_release);
+    atomic_store_explicit(&sim_omp_thread_num, num, memory_order_release);
     return 0;
 }
 

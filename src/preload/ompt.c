@@ -856,6 +856,11 @@ static int tool_initialize(ompt_function_lookup_t lookup,
     st.active = 1;
     if (st.engine_on)
         ph_sampler_gate_enable();
+    /* after the gate: the pages watched again wait for the first region.
+     * A runtime dlopen()ed after pagehome: the simulated machine asks it
+     * for thread numbers through this (a failure leaves every thread on
+     * the first node there: nothing to stop for) */
+    (void)ph_api_openmp_started((const void *)(uintptr_t)lookup);
     return 1;
 }
 

@@ -123,6 +123,20 @@ if [ -x "$build/tests/preload/prog_mbind" ]; then
         PAGEHOME_SAMPLE_BUDGET=0 sh "$(dirname "$0")/../preload/check_mbind.sh" \
         "$build/tools/pagehome/pagehome" "$build/tests/preload/prog_mbind"
 fi
+# OpenMP code in a process whose program names no OpenMP runtime: a gcc
+# library (libgomp) that prog_plugin loads with dlopen, a clang one that
+# python3 loads with ctypes (check_plugin.sh), the arrays initialised
+# serially before the runtime starts: they must end on their threads'
+# nodes
+for case in dlopen:libplugin_gcc.so python:libplugin_clang.so; do
+    mode=${case%%:*} lib=${case#*:}
+    if [ -x "$build/tests/preload/prog_plugin" ] && [ -r "$build/tests/preload/$lib" ]; then
+        run "plugin-$mode-$lib" env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
+            PAGEHOME_SAMPLE_BUDGET=0 sh "$(dirname "$0")/../preload/check_plugin.sh" \
+            "$build/tools/pagehome/pagehome" "$mode" "$build/tests/preload/prog_plugin" \
+            "$build/tests/preload/$lib"
+    fi
+done
 if [ -x "$build/tests/preload/prog_query" ]; then
     run run-prog_query env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_SAMPLE_PAGES=0 PAGEHOME_ENGINE_SYNC=1 PAGEHOME_STABLE_AFTER=0 PAGEHOME_COLD_AFTER=0 \

@@ -907,7 +907,104 @@ static void test_hybrid_sees_whole(void)
     rig_close(&r);
 }
 
-/* ---- sampling mechanism --------------------------------------------- */
+/* ---- the runtime starts after the arrays' serial initialisation ------ */
+
+/* The workload's model, or while `serial` is set the initial thread
+ * alone (node index 0) touching every page: the serial code before the
+ * OpenMP runtime starts. */
+typedef struct serial_then {
+    workload *wl;
+    int serial;
+} serial_then;
+
+static int serial_then_model(void *model, size_t range, size_t page, uint32_t *acc,
+                             int nnodes)
+{
+    serial_then *m = model;
+    if (!m->serial)
+        return wl_model(m->wl, range, page, acc, nnodes);
+    memset(acc, 0, (size_t)nnodes * sizeof *acc);
+    acc[0] = 1000;
+    return 0;
+}
+
+/* One run from node 0: with `serial`, the source first reports the
+ * initial thread's touches of every page (drained by a look, as the
+ * hybrid mechanism's memory manager drains before the first iteration
+ * ends), then the runtime starts if `started`; then one iteration of
+ * the workload.  Returns the pages on their owners' nodes after it;
+ * *accesses: the accesses the engine took in. */
+static size_t run_serial_first(int serial, int started, uint64_t *accesses,
+                               uint64_t *swept_extra)
+{
+    ph_engine_cfg c = base_cfg();
+    c.mech = PH_MECH_HYBRID;
+    c.early_period_ms = 1; /* the looks are on */
+    rig r;
+    memset(&r, 0, sizeof r);
+    r.sim = ph_os_sim_open(topo);
+    r.os = ph_os_faulty_open(r.sim, NULL);
+    r.mover = ph_mover_new(r.os, &mover_cfg);
+    r.npages = NPAGES;
+    r.wl = (workload){.kind = WL_LAPLACE, .nnodes = topo->nnodes, .npages = NPAGES, .acc = 1000};
+    r.mem = ph_os_map(r.sim, NPAGES * PG, PG, PH_MAP_NO_THP);
+    if (!r.sim || !r.os || !r.mover || !r.mem) {
+        fprintf(stderr, "rig: %s\n", ph_error_message());
+        exit(1);
+    }
+    for (size_t p = 0; p < NPAGES; p++)
+        put(&r, p, 0);
+    serial_then m = {&r.wl, serial};
+    r.e = rig_engine_open(topo, r.os, r.mover, &c, serial_then_model, &m, 0, 0.0, 7);
+    r.h = ph_engine_register(r.e, r.mem, NPAGES * PG, "grid");
+    CHECK(r.h != NULL);
+    ph_source_stats ss0, ss1;
+    ph_source *src = ph_engine_source(r.e);
+    src->ops->stats(src, &ss0);
+    if (serial) {
+        /* a look drains the serial touches into the counts: every page
+         * seen from node 0, where it is, so nothing is decisive yet */
+        CHECK_EQ(ph_engine_look(r.e), 0);
+    }
+    if (started)
+        CHECK_EQ(ph_engine_runtime_started(r.e), 0);
+    src->ops->stats(src, &ss1);
+    *swept_extra = ss1.swept_pages - ss0.swept_pages;
+    m.serial = 0;
+    iterate(&r);
+    size_t placed = on_target(&r);
+    *accesses = totals(&r).accesses;
+    /* after an iteration end the call changes nothing */
+    src->ops->stats(src, &ss0);
+    CHECK_EQ(ph_engine_runtime_started(r.e), 0);
+    src->ops->stats(src, &ss1);
+    CHECK_EQ(ss1.swept_pages, ss0.swept_pages);
+    rig_close(&r);
+    return placed;
+}
+
+static void test_runtime_starts_late(void)
+{
+    uint64_t acc_plain, acc_serial, acc_dropped, extra, extra_serial;
+    size_t plain = run_serial_first(0, 0, &acc_plain, &extra);
+    CHECK_EQ(extra, 0);
+    size_t serial = run_serial_first(1, 0, &acc_serial, &extra_serial);
+    size_t dropped = run_serial_first(1, 1, &acc_dropped, &extra);
+    /* the first iteration decides every page from its owner's accesses */
+    CHECK_EQ(plain, (size_t)NPAGES);
+    /* the serial touches counted: the interval's one report of each
+     * page came from node 0, where every page already is */
+    CHECK(serial < (size_t)NPAGES);
+    /* dropped: the engine took in exactly the plain run's accesses, and
+     * the interval watched every page again (one arm more than the
+     * look's own) */
+    CHECK_EQ(acc_dropped, acc_plain);
+    CHECK_EQ(dropped, plain);
+    CHECK_EQ(extra - extra_serial, (uint64_t)NPAGES);
+    (void)acc_serial;
+}
+
+/* ---- sampling mechanism --------------------------------------------- *//* ---- sampling mechanism --------------------------------------------- */
 
 static void test_sampling(void)
 {
@@ -1541,6 +1638,7 @@ int main(void)
     test_replay(40);
     test_hybrid();
     test_hybrid_sees_whole();
+    test_runtime_starts_late();
     test_sampling();
     test_budget_adapts();
     test_first_sweep();

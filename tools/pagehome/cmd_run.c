@@ -19,7 +19,10 @@
  *      see iterations and uses the sampling mechanism.  So does a program
  *      that needs a version of libgomp.so.1 the shim (or libomp) does not
  *      define (DT_VERNEED against its DT_VERDEF: OpenACC, a newer gcc),
- *      which the loader would refuse to start;
+ *      which the loader would refuse to start.  A program that names no
+ *      runtime (a script, an interpreter) gets the private libgomp.so.1
+ *      too, for the gcc programs and extensions it loads later
+ *      (libomp_for_later_gomp);
  *   3. maps the options onto the tunables (PAGEHOME_* in the environment:
  *      its own options, --set NAME=VALUE, and every tunable the global
  *      options of `pagehome` set -- --topology, --set, -v -- so that the
@@ -582,6 +585,25 @@ static int make_runtime_dir(void)
     return 0;
 }
 
+/* The run's directory, made, with libgomp.so.1 -> gomp and (omp not
+ * NULL) libomp.so.5 -> omp, first on LD_LIBRARY_PATH.  0 or an exit
+ * status. */
+static int fill_runtime_dir(const char *gomp, const char *omp)
+{
+    char link[PATH_MAX + 16];
+    int rc = make_runtime_dir();
+    if (rc)
+        return rc;
+    snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
+    if (symlink(gomp, link) != 0)
+        return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
+    snprintf(link, sizeof link, "%s/libomp.so.5", runtime_dir);
+    if (omp && symlink(omp, link) != 0)
+        return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
+    prepend_env("LD_LIBRARY_PATH", runtime_dir, ':');
+    return 0;
+}
+
 /* Runs the gcc program on LLVM's libomp (private directory, above): 0 or
  * an exit status.  When the program needs a version of libgomp.so.1 that
  * neither pagehome's shim nor libomp defines (OpenACC's, or a newer
@@ -601,7 +623,7 @@ static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char
      * here.  Without the shim, libomp itself answers for libgomp (a gcc 12
      * program that asks for OpenMP 5.1 names or target regions is then
      * found below and keeps libgomp). */
-    char shim[PATH_MAX], link[PATH_MAX + 16];
+    char shim[PATH_MAX];
     int have_shim = gomp_shim_path(shim, sizeof shim) == 0;
     const char *missing = gomp_version_missing(ei, have_shim ? shim : lib);
     if (missing) {
@@ -612,21 +634,50 @@ static int use_libomp_for_gomp(const run_opts *o, const elf_info *ei, const char
         *keep_gomp = 1;
         return 0;
     }
-    int rc = make_runtime_dir();
+    int rc = fill_runtime_dir(have_shim ? shim : lib, have_shim ? lib : NULL);
     if (rc)
         return rc;
-    snprintf(link, sizeof link, "%s/libgomp.so.1", runtime_dir);
-    if (symlink(have_shim ? shim : lib, link) != 0)
-        return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
-    snprintf(link, sizeof link, "%s/libomp.so.5", runtime_dir);
-    if (have_shim && symlink(lib, link) != 0)
-        return cli_error(1, "run: cannot link %s: %s", link, strerror(errno));
-    prepend_env("LD_LIBRARY_PATH", runtime_dir, ':');
     if (o->verbose)
         fprintf(stderr, "pagehome: the program uses GNU libgomp, which has no OpenMP "
                         "tools interface: running it on LLVM's libomp (%s), which "
                         "provides the GOMP_* entry points%s (--runtime=gomp keeps libgomp)\n",
                 lib, have_shim ? ", with pagehome's libgomp.so.1 for what it lacks" : "");
+    return 0;
+}
+
+/* A program that names no OpenMP runtime may still run OpenMP code: a
+ * script or a make that starts gcc-built programs, an interpreter that
+ * loads a gcc-built extension (Python's ctypes or a compiled module, R,
+ * a MEX file).  Their libgomp.so.1 comes later, through the loader's
+ * search, so the run's directory goes first on LD_LIBRARY_PATH for them
+ * too: libgomp.so.1 is the shim (or libomp).  libomp.so.5 is linked
+ * there only when PAGEHOME_LIBOMP names one, or the shim's own libomp is
+ * gone: otherwise the shim finds it by its run path, and a clang-built
+ * program started later keeps whatever libomp.so.5 its own run path or
+ * LD_LIBRARY_PATH gives it.
+ * Their version needs cannot be read ahead: a program started later that
+ * asks libgomp.so.1 for OpenACC's names would not load, and
+ * --runtime=gomp is then the way (README.md says so).  Without libomp
+ * nothing is set up. */
+static int libomp_for_later_gomp(const run_opts *o, const char *prog)
+{
+    char lib[PATH_MAX], shim[PATH_MAX];
+    if (libomp_path(lib, sizeof lib) != 0)
+        return 0;
+    int have_shim = gomp_shim_path(shim, sizeof shim) == 0;
+    const char *own = getenv("PAGEHOME_LIBOMP");
+    /* the shim's run path holds PH_GOMP_LIBOMP: link libomp.so.5 only for
+     * another libomp, or when that one is gone */
+    int link_omp = have_shim && ((own && *own) || !PH_GOMP_LIBOMP[0] ||
+                                 access(PH_GOMP_LIBOMP, R_OK) != 0);
+    int rc = fill_runtime_dir(have_shim ? shim : lib, link_omp ? lib : NULL);
+    if (rc)
+        return rc;
+    if (o->verbose)
+        fprintf(stderr, "pagehome: a GNU libgomp that '%s' loads later (an extension, or a "
+                        "program it starts) runs on LLVM's libomp (%s)%s; --runtime=gomp "
+                        "keeps libgomp\n",
+                prog, lib, have_shim ? " with pagehome's libgomp.so.1" : "");
     return 0;
 }
 
@@ -884,9 +935,12 @@ int cmd_run(int argc, char **argv)
                                 "interface, so pagehome cannot see iterations or threads: "
                                 "sampling mechanism only\n");
         }
-    } else if (!ei.omp[0] && o.verbose) {
-        fprintf(stderr, "pagehome: '%s' names no OpenMP runtime: it runs with the "
-                        "sampling mechanism if OpenMP never shows up\n", prog);
+    } else if (!ei.omp[0]) {
+        if (strcmp(o.runtime, "libomp") == 0 && (rc = libomp_for_later_gomp(&o, prog)) != 0)
+            return rc;
+        if (o.verbose)
+            fprintf(stderr, "pagehome: '%s' names no OpenMP runtime: it runs with the "
+                            "sampling mechanism if OpenMP never shows up\n", prog);
     }
     prepend_env("LD_PRELOAD", pre, ':');
     if (o.verbose)
