@@ -538,8 +538,8 @@ int ph_engine_runtime_started(ph_engine *e)
             e->hots[a]->armed_mark += armed;
             e->hots[a]->sweep_mark += armed;
         }
-        ph_info("engine: the OpenMP runtime started: %zu samples of serial code before "
-                "it dropped, the interval watches its pages again", dropped);
+        ph_info("engine: the OpenMP runtime started: the %zu samples of serial code "
+                "before it are dropped and the interval watches its pages again", dropped);
     }
     pthread_mutex_unlock(&e->lock);
     return 0;
