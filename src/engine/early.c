@@ -360,16 +360,11 @@ long ph_engine_look_locked(ph_engine *e)
      * are: one trap each). */
     if (e->first_sweep == PH_FIRST_ON)
         return (long)moved;
-    /* the next pages are watched; the counts keep growing.  This arm is
-     * not a sweep of the iteration's: cold areas and self-tuning count
-     * sweeps by the pages armed, so the marks move past it */
-    uint64_t before = ph_engine_armed_pages(e);
-    uint64_t swept_before = ph_engine_swept_pages(e);
+    /* the next pages are watched; the counts keep growing */
     uint64_t samples = e->interval_samples;
     uint64_t began_ns = e->interval_ns;
     ph_source_stats began_ss = e->last_ss;
-    ph_engine_disarm(e);
-    ph_engine_arm(e);
+    ph_engine_arm_aside(e);
     /* the interval goes on: its samples so far are not an empty one's
      * (else the iteration's own invocation would be skipped as one), it
      * began when it began (an iteration end the program signals during
@@ -378,12 +373,6 @@ long ph_engine_look_locked(ph_engine *e)
     e->interval_samples += samples;
     e->interval_ns = began_ns;
     e->last_ss = began_ss;
-    uint64_t armed = ph_engine_armed_pages(e) - before;
-    e->look_swept += ph_engine_swept_pages(e) - swept_before;
-    for (size_t a = 0; a < e->nhots; a++) {
-        e->hots[a]->armed_mark += armed;
-        e->hots[a]->sweep_mark += armed;
-    }
     return (long)moved;
 }
 

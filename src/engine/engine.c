@@ -509,6 +509,20 @@ void ph_engine_arm(ph_engine *e)
     }
 }
 
+void ph_engine_arm_aside(ph_engine *e)
+{
+    uint64_t before = ph_engine_armed_pages(e);
+    uint64_t swept_before = ph_engine_swept_pages(e);
+    ph_engine_disarm(e);
+    ph_engine_arm(e);
+    uint64_t armed = ph_engine_armed_pages(e) - before;
+    e->look_swept += ph_engine_swept_pages(e) - swept_before;
+    for (size_t a = 0; a < e->nhots; a++) {
+        e->hots[a]->armed_mark += armed;
+        e->hots[a]->sweep_mark += armed;
+    }
+}
+
 static void drop_samples(void *arg, const ph_sample *smp, size_t n)
 {
     (void)smp;
@@ -526,18 +540,7 @@ int ph_engine_runtime_started(ph_engine *e)
         /* and what the hybrid mechanism's looks took in already */
         for (size_t a = 0; a < e->nhots; a++)
             ph_hot_forget_interval(e->hots[a]);
-        /* as an early look's arm: not a sweep of an iteration's, so the
-         * cold and self-tuning marks and the hybrid's count move past it */
-        uint64_t before = ph_engine_armed_pages(e);
-        uint64_t swept_before = ph_engine_swept_pages(e);
-        ph_engine_disarm(e);
-        ph_engine_arm(e);
-        uint64_t armed = ph_engine_armed_pages(e) - before;
-        e->look_swept += ph_engine_swept_pages(e) - swept_before;
-        for (size_t a = 0; a < e->nhots; a++) {
-            e->hots[a]->armed_mark += armed;
-            e->hots[a]->sweep_mark += armed;
-        }
+        ph_engine_arm_aside(e);
         ph_info("engine: the OpenMP runtime started: the %zu samples of serial code "
                 "before it are dropped and the interval watches its pages again", dropped);
     }

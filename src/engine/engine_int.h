@@ -306,6 +306,12 @@ void ph_engine_arm(ph_engine *e);
  * it at region boundaries). */
 void ph_engine_rearm_if_empty(ph_engine *e);
 void ph_engine_disarm(ph_engine *e);
+/* Disarm and arm again outside an iteration's own arms (an early look,
+ * the runtime's start): cold areas and self-tuning count sweeps by the
+ * pages armed, and the hybrid mechanism its part's sweeps, so their
+ * marks (armed_mark, sweep_mark, look_swept) move past this arm.  Lock
+ * held. */
+void ph_engine_arm_aside(ph_engine *e);
 /* Ends the interval after its drain: lifts the watch, then drains what
  * was trapped between that drain and the lift -- the program runs on
  * while the engine decides, and its traps belong to this interval, not

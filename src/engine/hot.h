@@ -279,11 +279,11 @@ void ph_hot_roll(ph_hot *h);
  * or neither a sample this interval nor evidence). */
 void ph_hot_roll_chunk(ph_hot *h, size_t c);
 
-/* Forget the interval's counts so far (every page's cur and the
- * chunks' fresh counts, the area's now_acc, taken back from run_acc and
- * from its accesses statistic):
- * they turned out to be serial code's (ph_engine_runtime_started).  The
- * evidence and cumulative counts of intervals already rolled stay. */
+/* Forget the interval's counts so far (every page's cur and the chunks'
+ * fresh counts, the area's now_acc, taken back from run_acc and from its
+ * accesses statistic): they turned out to be serial code's
+ * (ph_engine_runtime_started).  The evidence and cumulative counts of
+ * intervals already rolled stay. */
 void ph_hot_forget_interval(ph_hot *h);
 
 /* Bytes of bookkeeping the area holds now. */

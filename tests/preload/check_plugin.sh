@@ -94,10 +94,10 @@ else
     cmp -s "$tmp/plain.out" "$tmp/ph.out" ||
         { bad "stdout differs from a plain run"; diff "$tmp/plain.out" "$tmp/ph.out" | head; }
 fi
-python3 - "$tmp/r.json" "$nodes" "$mode" "$OMP_NUM_THREADS" $n <<'PY' || bad "report"
+python3 - "$tmp/r.json" "$nodes" "$OMP_NUM_THREADS" $n <<'PY' || bad "report"
 import json, sys
 r = json.load(open(sys.argv[1]))
-nodes, threads = int(sys.argv[2]), int(sys.argv[4])
+nodes, threads = int(sys.argv[2]), int(sys.argv[3])
 omp = r["transparent"]["openmp"]
 assert omp["runtime_seen"], "no OpenMP runtime seen: %s" % omp
 assert omp["regions"] >= 60, "%d parallel regions seen, want 60" % omp["regions"]
@@ -106,7 +106,7 @@ init = omp["runtime_threads"]["initial"]
 assert init == 1, "%d initial OpenMP threads, want 1" % init
 # the plugin's two arrays (n doubles each; the name of their allocation
 # site is the function's only where the library exports it)
-n = int(sys.argv[5])
+n = int(sys.argv[4])
 areas = [a for a in r["areas"] if a["name"].startswith("heap#") and a["bytes"] >= 8 * n]
 assert len(areas) == 2, "the plugin's arrays as hot areas: %s" % [a["name"] for a in r["areas"]]
 if nodes >= 2:
