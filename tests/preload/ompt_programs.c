@@ -12,7 +12,7 @@
  *   slowsteps  5 steps of 8 regions that each last PH_SLOW_MS (default 10)
  *              ms: the period shows only after 16 regions, later than a
  *              short period_wait_ms, while regions keep coming
- *   slowdistinct  20 different regions of PH_SLOW_MS ms each, run once:
+ *   slowdistinct  62 different regions of PH_SLOW_MS ms each, run once:
  *              regions keep coming, but the stream never repeats itself
  *
  * The program prints its results (integers: the same with any runtime
@@ -197,15 +197,36 @@ static void prog_slowsteps(void)
     }
 }
 
+/* A slow region without a barrier of its own (nowait): one region and one
+ * (end) barrier a region, so 62 of them stay under the detectors' count
+ * fallback (OMPT_DECIDE_IDS, 64) while they outlast four waits. */
+#define SLOW_DISTINCT(k)                                                    \
+    do {                                                                    \
+        _Pragma("omp parallel")                                             \
+        {                                                                   \
+            _Pragma("omp for schedule(static) nowait")                      \
+            for (int i = 0; i < N; i++)                                     \
+                a[i] += (uint64_t)(k);                                      \
+            _Pragma("omp master")                                           \
+            {                                                               \
+                struct timespec ts_ = {0, slow_ms * 1000000L};              \
+                while (nanosleep(&ts_, &ts_) != 0 && errno == EINTR)        \
+                    ;                                                       \
+            }                                                               \
+        }                                                                   \
+    } while (0);
+#define SD10(k)                                                             \
+    SLOW_DISTINCT(k) SLOW_DISTINCT(k + 1) SLOW_DISTINCT(k + 2)              \
+    SLOW_DISTINCT(k + 3) SLOW_DISTINCT(k + 4) SLOW_DISTINCT(k + 5)          \
+    SLOW_DISTINCT(k + 6) SLOW_DISTINCT(k + 7) SLOW_DISTINCT(k + 8)          \
+    SLOW_DISTINCT(k + 9)
+
 static void prog_slowdistinct(void)
 {
     if (getenv("PH_SLOW_MS"))
         slow_ms = atol(getenv("PH_SLOW_MS"));
-    SLOW_REGION(1) SLOW_REGION(2) SLOW_REGION(3) SLOW_REGION(4)
-    SLOW_REGION(5) SLOW_REGION(6) SLOW_REGION(7) SLOW_REGION(8)
-    SLOW_REGION(9) SLOW_REGION(10) SLOW_REGION(11) SLOW_REGION(12)
-    SLOW_REGION(13) SLOW_REGION(14) SLOW_REGION(15) SLOW_REGION(16)
-    SLOW_REGION(17) SLOW_REGION(18) SLOW_REGION(19) SLOW_REGION(20)
+    SD10(1) SD10(11) SD10(21) SD10(31) SD10(41) SD10(51)
+    SLOW_DISTINCT(61) SLOW_DISTINCT(62)
     say("sum: %llu\n", (unsigned long long)sum(a));
 }
 
