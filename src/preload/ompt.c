@@ -92,7 +92,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +137,7 @@ static struct {
     atomic_uint max_team;           /* largest outermost team seen */
     atomic_int printed;
     char runtime[128];      /* runtime_version given to ompt_start_tool */
+    char omp_tool[64];      /* OMP_TOOL's value when it lets no tool start */
     /* hybrid mechanism: outermost regions as phases */
     int hybrid;                        /* engine = hybrid */
     uintptr_t phase_region[OMPT_MAX_PHASES]; /* phase id -> codeptr */
@@ -682,10 +685,18 @@ void ph_preload_ompt_report(struct ph_jw *w)
     ph_jw_object(w, 0);
     ph_jw_key(w, "runtime_seen");
     ph_jw_bool(w, st.active);
+    ph_jw_key(w, "omp_tool");
+    if (st.omp_tool[0])
+        ph_jw_string(w, st.omp_tool);
+    else
+        ph_jw_null(w);
     if (!st.active) {
         ph_jw_key(w, "note");
-        ph_jw_string(w, "no OpenMP runtime with the tools interface (OMPT) "
-                        "started this tool: no regions were seen");
+        ph_jw_string(w, st.omp_tool[0]
+                            ? "OMP_TOOL lets the OpenMP runtime start no tool, this one "
+                              "included: no regions were seen"
+                            : "no OpenMP runtime with the tools interface (OMPT) "
+                              "started this tool: no regions were seen");
         ph_jw_end(w);
         return;
     }
@@ -788,7 +799,10 @@ static void print_summary(void)
         return;
     progress_erase();
     if (!st.active) {
-        if (ph_opt_bool(PH_OPT_VERBOSE))
+        if (ph_opt_bool(PH_OPT_VERBOSE) && st.omp_tool[0])
+            ph_info("ompt: OMP_TOOL=%s: the OpenMP runtime started no tool: no "
+                    "parallel region was seen", st.omp_tool);
+        else if (ph_opt_bool(PH_OPT_VERBOSE))
             ph_info("ompt: no OpenMP runtime started the tools interface: no "
                     "parallel region was seen (not an OpenMP program, or one on "
                     "a runtime without OMPT)");
@@ -805,6 +819,40 @@ static void print_summary(void)
 }
 
 /* ---- start-up ---------------------------------------------------------- */
+
+/* OMP_TOOL as LLVM's libomp reads it (ompt_pre_init): unset, empty or
+ * "enabled" (in any case) lets a tool start; "disabled" starts none, and
+ * so does any other value (the runtime warns of it).  Then no callback
+ * ever comes: no iteration for the iterative, hybrid or replay mechanism,
+ * no thread notes.  pagehome respects the setting, and the engine left at
+ * its default mechanism samples instead -- the mechanism that needs
+ * nothing of the runtime, as under `pagehome run --runtime=gomp`.  A
+ * mechanism the user chose is kept, with a warning that it will not act. */
+void ph_preload_ompt_env(void)
+{
+    const char *v = getenv("OMP_TOOL");
+    if (!v || !*v || strcasecmp(v, "enabled") == 0)
+        return;
+    snprintf(st.omp_tool, sizeof st.omp_tool, "%s", v);
+    const char *mech = ph_opt_str(PH_OPT_ENGINE);
+    if (strcmp(mech, "off") == 0 || strcmp(mech, "sampling") == 0)
+        return;
+    if (ph_opt_source_of(PH_OPT_ENGINE) != PH_SRC_DEFAULT) {
+        ph_warn("ompt: OMP_TOOL=%s lets the OpenMP runtime start no tool, pagehome's "
+                "included: the %s mechanism, which needs the program's iterations, "
+                "will not act (unset OMP_TOOL, or use the sampling mechanism)",
+                st.omp_tool, mech);
+        return;
+    }
+    if (ph_opt_set(PH_OPT_ENGINE, "sampling", PH_SRC_API) != 0) {
+        ph_warn("ompt: OMP_TOOL=%s: cannot choose the sampling mechanism: %s",
+                st.omp_tool, ph_last_error());
+        return;
+    }
+    ph_warn("ompt: OMP_TOOL=%s lets the OpenMP runtime start no tool, pagehome's "
+            "included, so it cannot see iterations or threads: sampling mechanism "
+            "only (unset OMP_TOOL to let pagehome see them)", st.omp_tool);
+}
 
 static int tool_initialize(ompt_function_lookup_t lookup,
                            int initial_device_num, ompt_data_t *tool_data)

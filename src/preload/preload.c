@@ -430,6 +430,7 @@ __attribute__((constructor)) static void preload_start(void)
     }
     ph_engine_set_report_extra(report_transparent);
     ph_preload_mpi_env();
+    ph_preload_ompt_env();
     size_t threshold = (size_t)ph_opt_int(PH_OPT_HOT_THRESHOLD);
     register_static(threshold, ph_opt_int(PH_OPT_ENGINE) != 4 /* off */);
     atomic_store_explicit(&ready, 1, memory_order_release);

@@ -50,6 +50,11 @@ void ph_heap_stats(uint64_t *hot_blocks, uint64_t *hot_bytes);
 void ph_heap_stats_more(uint64_t *live_blocks, uint64_t *live_bytes,
                         uint64_t *large_passed, uint64_t *failed);
 
+/* ompt.c: at start-up (before any engine), an OMP_TOOL that lets the
+ * runtime start no tool turns the default mechanism into the sampling
+ * one, with a warning. */
+void ph_preload_ompt_env(void);
+
 /* ompt.c: the "openmp" object of the report (what the tools interface
  * saw; says so when no OpenMP runtime started the tool). */
 struct ph_jw;
