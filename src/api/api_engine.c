@@ -150,15 +150,36 @@ static unsigned long long space_limit_mib(const char **which)
     return mib;
 }
 
+static atomic_int openmp_tool_absent;
+
+void ph_api_openmp_tool_absent(void)
+{
+    atomic_store(&openmp_tool_absent, 1);
+}
+
+/* The simulated machine (the machine that tracks first touches itself)
+ * places a thread by its OpenMP thread number, which only the thread can
+ * ask; the userfaultfd mechanism's service thread relies on the notes
+ * threads leave at their implicit tasks, and without an OpenMP tool
+ * nobody leaves them. */
+static int places_unnoted(void)
+{
+    if (!atomic_load(&openmp_tool_absent))
+        return 0;
+    ph_machine *m = ph_machine_get();
+    return m && ph_os_tracks_touch(m->os);
+}
+
 /* userfaultfd moves 4 KiB pages of private anonymous memory: with 2 MiB
  * pages (THP or hugetlbfs) the mprotect mechanism stays, and so it does
- * under a limit on the address space unless userfaultfd is asked for. */
+ * under a limit on the address space unless userfaultfd is asked for,
+ * and on the simulated machine without an OpenMP tool (places_unnoted). */
 static int uffd_wanted(void)
 {
     const char *mech = ph_opt_str(PH_OPT_SAMPLE_MECHANISM), *which = "";
     return strcmp(mech, "userfaultfd") == 0 ||
            (strcmp(mech, "auto") == 0 && ph_opt_int(PH_OPT_PAGESIZE) == 4096 &&
-            space_limit_mib(&which) == 0);
+            space_limit_mib(&which) == 0 && !places_unnoted());
 }
 
 int ph_api_sampler_protects(void)
@@ -200,6 +221,10 @@ static ph_engine *make_engine(ph_machine *c)
                 "address space to watch (userfaultfd takes as much again as the "
                 "watched arrays)",
                 which, limit_mib);
+    else if (strcmp(ph_opt_str(PH_OPT_SAMPLE_MECHANISM), "auto") == 0 && places_unnoted())
+        ph_info("sampler: no OpenMP tool notes the threads' places, which on the "
+                "simulated machine only the threads themselves can ask: the mprotect "
+                "mechanism (its traps run in the faulting thread)");
     if (uffd_wanted()) {
         so.mechanism = PH_SAMPLER_USERFAULTFD;
         src = ph_sampler_open(c->os, &so);

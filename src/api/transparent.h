@@ -58,6 +58,15 @@ void *ph_api_alloc_hot(size_t bytes, const ph_placement_t *pl);
 __attribute__((visibility("hidden")))
 int ph_api_openmp_started(const void *runtime_addr);
 
+/* No OpenMP tool will run in this process (OMP_TOOL turns tools off, or
+ * the runtime is GNU libgomp): no thread will note its place at its
+ * implicit tasks.  Said before the engine is made; then, on the
+ * simulated machine, whose threads' places only the threads themselves
+ * can ask, the automatic sample mechanism is mprotect (its traps run in
+ * the faulting thread), not userfaultfd (a service thread answers). */
+__attribute__((visibility("hidden")))
+void ph_api_openmp_tool_absent(void);
+
 /* A thread of the program starts (transparent mode's pthread_create):
  * give it an alternate signal stack before it can trap.  Does not make
  * the engine; 0 or -1. */

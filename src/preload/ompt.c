@@ -86,6 +86,7 @@
 #include "config/options.h"
 #include "sample/source.h"
 
+#include <dlfcn.h>
 #include <omp-tools.h>
 #include <pthread.h>
 #include <sched.h>
@@ -820,38 +821,55 @@ static void print_summary(void)
 
 /* ---- start-up ---------------------------------------------------------- */
 
-/* OMP_TOOL as LLVM's libomp reads it (ompt_pre_init): unset, empty or
- * "enabled" (in any case) lets a tool start; "disabled" starts none, and
- * so does any other value (the runtime warns of it).  Then no callback
- * ever comes: no iteration for the iterative, hybrid or replay mechanism,
- * no thread notes.  pagehome respects the setting, and the engine left at
- * its default mechanism samples instead -- the mechanism that needs
- * nothing of the runtime, as under `pagehome run --runtime=gomp`.  A
- * mechanism the user chose is kept, with a warning that it will not act. */
+/* What keeps the OpenMP runtime from starting pagehome's tool, known at
+ * start-up:
+ *  - OMP_TOOL as LLVM's libomp reads it (ompt_pre_init): unset, empty or
+ *    "enabled" (in any case) lets a tool start; "disabled" starts none,
+ *    and so does any other value (the runtime warns of it);
+ *  - GNU libgomp as the program's runtime (GOMP_* without libomp's
+ *    __kmpc_* beside it): it has no tools interface.  `pagehome run`
+ *    runs such a program on libomp, or with --runtime=gomp chooses the
+ *    sampling mechanism itself; this is for a library preloaded by hand.
+ * Then no callback ever comes: no iteration for the iterative, hybrid or
+ * replay mechanism, no thread notes.  pagehome respects the setting, and
+ * the engine left at its default mechanism samples instead -- the
+ * mechanism that needs nothing of the runtime.  A mechanism the user
+ * chose is kept, with a warning that it will not act. */
 void ph_preload_ompt_env(void)
 {
     const char *v = getenv("OMP_TOOL");
-    if (!v || !*v || strcasecmp(v, "enabled") == 0)
+    char why[160];
+    if (v && *v && strcasecmp(v, "enabled") != 0) {
+        snprintf(st.omp_tool, sizeof st.omp_tool, "%s", v);
+        snprintf(why, sizeof why,
+                 "OMP_TOOL=%s lets the OpenMP runtime start no tool, pagehome's included",
+                 st.omp_tool);
+    } else if (dlsym(RTLD_DEFAULT, "GOMP_parallel") &&
+               !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
+        snprintf(why, sizeof why,
+                 "the program's OpenMP runtime is GNU libgomp, which has no tools "
+                 "interface");
+    } else {
         return;
-    snprintf(st.omp_tool, sizeof st.omp_tool, "%s", v);
+    }
+    ph_api_openmp_tool_absent();
     const char *mech = ph_opt_str(PH_OPT_ENGINE);
     if (strcmp(mech, "off") == 0 || strcmp(mech, "sampling") == 0)
         return;
     if (ph_opt_source_of(PH_OPT_ENGINE) != PH_SRC_DEFAULT) {
-        ph_warn("ompt: OMP_TOOL=%s lets the OpenMP runtime start no tool, pagehome's "
-                "included: the %s mechanism, which needs the program's iterations, "
-                "will not act (unset OMP_TOOL, or use the sampling mechanism)",
-                st.omp_tool, mech);
+        ph_warn("ompt: %s: the %s mechanism, which needs the program's iterations, "
+                "will not act (%s, or use the sampling mechanism)",
+                why, mech, st.omp_tool[0] ? "unset OMP_TOOL" : "pagehome run");
         return;
     }
     if (ph_opt_set(PH_OPT_ENGINE, "sampling", PH_SRC_API) != 0) {
-        ph_warn("ompt: OMP_TOOL=%s: cannot choose the sampling mechanism: %s",
-                st.omp_tool, ph_last_error());
+        ph_warn("ompt: %s: cannot choose the sampling mechanism: %s", why,
+                ph_last_error());
         return;
     }
-    ph_warn("ompt: OMP_TOOL=%s lets the OpenMP runtime start no tool, pagehome's "
-            "included, so it cannot see iterations or threads: sampling mechanism "
-            "only (unset OMP_TOOL to let pagehome see them)", st.omp_tool);
+    ph_warn("ompt: %s, so pagehome cannot see iterations or threads: sampling "
+            "mechanism only (%s to let pagehome see them)",
+            why, st.omp_tool[0] ? "unset OMP_TOOL" : "pagehome run runs it on LLVM's libomp");
 }
 
 static int tool_initialize(ompt_function_lookup_t lookup,
