@@ -56,8 +56,10 @@
  * nothing that matters.
  *
  * Limits: PH_SIG_MAX_INSTANCES samplers and PH_SIG_MAX_SLOTS ranges at
- * once (the handler scans the range table linearly, after trying the
- * range the thread hit last); rings hold ring_samples entries rounded up
+ * once (the handler scans the range table linearly up to its high-water
+ * mark, after trying the range the thread hit last; a query's pages,
+ * after the slot or the gap its previous page was found in); rings hold
+ * ring_samples entries rounded up
  * to a power of two (at least 64).
  *
  * Threads and rings: each sampler owns a pool of single-producer rings
