@@ -262,29 +262,39 @@ int ph_sig_protect_span(size_t i, uintptr_t a, size_t len)
     return mprotect((void *)a, len, PROT_NONE);
 }
 
-/* Inside slot s (entered): handle a fault at addr.  1 ours, 0 not. */
-static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node, int tid)
+/* The run of slot s (entered) that holds addr under its current
+ * geometry: its state, and its span [*a, *a + *len).  Async-signal-safe. */
+static atomic_uchar *run_at(ph_sig_slot *s, uintptr_t addr, uintptr_t *a, size_t *len)
 {
-    ph_sig_slot *s = &ph_sig_slots[idx];
     uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
     uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
     size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
     atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
     uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
     size_t r = (size_t)((addr - start) / run_bytes);
+    *a = start + r * run_bytes;
+    *len = (size_t)((*a + run_bytes < end ? *a + run_bytes : end) - *a);
+    return &runs[r];
+}
+
+/* Inside slot s (entered): handle a fault at addr.  1 ours, 0 not. */
+static int fault_in_slot(size_t idx, uint64_t word, uintptr_t addr, int node, int tid)
+{
+    ph_sig_slot *s = &ph_sig_slots[idx];
+    uintptr_t a;
+    size_t len;
+    atomic_uchar *run = run_at(s, addr, &a, &len);
     if (ph_sig_prog_protected(idx, addr & ~(PH_SIG_PAGE_BYTES - 1), PH_SIG_PAGE_BYTES))
         return 0; /* the program's own protection: its fault */
-    unsigned char st = atomic_load_explicit(&runs[r], memory_order_acquire);
+    unsigned char st = atomic_load_explicit(run, memory_order_acquire);
     if (st == PH_RUN_ARMED &&
-        atomic_compare_exchange_strong_explicit(&runs[r], &st, PH_RUN_FIRING,
+        atomic_compare_exchange_strong_explicit(run, &st, PH_RUN_FIRING,
                                                 memory_order_acq_rel,
                                                 memory_order_acquire)) {
-        uintptr_t a = start + r * run_bytes;
-        uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
         int kept = record(idx, PH_SIG_GEN(word), addr & ~(PH_SIG_PAGE_BYTES - 1),
-                          a, b - a, node, tid);
-        int ok = open_run(idx, s, a, b - a) == 0;
-        atomic_store_explicit(&runs[r], kept ? PH_RUN_IDLE : PH_RUN_SUSPENDED,
+                          a, len, node, tid);
+        int ok = open_run(idx, s, a, len) == 0;
+        atomic_store_explicit(run, kept ? PH_RUN_IDLE : PH_RUN_SUSPENDED,
                               memory_order_release);
         tl_idle_retry.addr = 0;
         return ok;
@@ -610,15 +620,10 @@ static int open_page(uintptr_t addr, page_hint *h)
     /* entered: its run states stay allocated until we leave, also while
      * the range is being removed (its runs are being lifted) */
     if (PH_SIG_GEN(w2) == PH_SIG_GEN(w) && PH_SIG_STATE(w2) != PH_SIG_FREE) {
-        uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
-        uintptr_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
-        size_t run_pages = atomic_load_explicit(&s->run_pages, memory_order_acquire);
-        atomic_uchar *runs = atomic_load_explicit(&s->runs, memory_order_acquire);
-        uintptr_t run_bytes = (uintptr_t)run_pages * PH_SIG_PAGE_BYTES;
-        size_t r = (size_t)((addr - start) / run_bytes);
-        uintptr_t a = start + r * run_bytes;
-        uintptr_t b = a + run_bytes < end ? a + run_bytes : end;
-        res = open_settled(i, s, &runs[r], a, b - a);
+        uintptr_t a;
+        size_t len;
+        atomic_uchar *run = run_at(s, addr, &a, &len);
+        res = open_settled(i, s, run, a, len);
     }
     atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_release);
     return res;

@@ -170,11 +170,13 @@ static void prog_noperiod(void)
 }
 
 static long slow_ms = 10;
-#define SLOW_REGION(k)                                                      \
+/* A parallel region whose worksharing loop is FOR's, then PH_SLOW_MS of
+ * sleep on the primary thread. */
+#define SLOW_BODY(k, FOR)                                                   \
     do {                                                                    \
         _Pragma("omp parallel")                                             \
         {                                                                   \
-            _Pragma("omp for schedule(static)")                             \
+            FOR                                                             \
             for (int i = 0; i < N; i++)                                     \
                 a[i] += (uint64_t)(k);                                      \
             _Pragma("omp master")                                           \
@@ -185,6 +187,7 @@ static long slow_ms = 10;
             }                                                               \
         }                                                                   \
     } while (0);
+#define SLOW_REGION(k) SLOW_BODY(k, _Pragma("omp for schedule(static)"))
 
 static void prog_slowsteps(void)
 {
@@ -200,21 +203,7 @@ static void prog_slowsteps(void)
 /* A slow region without a barrier of its own (nowait): one region and one
  * (end) barrier a region, so 62 of them stay under the detectors' count
  * fallback (OMPT_DECIDE_IDS, 64) while they outlast four waits. */
-#define SLOW_DISTINCT(k)                                                    \
-    do {                                                                    \
-        _Pragma("omp parallel")                                             \
-        {                                                                   \
-            _Pragma("omp for schedule(static) nowait")                      \
-            for (int i = 0; i < N; i++)                                     \
-                a[i] += (uint64_t)(k);                                      \
-            _Pragma("omp master")                                           \
-            {                                                               \
-                struct timespec ts_ = {0, slow_ms * 1000000L};              \
-                while (nanosleep(&ts_, &ts_) != 0 && errno == EINTR)        \
-                    ;                                                       \
-            }                                                               \
-        }                                                                   \
-    } while (0);
+#define SLOW_DISTINCT(k) SLOW_BODY(k, _Pragma("omp for schedule(static) nowait"))
 #define SD10(k)                                                             \
     SLOW_DISTINCT(k) SLOW_DISTINCT(k + 1) SLOW_DISTINCT(k + 2)              \
     SLOW_DISTINCT(k + 3) SLOW_DISTINCT(k + 4) SLOW_DISTINCT(k + 5)          \

@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include "pagehome.h"
+#include "sample/sigsegv.h" /* PH_SIG_MAX_SLOTS: the sampler's room */
 
 #include <errno.h>
 #include <stdio.h>
@@ -67,7 +68,7 @@ int main(void)
     CHECK(strstr(ph_last_error(), "no whole 4 KiB page") != NULL);
     /* more areas than the sampler has ranges for: refused, and the
      * message names the area refused */
-    enum { MANY = 1100 };
+    enum { MANY = PH_SIG_MAX_SLOTS + 100 };
     char *many = mmap(NULL, (size_t)MANY * 4096, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(many != MAP_FAILED);
