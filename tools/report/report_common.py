@@ -444,6 +444,7 @@ INVOCATION = Obj(dict({
     "sampler_ns")}), rest=Scalar())
 OPENMP = Obj({
     "runtime_seen": Bool(), "runtime_linked": Str(nullable=True), "note": Str(),
+    "omp_tool": Str(nullable=True),
     "runtime": Str(nullable=True), "regions": Count(),
     "threads": Int(0, MAX_THREADS), "iteration": Scalar(), "period": Count(),
     "iteration_boundaries": Count(), "early_boundary": Bool(),
