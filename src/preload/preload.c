@@ -429,8 +429,9 @@ __attribute__((constructor)) static void preload_start(void)
         return;
     }
     ph_engine_set_report_extra(report_transparent);
-    ph_preload_mpi_env();
+    /* first: it may change the sample mechanism mpi_env asks about */
     ph_preload_ompt_env();
+    ph_preload_mpi_env();
     size_t threshold = (size_t)ph_opt_int(PH_OPT_HOT_THRESHOLD);
     register_static(threshold, ph_opt_int(PH_OPT_ENGINE) != 4 /* off */);
     atomic_store_explicit(&ready, 1, memory_order_release);
