@@ -732,6 +732,9 @@ static void run_iterative(ph_engine *e)
                 "the iterative mechanism stops until a thread migrates",
                 e->iteration, e->quiet,
                 (unsigned long long)e->quiet_samples);
+        for (size_t a = 0; a < e->nhots; a++)
+            if (!e->hots[a]->cold)
+                ph_engine_huge_remap(e->hots[a]);
     }
     end_hybrid_part(e);
     if (e->active && iterative_now(e))
@@ -757,6 +760,7 @@ static void serve(ph_engine *e, unsigned iterations)
         ph_engine_drain(e);
         ph_engine_close(e);
     }
+    ph_engine_huge_remap_some(e, PH_REMAP_UNITS);
 }
 
 int ph_engine_iteration_end(ph_engine *e)
@@ -788,6 +792,7 @@ static void tick_locked(ph_engine *e)
     ns += ph_engine_close(e);
     adapt_budget(e);
     ph_engine_invoke(e, PH_INV_SAMPLING, e->cfg.sample_max_moves, ns);
+    ph_engine_huge_remap_some(e, PH_REMAP_UNITS);
     ph_engine_arm(e);
 }
 

@@ -96,6 +96,9 @@ typedef enum ph_first_sweep {
 /* The fewest pages an adapted interval watches; beyond, the engine
  * pauses between intervals instead (arm_after_ns). */
 #define PH_BUDGET_FLOOR_PAGES 64
+/* 2 MiB units mapped whole again per serve of the manager, at most
+ * (huge.c; a collapse that copies takes 0.1-0.2 ms) */
+#define PH_REMAP_UNITS 32
 /* The longest pause between intervals, ns. */
 #define PH_BUDGET_MAX_PAUSE_NS 10000000000ull
 /* The sampling budget is a bucket of sampling time: it fills at
@@ -214,6 +217,8 @@ struct ph_engine {
     double remaining;        /* intervals expected to be left, set at
                                 each invocation */
     uint64_t looks;          /* early looks (early.c) */
+    uint64_t huge_remapped;  /* 2 MiB units mapped whole again when the
+                                engine stopped watching them (huge.c) */
 
     /* memory-manager thread */
     pthread_t mgr;
@@ -297,6 +302,17 @@ int ph_engine_huge_passive(const ph_hot *h, size_t u);
 void ph_engine_huge_moves(ph_engine *e, ph_hot *h, ph_huge_moves *mv,
                           ph_invocation *inv);
 void ph_huge_moves_free(ph_huge_moves *mv);
+/* huge.c: the engine watches area h no more (it went cold, or the
+ * iterative mechanism stopped): its units that are one 2 MiB page, and
+ * those of 4 KiB pages all on one node that khugepaged would collapse by
+ * itself, are to be mapped whole again (ph_os_huge_split, split = 0):
+ * the sampler's watch made the kernel map them with 4 KiB entries, or
+ * split them.  The work is done by ph_engine_huge_remap_some. */
+void ph_engine_huge_remap(ph_hot *h);
+/* huge.c: the remaps under way, at most max_units units (a collapse
+ * copies up to 2 MiB with the engine lock held); an area watched again
+ * meanwhile is dropped.  Returns the units the OS took. */
+size_t ph_engine_huge_remap_some(ph_engine *e, size_t max_units);
 
 /* engine.c: drain the source into the areas (or into the phase buffer
  * while recording).  Returns the time spent, ns. */

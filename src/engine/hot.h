@@ -110,6 +110,11 @@ typedef struct ph_hot {
     size_t unit_first, nunits;
     uint8_t *unit_state;        /* ph_unit_state */
     uint8_t *unit_streak;
+    uint64_t huge_remapped;     /* units mapped whole again (huge.c) */
+    /* a remap under way (huge.c: a few units per serve of the manager) */
+    int remap_pending;
+    size_t remap_next, remap_done, remap_failed;
+    char remap_why[160];        /* the OS's first refusal */
     long hist;                  /* its record in the engine's history, -1 */
     ph_hot_stats st;
 } ph_hot;

@@ -26,16 +26,35 @@
  *          huge_collapse_after invocations in a row, the OS collapses it
  *          back into a 2 MiB page (fewer TLB misses, nothing to lose).
  *
+ * Watching a 4 KiB subpage with mprotect makes the kernel map the whole
+ * huge page with 4 KiB entries, and it stays so after the watch is
+ * lifted: the page is still one 2 MiB page (it moves whole) but the TLB
+ * gain is gone until khugepaged, which scans slowly, maps it whole again.  So when the engine stops watching an area
+ * for good -- it went cold, or the iterative mechanism stopped -- its
+ * units that are one huge page are mapped whole again at once
+ * (ph_engine_huge_remap: the OS's collapse, which keeps a huge page that
+ * is still mapped whole as it is; huge_remapped), PH_REMAP_UNITS units per
+ * serve of the manager, since a collapse may copy 2 MiB with the engine
+ * lock held.  The userfaultfd
+ * mechanism's UFFDIO_MOVE goes further and splits the huge page itself
+ * into 4 KiB pages, which the engine then finds SMALL: such a unit is
+ * collapsed too when khugepaged would collapse it by itself (the
+ * mapping has THP on) and all its pages are on one node, so the collapse
+ * changes no home.  A collapsed unit is looked at again when next
+ * sampled.
+ *
  * Counts are not copied: the decision sums the subpages' current counts
  * where they lie (ph_crit_huge_sum).  invoke.c calls ph_engine_huge_unit
  * for each unit as its scan reaches it, and ph_engine_huge_moves once
- * the area's scan is done (the moves go to the mover in one batch).  Statistics: huge_migrated, huge_split, huge_collapsed.
+ * the area's scan is done (the moves go to the mover in one batch).
+ * Statistics: huge_migrated, huge_split, huge_collapsed, huge_remapped.
  * Runs with the engine lock held.
  */
 #include "engine/engine_int.h"
 
 #include "base/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,4 +295,83 @@ void ph_engine_huge_moves(ph_engine *e, ph_hot *h, ph_huge_moves *mv,
     inv->huge_migrated += moved;
     inv->migrated += moved;
     inv->bytes_moved += moved * (uint64_t)UNIT_PAGES * 4096;
+}
+
+/* A unit of 4 KiB pages that the kernel would collapse by itself, sooner
+ * or later: all 512 resident on one node (a collapse then changes no
+ * home), in a mapping with THP on (eligible: asked once per area). */
+static int collapsible(ph_engine *e, ph_hot *h, size_t u, int *eligible)
+{
+    if (*eligible < 0)
+        *eligible = ph_os_huge_eligible(e->os, (void *)unit_addr(h, 0),
+                                        h->nunits * UNIT_PAGES * 4096) == 1;
+    if (!*eligible)
+        return 0;
+    void *pages[UNIT_PAGES];
+    int homes[UNIT_PAGES];
+    for (size_t k = 0; k < UNIT_PAGES; k++)
+        pages[k] = (void *)(unit_addr(h, u) + k * 4096);
+    return ph_engine_query(e, UNIT_PAGES, pages, homes) == 0 &&
+           ph_crit_one_node(homes, UNIT_PAGES) >= 0;
+}
+
+void ph_engine_huge_remap(ph_hot *h)
+{
+    h->remap_next = 0;
+    h->remap_done = 0;
+    h->remap_failed = 0;
+    h->remap_pending = h->nunits > 0;
+}
+
+/* Unit u of h mapped whole again when it should be: 1 done, 0 not due,
+ * -1 the OS refused (message kept in why for the first one). */
+static int remap_unit(ph_engine *e, ph_hot *h, size_t u, int *eligible)
+{
+    /* a unit never looked at may have been watched all the same */
+    if (h->unit_state[u] == PH_UNIT_UNKNOWN)
+        look(e, h, u);
+    if (h->unit_state[u] == PH_UNIT_SPLIT ||
+        (h->unit_state[u] == PH_UNIT_SMALL && !collapsible(e, h, u, eligible)))
+        return 0;
+    if (ph_os_huge_split(e->os, (void *)unit_addr(h, u), UNIT_PAGES * 4096, 0) != 0)
+        return -1;
+    /* looked at again when next sampled: a watch may split it */
+    h->unit_state[u] = PH_UNIT_UNKNOWN;
+    return 1;
+}
+
+size_t ph_engine_huge_remap_some(ph_engine *e, size_t max_units)
+{
+    size_t done = 0, left = max_units;
+    for (size_t a = 0; a < e->nhots && left; a++) {
+        ph_hot *h = e->hots[a];
+        if (!h->remap_pending || e->recording >= 0)
+            continue;
+        if (!h->cold && e->active) {
+            /* watched again meanwhile: the next stop starts over */
+            h->remap_pending = 0;
+            continue;
+        }
+        int eligible = -1;
+        for (; h->remap_next < h->nunits && left; h->remap_next++, left--) {
+            int r = remap_unit(e, h, h->remap_next, &eligible);
+            if (r > 0) {
+                h->remap_done++;
+                done++;
+            } else if (r < 0 && h->remap_failed++ == 0) {
+                snprintf(h->remap_why, sizeof h->remap_why, "%s", ph_error_message());
+            }
+        }
+        if (h->remap_next < h->nunits)
+            continue;
+        h->remap_pending = 0;
+        h->huge_remapped += h->remap_done;
+        e->huge_remapped += h->remap_done;
+        if (h->remap_done || h->remap_failed)
+            ph_info("engine: \"%s\" is watched no more: %zu 2 MiB page(s) mapped "
+                    "whole again%s%.0zu%s%s", h->name, h->remap_done,
+                    h->remap_failed ? ", not " : "", h->remap_failed,
+                    h->remap_failed ? ": " : "", h->remap_failed ? h->remap_why : "");
+    }
+    return done;
 }

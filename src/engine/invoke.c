@@ -1064,6 +1064,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
                                       h->npages * 4096) == 0)
             h->watched = 0;
         ph_info("engine: hot area \"%s\" is cold", h->name);
+        ph_engine_huge_remap(h);
     }
     inv.factor = h->factor;
     inv.remote_ns = metric;

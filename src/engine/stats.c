@@ -177,6 +177,7 @@ static void write_area(ph_jw *w, const ph_area_rec *r, const ph_hot *h)
         KD(w, "factor", h->factor);
         ph_jw_key(w, "cold");
         ph_jw_bool(w, h->cold);
+        KU(w, "huge_remapped", h->huge_remapped);
     }
     KU(w, "invocations", s->invocations);
     KU_OUTCOME(w, s);
@@ -314,6 +315,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "huge_migrated", t.huge_migrated);
     KU(&w, "huge_split", t.huge_split);
     KU(&w, "huge_collapsed", t.huge_collapsed);
+    KU(&w, "huge_remapped", e->huge_remapped);
     KU(&w, "engine_ns", t.engine_ns);
     KU(&w, "move_ns", t.move_ns);
     KU(&w, "sampler_ns", t.sampler_ns);

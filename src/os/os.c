@@ -364,6 +364,19 @@ int ph_os_huge_split(ph_os *os, void *addr, size_t len, int split)
     return os->ops->huge_split(os, addr, len, split != 0);
 }
 
+int ph_os_huge_eligible(ph_os *os, void *addr, size_t len)
+{
+    if (!os)
+        return no_os("huge_eligible");
+    uintptr_t a = 0;
+    size_t l = 0;
+    if (whole_pages("huge_eligible", addr, len, &a, &l) != 0)
+        return -1;
+    if (l == 0)
+        return 0;
+    return os->ops->huge_eligible(os, (void *)a, l);
+}
+
 int ph_os_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out)
 {
     if (!os)

@@ -194,6 +194,14 @@ typedef struct ph_os_ops {
      * >= 6.1; older kernels: -1/EOPNOTSUPP, khugepaged may still collapse
      * later).  Units that are not resident are left alone. */
     int (*huge_split)(ph_os *os, void *addr, size_t len, int split);
+    /* 1 when the kernel, left to itself, would back [addr, addr+len) with
+     * 2 MiB pages (THP on for all of it: `always`, or `madvise` with
+     * MADV_HUGEPAGE, and not turned off with MADV_NOHUGEPAGE; khugepaged
+     * may collapse its 4 KiB pages), 0 when not for some part of it or a
+     * part is not mapped.  Linux: the THPeligible line of
+     * /proc/self/smaps, for every mapping in the range.  The simulator
+     * has no khugepaged (its pages are 2 MiB only where mapped so): 0. */
+    int (*huge_eligible)(ph_os *os, void *addr, size_t len);
     /* A hugetlbfs pool of page_bytes pages (2 MiB or 1 GiB) on `node`, or
      * of the whole machine (node -1). */
     int (*huge_pool)(ph_os *os, int node, size_t page_bytes, struct ph_os_pool *out);
@@ -260,6 +268,8 @@ int ph_os_unmap(ph_os *os, void *addr, size_t len);
 int ph_os_advise_huge(ph_os *os, void *addr, size_t len, int on);
 int ph_os_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge);
 int ph_os_huge_split(ph_os *os, void *addr, size_t len, int split);
+/* 1, 0 (also for len 0), or -1 when it cannot be told. */
+int ph_os_huge_eligible(ph_os *os, void *addr, size_t len);
 int ph_os_huge_pool(ph_os *os, int node, size_t page_bytes, ph_os_pool *out);
 /* Async-signal-safe (no checks beyond os itself, errno untouched). */
 int ph_os_current_cpu(ph_os *os);

@@ -206,6 +206,12 @@ static int fy_huge_split(ph_os *os, void *addr, size_t len, int split)
     return f->inner->ops->huge_split(f->inner, addr, len, split);
 }
 
+static int fy_huge_eligible(ph_os *os, void *addr, size_t len)
+{
+    faulty_state *f = os->impl;
+    return f->inner->ops->huge_eligible(f->inner, addr, len);
+}
+
 static int fy_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
 {
     faulty_state *f = os->impl;
@@ -308,6 +314,7 @@ static const ph_os_ops faulty_ops = {
     .unmap = fy_unmap,
     .advise_huge = fy_advise_huge,
     .huge_state = fy_huge_state,
+    .huge_eligible = fy_huge_eligible,
     .huge_split = fy_huge_split,
     .huge_pool = fy_huge_pool,
     .current_cpu = fy_current_cpu,

@@ -855,6 +855,47 @@ static int huge_smaps(uintptr_t a, size_t n, uint8_t *huge)
     return 0;
 }
 
+/* ---- huge_eligible ---------------------------------------------------- */
+
+/* Every mapping of [addr, addr+len) must say "THPeligible: 1" (Linux >=
+ * 5.0) and the mappings must leave no hole.  smaps lists them in address
+ * order. */
+static int lx_huge_eligible(ph_os *os, void *addr, size_t len)
+{
+    (void)os;
+    uintptr_t a = (uintptr_t)addr, end = a + len, covered = a;
+    FILE *f = ph_own_fd_fopen("/proc/self/smaps", "r");
+    if (!f) {
+        int e = errno;
+        return ph_fail(e, "huge_eligible: /proc/self/smaps: %s", strerror(e));
+    }
+    char line[512];
+    int in_range = 0, ok = 1;
+    while (ok && fgets(line, sizeof line, f)) {
+        unsigned long long s, e;
+        if (sscanf(line, "%llx-%llx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            if (in_range) {
+                ok = 0; /* the one before said nothing */
+                break;
+            }
+            if (covered >= end)
+                break; /* past the range */
+            in_range = e > a && s < end;
+            if (in_range) {
+                ok = s <= covered;
+                covered = (uintptr_t)e;
+            }
+            continue;
+        }
+        if (in_range && strncmp(line, "THPeligible:", 12) == 0) {
+            ok = strtol(line + 12, NULL, 10) == 1;
+            in_range = 0;
+        }
+    }
+    ph_own_fd_fclose(f);
+    return ok && !in_range && covered >= end;
+}
+
 static int lx_huge_state(ph_os *os, void *addr, size_t n, uint8_t *huge)
 {
     (void)os;
@@ -1005,6 +1046,7 @@ static const ph_os_ops linux_ops = {
     .advise_huge = lx_advise_huge,
     .huge_state = lx_huge_state,
     .huge_split = lx_huge_split,
+    .huge_eligible = lx_huge_eligible,
     .huge_pool = lx_huge_pool,
     .current_cpu = lx_current_cpu,
     .current_node = lx_current_node,

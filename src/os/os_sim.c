@@ -106,6 +106,9 @@ typedef int (*sim_omp_fn)(void);
 static _Atomic(sim_omp_fn) sim_omp_thread_num, sim_omp_num_threads;
 
 #define SIM_UNIT_PAGES ((size_t)(PH_PAGE_2M / PH_PAGE_4K))
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux >= 6.1 */
+#endif
 
 typedef struct sim_range {
     uintptr_t start, end;   /* 4 KiB aligned; 2 MiB aligned when huge */
@@ -1242,7 +1245,10 @@ static sim_range *carve(sim_state *s, uintptr_t a, uintptr_t b, size_t page_byte
 }
 
 /* The real madvise (as on Linux), and the recorded page size of each
- * resident unit; a collapsed unit is homed where most of its pages were. */
+ * resident unit; a collapsed unit is homed where most of its pages were.
+ * A collapse also asks the real kernel to map the memory whole again
+ * where it can (MADV_COLLAPSE; its failure is not the model's: the
+ * memory the simulated machine runs on need not be huge at all). */
 static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
 {
     sim_state *s = os->impl;
@@ -1250,6 +1256,11 @@ static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
     if (madvise(addr, len, split ? MADV_NOHUGEPAGE : MADV_HUGEPAGE) != 0) {
         int e = errno;
         return ph_fail(e, "huge_split: madvise failed: %s", strerror(e));
+    }
+    if (!split) {
+        int e = errno;
+        (void)madvise(addr, len, MADV_COLLAPSE);
+        errno = e;
     }
     pthread_mutex_lock(&s->lock);
     int rc = 0;
@@ -1275,6 +1286,12 @@ static int sim_huge_split(ph_os *os, void *addr, size_t len, int split)
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+static int sim_huge_eligible(ph_os *os, void *addr, size_t len)
+{
+    (void)os, (void)addr, (void)len;
+    return 0;
 }
 
 /* ---- probe / close ---------------------------------------------------------- */
@@ -1386,6 +1403,7 @@ static const ph_os_ops sim_ops = {
     .advise_huge = sim_advise_huge,
     .huge_state = sim_huge_state,
     .huge_split = sim_huge_split,
+    .huge_eligible = sim_huge_eligible,
     .huge_pool = sim_huge_pool,
     .current_cpu = sim_current_cpu,
     .current_node = sim_current_node,

@@ -24,6 +24,7 @@
 #include "base/error.h"
 #include "config/options.h"
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "move/mover.h"
 #include "os/os.h"
 #include "criteria/criteria.h"
@@ -112,7 +113,8 @@ typedef struct rig {
  * and node_full_backoff_ms. */
 static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
 
-static void rig_open(rig *r, double split_share, unsigned collapse_after)
+static void rig_open(rig *r, double split_share, unsigned collapse_after,
+                     unsigned stable_after)
 {
     memset(r, 0, sizeof *r);
     r->os = ph_os_sim_open(topo);
@@ -121,7 +123,7 @@ static void rig_open(rig *r, double split_share, unsigned collapse_after)
     CHECK(r->os && r->mover && r->mem);
     CHECK_EQ(ph_os_populate_on(r->os, r->mem, NPAGES * PG, topo->nodes[0].id), 0);
     ph_engine_cfg c = rig_engine_cfg();
-    c.stable_after = 0;
+    c.stable_after = stable_after;
     c.cold_after = 0;
     c.optimistic = 1;
     c.huge_split_share = split_share;
@@ -181,7 +183,7 @@ static ph_engine_totals run(rig *r, int iterations)
 static void test_whole_units_move_whole(void)
 {
     rig r;
-    rig_open(&r, 0.25, 3);
+    rig_open(&r, 0.25, 3, 0);
     static int home[NPAGES];
     CHECK_EQ(survey(&r, home), UNITS);
     for (int p = 0; p < NPAGES; p++)
@@ -199,7 +201,7 @@ static void test_whole_units_move_whole(void)
 static void test_shared_units_split_then_collapse(void)
 {
     rig r;
-    rig_open(&r, 0.25, 2);
+    rig_open(&r, 0.25, 2, 0);
     static int home[NPAGES];
     /* halves of each unit belong to two nodes: 2 MiB false sharing */
     for (int p = 0; p < NPAGES; p++)
@@ -230,7 +232,7 @@ static void test_shared_units_split_then_collapse(void)
 static void test_no_split_when_off(void)
 {
     rig r;
-    rig_open(&r, 0.0, 0);
+    rig_open(&r, 0.0, 0, 0);
     static int home[NPAGES];
     /* unit 0: 3/4 of its pages used by node 2, 1/4 by node 1 */
     for (int p = 0; p < NPAGES; p++)
@@ -241,6 +243,32 @@ static void test_no_split_when_off(void)
     CHECK_EQ(home[0], 2);
     CHECK_EQ(home[UNIT - 1], 2);
     CHECK_EQ(t.huge_migrated, 1u);
+    rig_close(&r);
+}
+
+/* Once the placement is stable the engine watches the area no more, and
+ * its 2 MiB pages, which the watch left mapped with 4 KiB entries on a
+ * real kernel, are mapped whole again: every unit, moved or not. */
+static void test_stable_units_mapped_whole(void)
+{
+    rig r;
+    rig_open(&r, 0.25, 3, 2);
+    static int home[NPAGES];
+    for (int p = 0; p < NPAGES; p++)
+        r.own.owner[p] = p / UNIT;
+    ph_engine_totals t = run(&r, 2);
+    CHECK_EQ(t.huge_migrated, 3u);
+    CHECK(t.active);
+    CHECK_EQ(r.e->huge_remapped, 0u);
+    t = run(&r, 8);
+    CHECK(!t.active);
+    CHECK_EQ(t.huge_migrated, 3u);
+    CHECK_EQ(r.e->huge_remapped, (uint64_t)UNITS);
+    CHECK_EQ(survey(&r, home), UNITS);
+    CHECK_EQ(on_owner(&r, home), NPAGES);
+    /* stopped: later iterations map nothing again */
+    run(&r, 3);
+    CHECK_EQ(r.e->huge_remapped, (uint64_t)UNITS);
     rig_close(&r);
 }
 
@@ -256,6 +284,7 @@ int main(void)
     test_whole_units_move_whole();
     test_shared_units_split_then_collapse();
     test_no_split_when_off();
+    test_stable_units_mapped_whole();
     ph_topo_free(topo);
     return check_summary("test_huge_engine");
 }

@@ -268,6 +268,9 @@ static void suite(ph_os *os, const char *label)
     memset(hs, 7, sizeof hs);
     CHECK_EQ(ph_os_huge_state(os, gap, 4, hs), 0); /* holes: 0 */
     CHECK(hs[0] == 0 && hs[3] == 0);
+    /* THP eligibility: never for a range with a hole, or of length 0 */
+    CHECK_EQ(ph_os_huge_eligible(os, gap, 4 * PG), 0);
+    CHECK_EQ(ph_os_huge_eligible(os, a, 0), 0);
 
     /* map arguments */
     CHECK(ph_os_map(os, 0, PG, 0) == NULL);
@@ -492,6 +495,13 @@ static void bad_arguments(ph_os *os, const char *label)
 
 static void sim_only(ph_os *os)
 {
+    /* no khugepaged: a 4 KiB range is never made huge by the machine */
+    {
+        char *t = ph_os_map(os, 2 * PH_PAGE_2M, PH_PAGE_2M, PH_MAP_HUGE_THP);
+        CHECK(t != NULL);
+        CHECK_EQ(ph_os_huge_eligible(os, t, 2 * PH_PAGE_2M), 0);
+        CHECK_EQ(ph_os_unmap(os, t, 2 * PH_PAGE_2M), 0);
+    }
     const ph_topology *t = os->topo;
     printf("-- simulator: capacity, counters, costs, threads, huge pages\n");
     CHECK_STR(ph_os_name(os), "sim");
@@ -760,7 +770,23 @@ static void linux_only(ph_os *os)
     CHECK(covers);
     for (int k = 0; k < 4; k++)
         free(m[k]);
+    /* THP eligibility, as khugepaged sees it: a THP mapping is unless THP
+     * is off here, a mapping with THP turned off never is, nor a range
+     * that runs into a hole */
+    char thp[128] = "";
+    int thp_on = ph_read_text("/sys/kernel/mm/transparent_hugepage/enabled", thp,
+                              sizeof thp) > 0 && !strstr(thp, "[never]");
+    CHECK_EQ(ph_os_huge_eligible(os, h, 4 * PH_PAGE_2M), thp_on);
+    CHECK_EQ(ph_os_huge_eligible(os, h + PG, 2 * PG), thp_on);
+    CHECK_EQ(munmap(h + 2 * PH_PAGE_2M, PH_PAGE_2M), 0);
+    CHECK_EQ(ph_os_huge_eligible(os, h, 2 * PH_PAGE_2M), thp_on);
+    CHECK_EQ(ph_os_huge_eligible(os, h, 4 * PH_PAGE_2M), 0);
     CHECK_EQ(ph_os_unmap(os, h, 4 * PH_PAGE_2M), 0);
+    char *nt = ph_os_map(os, 2 * PH_PAGE_2M, PH_PAGE_2M, PH_MAP_NO_THP);
+    CHECK(nt != NULL);
+    memset(nt, 1, 2 * PH_PAGE_2M);
+    CHECK_EQ(ph_os_huge_eligible(os, nt, 2 * PH_PAGE_2M), 0);
+    CHECK_EQ(ph_os_unmap(os, nt, 2 * PH_PAGE_2M), 0);
 
     /* hugetlbfs: an empty pool fails at map time with a message */
     char buf[64] = "";
