@@ -4,6 +4,8 @@
 # under pagehome the share of its pages on their owner's node (the program
 # measures it and prints "... N% on their owner's node" to stderr) must
 # reach MIN_LOCAL percent.  POSIX sh: it also runs inside the NUMA guest.
+# The run writes the engine's statistics; when the share falls short, the
+# report's text (per-iteration table) says what the engine did.
 ph=${1:?usage: check_run.sh PAGEHOME PROGRAM MIN_LOCAL [ARGS...]}
 prog=${2:?}
 min=${3:?}
@@ -17,14 +19,34 @@ bad() { fail=$((fail + 1)); echo "check_run: FAILED: $*"; }
 
 "$prog" "$@" > "$tmp/plain.out" 2> "$tmp/plain.err"
 rc_plain=$?
-"$ph" run -- "$prog" "$@" > "$tmp/ph.out" 2> "$tmp/ph.err"
-rc_ph=$?
 sed 's|^|  plain:         |' "$tmp/plain.err"
-sed 's|^|  pagehome run:  |' "$tmp/ph.err"
-[ "$rc_plain" -eq "$rc_ph" ] && ok || bad "exit status $rc_ph under pagehome, $rc_plain plain"
-cmp -s "$tmp/plain.out" "$tmp/ph.out" && ok || bad "stdout differs under pagehome"
-share=$(sed -n 's/.* \([0-9.]*\)% on their owner.s node.*/\1/p' "$tmp/ph.err" | tail -1)
-if [ -n "$share" ] && [ "$(echo "$share" | cut -d. -f1)" -ge "$min" ]; then ok; else
-    bad "local share ${share:-?}% under pagehome, want >= $min%"; fi
+# CHECK_RUN_TRIES=N (default 1): a share that falls short is measured again
+# in a new run, up to N runs in all (the NUMA guest's checks: how far the
+# engine gets within a short program depends on how a loaded host
+# schedules the guest).  Each run's exit status and stdout must match.
+tries=${CHECK_RUN_TRIES:-1}
+try=1
+while :; do
+    "$ph" run --report "$tmp/run.json" -- "$prog" "$@" > "$tmp/ph.out" 2> "$tmp/ph.err"
+    rc_ph=$?
+    sed 's|^|  pagehome run:  |' "$tmp/ph.err"
+    [ "$rc_plain" -eq "$rc_ph" ] && ok || bad "exit status $rc_ph under pagehome, $rc_plain plain"
+    cmp -s "$tmp/plain.out" "$tmp/ph.out" && ok || bad "stdout differs under pagehome"
+    share=$(sed -n 's/.* \([0-9.]*\)% on their owner.s node.*/\1/p' "$tmp/ph.err" | tail -1)
+    if [ -n "$share" ] && [ "$(echo "$share" | cut -d. -f1)" -ge "$min" ]; then
+        ok
+        break
+    fi
+    if [ "$try" -ge "$tries" ] || [ "$fail" -gt 0 ]; then
+        bad "local share ${share:-?}% under pagehome, want >= $min%"
+        "$ph" report --text-only "$tmp/run.json" 2>&1 | sed 's|^|  report:        |'
+        break
+    fi
+    echo "check_run: local share ${share:-?}% under pagehome, want >= $min%:" \
+        "run again (run $((try + 1)) of $tries); the engine's report of this run:"
+    "$ph" report --text-only "$tmp/run.json" 2>&1 | sed 's|^|  report:        |'
+    try=$((try + 1))
+done
+[ "$try" -gt 1 ] && echo "check_run: the share was measured in $try runs"
 echo "check_run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
