@@ -316,6 +316,16 @@ PH_API int ph_area_unregister(ph_hotarea_t *area)
     return ph_engine_unregister(e, area);
 }
 
+int ph_api_area_idle(ph_hotarea_t *area, int idle)
+{
+    ph_engine *e = engine("area idle");
+    if (!e)
+        return -1;
+    if (!area)
+        return ph_fail(EINVAL, "area idle: NULL area");
+    return ph_engine_area_idle(e, area, idle != 0);
+}
+
 PH_API int ph_iteration_end(void)
 {
     ph_engine *e = engine("ph_iteration_end");

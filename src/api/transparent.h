@@ -19,6 +19,13 @@
 __attribute__((visibility("hidden")))
 int ph_api_engine_switch(const char *mechanism);
 
+/* A hot area's memory goes out of use (idle 1: transparent mode keeps a
+ * freed block for the next request of its size) or into use again (0):
+ * ph_engine_area_idle.  0, or -1: EINVAL (NULL area, no engine), ENOENT,
+ * or the sampler's error. */
+__attribute__((visibility("hidden")))
+int ph_api_area_idle(ph_hotarea_t *area, int idle);
+
 /* The engine's totals, unless it is busy (a migration in progress) or
  * there is no engine: then -1 at once, without waiting (the progress
  * line of the transparent mode). */

@@ -165,6 +165,12 @@ void ph_engine_free(ph_engine *e);
 ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
                            const char *name);
 int ph_engine_unregister(ph_engine *e, ph_hot *h);
+/* The area's memory goes out of use (idle 1: a freed block kept for
+ * reuse) or into use again (0).  Idle, it leaves the source (no traps,
+ * no arms, samples taken in it dropped) and is none of the engine's
+ * evidence; in use again, it is as newly registered.  ENOENT for an area
+ * that is not registered; -1 when the source refused the range. */
+int ph_engine_area_idle(ph_engine *e, ph_hot *h, int idle);
 /* The area containing addr (NULL if none).  Lock-free readers must not
  * keep the pointer past an unregister. */
 ph_hot *ph_engine_find(ph_engine *e, const void *addr);

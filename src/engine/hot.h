@@ -104,7 +104,15 @@ typedef struct ph_hot {
                                    candidate (or registration) */
     int cold;
     int watched;                /* its range is in the source (not while
-                                   cold: a cold area costs no traps) */
+                                   cold or idle: such an area costs no
+                                   traps) */
+    int idle;                   /* its memory is not in use: a freed block
+                                   kept for reuse (ph_engine_area_idle) */
+    int fresh;                  /* registered (or in use again) since the
+                                   last iteration end: engine.c,
+                                   adopt_fresh */
+    uint64_t fresh_ns;          /* when */
+    uint64_t fresh_swept;       /* the source's swept pages then */
     /* 2 MiB units: the 2 MiB-aligned 512-page ranges wholly inside the
      * area, from page index unit_first; state and collapse streak each */
     size_t unit_first, nunits;

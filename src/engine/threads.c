@@ -41,7 +41,7 @@ static void trigger(ph_engine *e, int to, const char *why, int thread)
         h->cold = 0;
         h->cold_streak = 0;
         h->armed_mark = armed;
-        if (!h->watched &&
+        if (!h->watched && !h->idle &&
             e->src->ops->add_range(e->src, (void *)h->base,
                                    h->npages * 4096) == 0)
             h->watched = 1;

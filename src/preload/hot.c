@@ -375,7 +375,12 @@ static void *hot_alloc(size_t size, size_t capacity, size_t align, int kind, uns
                   .usable = usable, .mapped = usable + extra, .left = usable,
                   .area = kept_area, .kind = kind};
     unsigned id = atomic_fetch_add(&serial, 1);
-    if (!b.area && atomic_load(&engine_on)) { /* a reused block keeps its area */
+    if (b.area && ph_api_area_idle(b.area, 0) != 0) {
+        /* a reused block keeps its area, watched again */
+        ph_area_unregister(b.area);
+        b.area = NULL;
+    }
+    if (!b.area && atomic_load(&engine_on)) {
         char name[64];
         block_name(name, sizeof name, kind, id, size, ra);
         b.area = ph_area_register((void *)user, usable, name);
@@ -431,6 +436,13 @@ void ph_hot_release(const ph_block *b, int keep)
     ph_hotarea_t *area = b->area;
     if (keep && b->kind == PH_BLOCK_HEAP) {
         if (area && !(b->user == (uintptr_t)b->base && b->usable == b->mapped)) {
+            ph_area_unregister(area);
+            area = NULL;
+        }
+        /* kept, it is no evidence: out of the engine's watch until a
+         * request takes it (a stopped engine would start over at every
+         * new one otherwise, engine.c mark_fresh) */
+        if (area && ph_api_area_idle(area, 1) != 0) {
             ph_area_unregister(area);
             area = NULL;
         }

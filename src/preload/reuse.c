@@ -18,8 +18,9 @@
  *   homes they have (as a reused malloc chunk keeps its pages).  A kept
  *   block stays registered as the hot area it was (registering a block
  *   costs a query of every page's home, more than the rest of a round of
- *   the churn): while kept it sees no access, so the engine moves none of
- *   its pages; reused, it is watched from where it was.
+ *   the churn), but idle (ph_api_area_idle: out of the engine's watch,
+ *   none of its evidence -- it sees no access); reused, it is watched
+ *   again from where it was, as a newly registered area.
  *
  * LIMIT
  *   At most `heap_reuse` bytes and PH_REUSE_SLOTS blocks; a block larger

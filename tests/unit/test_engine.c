@@ -325,6 +325,71 @@ static void test_deactivates(void)
     rig_close(&r);
 }
 
+/* Areas registered for a while only -- a program's temporary, allocated
+ * and freed inside one iteration and kept by transparent mode for reuse
+ * (idle) -- neither postpone the stop nor restart a stopped engine; one
+ * still in use at the next iteration end does both, from then on. */
+static void test_fresh_areas(void)
+{
+    ph_engine_cfg c = base_cfg();
+    c.stable_after = 2;
+    rig r;
+    rig_open(&r, WL_OWNER, NPAGES, INIT_NODE0, &c, 0, 0.0, NULL);
+    const size_t tp = 16;
+    char *tmp = ph_os_map(r.sim, 3 * tp * PG, PG, PH_MAP_NO_THP);
+    CHECK(tmp != NULL);
+    CHECK_EQ(ph_os_populate_on(r.sim, tmp, 3 * tp * PG, node_id(0)), 0);
+    iterate(&r); /* moves */
+    iterate(&r); /* quiet 1 */
+    /* a temporary that went idle before the iteration end: the next
+     * invocation, quiet 2, stops (the synthetic source drops its interval
+     * when a range leaves it, so that may be an iteration later) */
+    ph_hot *t1 = ph_engine_register(r.e, tmp, tp * PG, "temp 1");
+    CHECK(t1 != NULL);
+    CHECK_EQ(ph_engine_area_idle(r.e, t1, 1), 0);
+    uint64_t inv = totals(&r).invocations;
+    for (int i = 0; i < 8 && totals(&r).active; i++)
+        iterate(&r);
+    CHECK(!totals(&r).active);
+    CHECK_EQ(totals(&r).invocations, inv + 1);
+    inv = totals(&r).invocations;
+    /* stopped: another temporary, idle again before the end, restarts
+     * nothing */
+    ph_hot *t2 = ph_engine_register(r.e, tmp + tp * PG, tp * PG, "temp 2");
+    CHECK(t2 != NULL);
+    CHECK(!totals(&r).active);
+    CHECK_EQ(ph_engine_area_idle(r.e, t2, 1), 0);
+    iterate(&r);
+    iterate(&r);
+    CHECK(!totals(&r).active);
+    CHECK_EQ(totals(&r).invocations, inv);
+    /* a kept block taken again, still in use at the end: the engine looks
+     * again from that end on */
+    CHECK_EQ(ph_engine_area_idle(r.e, t1, 0), 0);
+    CHECK(!totals(&r).active);
+    iterate(&r);
+    CHECK(totals(&r).active);
+    /* and stops again after stable_after quiet invocations */
+    for (int i = 0; i < 8 && totals(&r).active; i++)
+        iterate(&r);
+    CHECK(!totals(&r).active);
+    /* a new area in use at the end restarts it too */
+    ph_hot *t3 = ph_engine_register(r.e, tmp + 2 * tp * PG, tp * PG, "array");
+    CHECK(t3 != NULL);
+    iterate(&r);
+    CHECK(totals(&r).active);
+    /* misuse */
+    CHECK_EQ(ph_engine_area_idle(r.e, NULL, 1), -1);
+    CHECK_EQ(errno, ENOENT);
+    CHECK_EQ(ph_engine_unregister(r.e, t1), 0);
+    CHECK_EQ(ph_engine_area_idle(r.e, t1, 1), -1);
+    CHECK_EQ(errno, ENOENT);
+    CHECK_EQ(ph_engine_unregister(r.e, t2), 0);
+    CHECK_EQ(ph_engine_unregister(r.e, t3), 0);
+    ph_os_unmap(r.sim, tmp, 3 * tp * PG);
+    rig_close(&r);
+}
+
 /* Stability from evidence: intervals that trapped nothing are no
  * invocations and never make the placement "stable", and with a budget
  * the engine stops only after every page was looked at since the last
@@ -1625,6 +1690,7 @@ int main(void)
     test_sampling_skewed_first();
     test_deactivates();
     test_home_refresh();
+    test_fresh_areas();
     test_stable_needs_evidence();
     test_uniform_table_stays();
     test_pingpong();
