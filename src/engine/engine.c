@@ -249,6 +249,24 @@ ph_hot *ph_engine_register(ph_engine *e, void *addr, size_t bytes,
     return h;
 }
 
+int ph_engine_unwatch(ph_engine *e, ph_hot *h)
+{
+    if (h->watched &&
+        e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096) != 0)
+        return -1;
+    h->watched = 0;
+    return 0;
+}
+
+int ph_engine_rewatch(ph_engine *e, ph_hot *h)
+{
+    if (!h->watched &&
+        e->src->ops->add_range(e->src, (void *)h->base, h->npages * 4096) != 0)
+        return -1;
+    h->watched = 1;
+    return 0;
+}
+
 /* Where h is in the engine's list; nhots when it is not there (lock
  * held). */
 static size_t area_index(const ph_engine *e, const ph_hot *h)
@@ -270,8 +288,7 @@ int ph_engine_unregister(ph_engine *e, ph_hot *h)
                        (void *)h);
     }
     /* Samples already taken in the area are dropped with it. */
-    if (h->watched)
-        e->src->ops->remove_range(e->src, (void *)h->base, h->npages * 4096);
+    (void)ph_engine_unwatch(e, h);
     ph_history_retire(e, h);
     if (e->last_hot == h)
         e->last_hot = NULL;
@@ -294,24 +311,18 @@ int ph_engine_area_idle(ph_engine *e, ph_hot *h, int idle)
     int rc = 0;
     if (idle && !h->idle) {
         /* samples taken in it meanwhile are dropped with the range */
-        if (h->watched &&
-            e->src->ops->remove_range(e->src, (void *)h->base,
-                                      h->npages * 4096) != 0) {
+        if (ph_engine_unwatch(e, h) != 0) {
             rc = -1; /* still watched, still in use */
         } else {
-            h->watched = 0;
             h->idle = 1;
             h->fresh = 0;
         }
     } else if (!idle && h->idle) {
         /* in use again, as if registered now (the source's error, if it
          * refuses the range, leaves it idle) */
-        if (!h->watched &&
-            e->src->ops->add_range(e->src, (void *)h->base,
-                                   h->npages * 4096) != 0) {
+        if (ph_engine_rewatch(e, h) != 0) {
             rc = -1;
         } else {
-            h->watched = 1;
             h->idle = 0;
             h->cold = 0;
             h->cold_streak = 0;
@@ -1070,9 +1081,7 @@ void ph_engine_free(ph_engine *e)
     pthread_mutex_lock(&e->lock);
     ph_engine_disarm(e);
     for (size_t i = 0; i < e->nhots; i++) {
-        if (e->hots[i]->watched)
-            e->src->ops->remove_range(e->src, (void *)e->hots[i]->base,
-                                      e->hots[i]->npages * 4096);
+        (void)ph_engine_unwatch(e, e->hots[i]);
         ph_hot_free(e->hots[i]);
     }
     e->nhots = 0;

@@ -318,6 +318,11 @@ size_t ph_engine_huge_remap_some(ph_engine *e, size_t max_units);
  * while recording).  Returns the time spent, ns. */
 uint64_t ph_engine_drain(ph_engine *e);
 void ph_engine_arm(ph_engine *e);
+/* An area's range out of the source (cold, idle, going away) or back in
+ * (lock held): each does nothing when the range already is where it is
+ * asked to be; 0, or -1 when the source refused (h->watched unchanged). */
+int ph_engine_unwatch(ph_engine *e, ph_hot *h);
+int ph_engine_rewatch(ph_engine *e, ph_hot *h);
 /* Arm again when the last arm watched no page (lock held; threads.c calls
  * it at region boundaries). */
 void ph_engine_rearm_if_empty(ph_engine *e);

@@ -1059,10 +1059,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
     if (cold && !h->cold) {
         h->cold = 1;
         /* not scanned any more, so not watched either */
-        if (h->watched &&
-            e->src->ops->remove_range(e->src, (void *)h->base,
-                                      h->npages * 4096) == 0)
-            h->watched = 0;
+        (void)ph_engine_unwatch(e, h);
         ph_info("engine: hot area \"%s\" is cold", h->name);
         ph_engine_huge_remap(h);
     }

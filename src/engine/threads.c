@@ -41,10 +41,8 @@ static void trigger(ph_engine *e, int to, const char *why, int thread)
         h->cold = 0;
         h->cold_streak = 0;
         h->armed_mark = armed;
-        if (!h->watched && !h->idle &&
-            e->src->ops->add_range(e->src, (void *)h->base,
-                                   h->npages * 4096) == 0)
-            h->watched = 1;
+        if (!h->idle)
+            (void)ph_engine_rewatch(e, h);
     }
     e->quiet = 0;
     e->quiet_samples = 0;
