@@ -68,8 +68,8 @@
  *
  * SECTION 3: where the time goes.  The engine's per-page steps replayed
  * on a standalone ph_hot with the same layout (manual timers, in thread CPU
- * time: the machine it was written on is shared and noisy): ph_hot_add
- * (the drain's ingest), the scan that listed the sampled pages, the
+ * time: the machine it was written on is shared and noisy):
+ * ph_hot_add_samples on batches of 256 (the drain's ingest), the scan that listed the sampled pages, the
  * competitive criterion with the remote-latency sums, ph_hot_roll, as
  * separate passes (invoke.c before it became one pass per block).  An
  * approximation of src/engine/invoke.c, not a measurement of it (it has
@@ -794,9 +794,18 @@ static void section_profile(size_t pages, int rounds, int nodes)
     double alloc_ns = per_page(t0, pages);
     ph_hot_roll(h);
     for (int r = 0; r < rounds; r++) {
+        /* the ingest: batches of 256 samples, as the sources drain them
+         * (writing a batch is counted too) */
         t0 = bench_thread_cpu_ns();
-        for (size_t p = 0; p < pages; p++)
-            ph_hot_add(h, p, home[p], HOT_ACCESSES, (uint16_t)r);
+        for (size_t p0 = 0; p0 < pages; p0 += 256) {
+            ph_sample batch[256];
+            size_t nb = pages - p0 < 256 ? pages - p0 : 256;
+            for (size_t q = 0; q < nb; q++)
+                batch[q] = (ph_sample){h->base + (p0 + q) * 4096, home[p0 + q],
+                                       HOT_ACCESSES};
+            uint64_t added;
+            ph_hot_add_samples(h, batch, nb, 1, &added);
+        }
         add_ns[r] = per_page(t0, pages);
 
         /* collect(): every page of every chunk with counts */
@@ -896,7 +905,7 @@ static void section_profile(size_t pages, int rounds, int nodes)
     printf("%-58s %10s\n", "step (src/engine)", "ns/page");
     double a = bench_median(add_ns, rounds), s = bench_median(scan_ns, rounds),
            c = bench_median(crit_ns, rounds), ro = bench_median(roll_ns, rounds);
-    printf("%-58s %10.1f\n", "ph_hot_add: one sample into the counts (drain, ingest)", a);
+    printf("%-58s %10.1f\n", "ph_hot_add_samples: the samples into the counts (ingest)", a);
     printf("%-58s %10.1f\n", "scan of the counts, sampled pages listed", s);
     printf("%-58s %10.1f\n", "invoke_area(): remote sums + ph_crit_competitive", c);
     printf("%-58s %10.1f\n", "ph_hot_roll: cur -> prev, cum += cur, cur = 0", ro);

@@ -347,7 +347,6 @@ static int cmp_rec(const void *a, const void *b)
 static void ingest(void *arg, const ph_sample *s, size_t n)
 {
     ph_engine *e = arg;
-    uint16_t now = (uint16_t)e->iteration;
     uint64_t wt = e->cfg.sample_weight ? e->cfg.sample_weight : 1;
     e->interval_samples += n;
     if (e->recording >= 0) {
@@ -367,32 +366,22 @@ static void ingest(void *arg, const ph_sample *s, size_t n)
         return;
     }
     /* Samples come in page order, so most fall in the area the last one
-     * did: its bounds are kept in locals (every sample goes through here)
-     * and its accesses summed before they are added to it. */
+     * did: ph_hot_add_samples takes them for as long as they do. */
     ph_hot *h = e->last_hot;
-    uintptr_t lo = h ? h->base : 0, span = h ? ph_hot_end(h) - h->base : 0;
-    uint64_t acc = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t c64 = (uint64_t)s[k].count * wt;
-        uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
-        uintptr_t off = s[k].page - lo;
-        if (off >= span) {
-            ph_hot *f = ph_engine_find_locked(e, s[k].page);
-            if (!f)
+    size_t k = 0;
+    while (k < n) {
+        if (!h || s[k].page - h->base >= ph_hot_end(h) - h->base) {
+            h = ph_engine_find_locked(e, s[k].page);
+            if (!h) {
+                k++;
                 continue;
-            if (h)
-                h->st.accesses += acc;
-            acc = 0;
-            h = e->last_hot = f;
-            lo = h->base;
-            span = ph_hot_end(h) - h->base;
-            off = s[k].page - lo;
+            }
+            e->last_hot = h;
         }
-        if (ph_hot_add(h, off / 4096, s[k].node, cnt, now) == 0)
-            acc += cnt;
+        uint64_t added;
+        k += ph_hot_add_samples(h, s + k, n - k, wt, &added);
+        h->st.accesses += added;
     }
-    if (h)
-        h->st.accesses += acc;
 }
 
 uint64_t ph_engine_drain(ph_engine *e)

@@ -37,6 +37,7 @@
 #include "pagehome.h"
 
 #include "criteria/amortised.h"
+#include "sample/source.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -74,10 +75,11 @@ typedef struct ph_hot {
     ph_page *pages;         /* npages */
     /* nchunks; NULL until a sample lands there.  A chunk's counts are
      * followed by two words (PH_HOT_FRESH, PH_HOT_EVIDENCE): its pages
-     * with a sample in this interval (ph_hot_add counts a page when its
-     * first access of the interval arrives; the roll zeroes it), and
-     * whether any page's evidence may be non-zero.  A chunk with neither
-     * is skipped by the scan and the roll (rolling it changes nothing). */
+     * with a sample in this interval (ph_hot_add_samples counts a page
+     * when its first access of the interval arrives; the roll zeroes it),
+     * and whether any page's evidence may be non-zero.  A chunk with
+     * neither is skipped by the scan and the roll (rolling it changes
+     * nothing). */
     uint32_t **chunks;
     size_t nchunks;
     /* per chunk, over every interval: consecutive pages sampled in the
@@ -88,7 +90,8 @@ typedef struct ph_hot {
     uint16_t *adj_pairs, *adj_agree, *adj_chance;
     /* accesses of the whole area by node: in this interval (zeroed when
      * the interval's counts are rolled: ph_hot_roll, or the engine after
-     * its chunk by chunk rolls) and over the run; kept by ph_hot_add */
+     * its chunk by chunk rolls) and over the run; kept by
+     * ph_hot_add_samples */
     uint64_t now_acc[PH_HOT_MAX_NODES], run_acc[PH_HOT_MAX_NODES];
     /* criteria state of the area */
     double factor;              /* selectiveness (self-tuning) */
@@ -258,32 +261,24 @@ static inline uint32_t *ph_hot_chunk_meta(const ph_hot *h, uint32_t *b)
 /* The counts of chunk c, allocated (zeroed); NULL/ENOMEM. */
 uint32_t *ph_hot_chunk_new(ph_hot *h, size_t c);
 
+/* Add samples: s[0..n) from the first, for as long as they fall in h,
+ * each counting count * weight accesses (saturating at UINT32_MAX) from
+ * its node to its page.  The ingest: every sample of every interval goes
+ * through this loop, mostly in page order from one node at a time, so it
+ * asks for the counts a few samples ahead and keeps the area's sums by
+ * node and a chunk's count of newly sampled pages in registers while the
+ * samples' node and chunk stay the same.  Returns how many samples it
+ * took (the first outside h stops it); *added = the accesses added
+ * (samples with a node out of range, or whose chunk's counts cannot be
+ * made, are taken but not added; a chunk is made also for a zero count). */
+size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
+                          uint64_t weight, uint64_t *added);
+
 /* Add a sample: count accesses from node index `node` to page i (now,
- * the engine's iteration, is not kept any more).  0, or -1 when node or
- * i is out of range or the chunk's counts cannot be made.  Inline: the
- * ingest calls it for every sample. */
-static inline int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count,
-                             uint16_t now)
-{
-    (void)now;
-    if (node < 0 || node >= h->nnodes || i >= h->npages)
-        return -1;
-    size_t c = i / PH_HOT_CHUNK_PAGES;
-    uint32_t *b = h->chunks[c];
-    if (!b && !(b = ph_hot_chunk_new(h, c)))
-        return -1;
-    uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * ph_hot_stride(h);
-    if (!count)
-        return 0;
-    if (!cur[node] && !ph_cnt_or(cur, h->nnodes))
-        /* the page's first access of the interval: it was all zero */
-        ph_hot_chunk_meta(h, b)[PH_HOT_FRESH]++;
-    cur[node] = cur[node] > UINT32_MAX - count ? UINT32_MAX
-                                               : cur[node] + count;
-    h->now_acc[node] += count;
-    h->run_acc[node] += count;
-    return 0;
-}
+ * the engine's iteration, is not kept any more): ph_hot_add_samples for
+ * one sample of weight 1.  0, or -1 when node or i is out of range or the
+ * chunk's counts cannot be made. */
+int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now);
 
 /* End of an interval for every page with counts: prev = the evidence
  * rolled with cur (ph_crit_evidence_roll), cum += cur, cur = 0. */

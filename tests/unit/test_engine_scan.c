@@ -439,6 +439,115 @@ static void test_fresh_counter(void)
     ph_hot_free(h);
 }
 
+/* ph_hot_add_samples (the ingest's loop) against a plain reference, one
+ * sample at a time, on seeded random streams: runs of pages in order from
+ * one node, pages sampled by several nodes, pages again later, zero
+ * counts, nodes out of range, weights that saturate, and a stream that
+ * leaves the area (the call stops there, the rest is a second area's).
+ * Checked: every page's interval counts, every chunk's sampled pages and
+ * whether it was made, the area's sums by node (this interval and the
+ * run), the accesses added and the samples taken. */
+static void test_add_samples(void)
+{
+    const size_t np = 3 * UNIT - TAIL;
+    const uintptr_t base = 0x20000000;
+    for (uint64_t seed = 1; seed <= 16; seed++) {
+        uint64_t s = seed * 0x9e3779b97f4a7c15ull;
+        ph_hot *h = ph_hot_new(base, np, "batch", 0, NN);
+        CHECK(h != NULL);
+        if (!h)
+            return;
+        size_t cap = 4 * np + 64, ns = 0;
+        ph_sample *sm = malloc(cap * sizeof *sm);
+        uint64_t *ref = calloc(np * NN, sizeof *ref);
+        CHECK(sm && ref);
+        if (!sm || !ref) {
+            free(sm), free(ref), ph_hot_free(h);
+            return;
+        }
+        const uint64_t weight = seed % 4 == 0 ? 3000000000ull : 1 + rnd(&s, 64);
+        /* two "drains" (the fresh counts go on across calls) */
+        for (int drain = 0; drain < 2; drain++) {
+            ns = 0;
+            size_t p = rnd(&s, 100);
+            while (p < np && ns + 8 < cap) {
+                int node = (int)rnd(&s, NN);
+                size_t run = 1 + rnd(&s, 40);
+                for (size_t r = 0; r < run && p < np && ns + 8 < cap; r++) {
+                    uint32_t c = rnd(&s, 10) == 0 ? 0 : 1 + (uint32_t)rnd(&s, 1000);
+                    int nd = rnd(&s, 50) == 0 ? (rnd(&s, 2) ? -1 : NN) : node;
+                    sm[ns++] = (ph_sample){base + p * PG, nd, c};
+                    if (rnd(&s, 8) == 0) /* a second node on the same page */
+                        sm[ns++] = (ph_sample){base + p * PG, (nd + 1) % NN, 1};
+                    p += 1 + (rnd(&s, 4) == 0 ? rnd(&s, 600) : 0);
+                }
+            }
+            /* then pages seen before, and one outside the area */
+            for (int r = 0; r < 4 && ns + 2 < cap; r++)
+                sm[ns++] = (ph_sample){base + rnd(&s, np) * PG, (int)rnd(&s, NN), 7};
+            size_t inside = ns;
+            sm[ns++] = (ph_sample){base + np * PG, 0, 1};
+            sm[ns++] = (ph_sample){base, 0, 1};
+
+            /* the reference and its expectations */
+            uint64_t want_added = 0;
+            for (size_t k = 0; k < inside; k++) {
+                size_t i = (sm[k].page - base) / PG;
+                int nd = sm[k].node;
+                if (nd < 0 || nd >= NN)
+                    continue;
+                uint64_t c = (uint64_t)sm[k].count * weight;
+                if (c > UINT32_MAX)
+                    c = UINT32_MAX;
+                uint64_t *r = &ref[i * NN + nd];
+                *r = *r + c > UINT32_MAX ? UINT32_MAX : *r + c;
+                want_added += c;
+            }
+            uint64_t now_before[NN], run_before[NN];
+            memcpy(now_before, h->now_acc, sizeof now_before);
+            memcpy(run_before, h->run_acc, sizeof run_before);
+            uint64_t added = 0;
+            CHECK_EQ(ph_hot_add_samples(h, sm, ns, weight, &added), inside);
+            CHECK_EQ(added, want_added);
+            uint64_t got_now = 0, got_run = 0;
+            for (int k = 0; k < NN; k++) {
+                got_now += h->now_acc[k] - now_before[k];
+                got_run += h->run_acc[k] - run_before[k];
+            }
+            CHECK_EQ(got_now, want_added);
+            CHECK_EQ(got_run, want_added);
+        }
+        /* every page's counts, every chunk's sampled pages, by node sums */
+        uint64_t by_node[NN] = {0};
+        for (size_t c = 0; c * UNIT < np; c++) {
+            uint32_t fresh = 0;
+            for (size_t i = c * UNIT; i < (c + 1) * UNIT && i < np; i++) {
+                uint64_t or = 0;
+                for (int k = 0; k < NN; k++) {
+                    or |= ref[i * NN + k];
+                    by_node[k] += ref[i * NN + k];
+                }
+                fresh += or != 0;
+                uint32_t *cnt = ph_hot_counts(h, i, 0);
+                for (int k = 0; k < NN; k++)
+                    CHECK_EQ(cnt ? ph_cnt_cur(cnt, NN)[k] : 0, ref[i * NN + k]);
+            }
+            if (h->chunks[c])
+                CHECK_EQ(ph_hot_chunk_meta(h, h->chunks[c])[PH_HOT_FRESH], fresh);
+            else
+                CHECK_EQ(fresh, 0);
+        }
+        for (int k = 0; k < NN; k++) {
+            /* the saturated pages aside, the sums by node are the counts' */
+            if (weight < 1000000)
+                CHECK_EQ(h->now_acc[k], by_node[k]);
+            CHECK_EQ(h->run_acc[k], h->now_acc[k]);
+        }
+        free(sm), free(ref);
+        ph_hot_free(h);
+    }
+}
+
 /* ---- the fast path against the general path ----------------------------
  * Two engines on two simulated machines set up alike get the same samples
  * for 24 intervals; one may take invoke.c's fast path for blocks whose
@@ -624,6 +733,7 @@ int main(void)
         return 1;
     }
     test_fresh_counter();
+    test_add_samples();
     test_fast_path();
     for (uint64_t seed = 1; seed <= 24; seed++)
         one_case(seed * 0x9e3779b97f4a7c15ull, seed % 2 ? 100 : 0,
