@@ -163,8 +163,7 @@ static int look_area(ph_engine *e, size_t area, double remaining,
             ph_page *pg = &h->pages[idx[qat[q]]];
             home[qat[q]] = st[q];
             if (st[q] >= 0) {
-                pg->home = (int8_t)st[q];
-                pg->flags |= PH_PG_HOME_KNOWN;
+                ph_hot_set_home(h, idx[qat[q]], st[q]);
                 /* the home the report's start share counts (invoke.c
                  * sets it where the iteration finds the page first) */
                 if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
@@ -273,7 +272,7 @@ static uint64_t look_move(ph_engine *e, early_moves *mv, ph_invocation *inv)
         a->move_ns += move_ns / k;
         if (st[j] >= 0 && st[j] == to[j]) {
             pg->prev_home = (int8_t)mv->home[i];
-            pg->home = (int8_t)to[j];
+            ph_hot_set_home(h, mv->idx[i], to[j]);
             if (pg->migrations < 255)
                 pg->migrations++;
             pg->flags |= PH_PG_MOVED;

@@ -97,12 +97,15 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
  * bench_engine's hot case (16 ahead did a third as much as 64). */
 #define ADD_AHEAD 64
 
-size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
-                          uint64_t weight, uint64_t *added)
+/* ph_hot_add_samples for nn nodes: inlined with nn a constant for the
+ * common node counts, so that a page's counts are found with a shift and
+ * its OR is a few loads. */
+static inline __attribute__((always_inline)) size_t
+add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
+            uint64_t *added, const int nn)
 {
     const uintptr_t lo = h->base, span = h->npages * 4096u;
-    const size_t stride = ph_hot_stride(h);
-    const int nn = h->nnodes;
+    const size_t stride = (size_t)nn;
     uint64_t total = 0;
     /* the accesses of consecutive samples from one node, and the pages
      * newly sampled in consecutive samples of one chunk: added to the
@@ -112,7 +115,7 @@ size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
     int run_node = -1;
     uint64_t run_acc = 0;
     size_t chunk = SIZE_MAX;
-    uint32_t *b = NULL, fresh = 0;
+    uint32_t *b = NULL, fresh = 0, away = 0;
     size_t k;
     for (k = 0; k < n; k++) {
         uintptr_t off = s[k].page - lo;
@@ -123,9 +126,11 @@ size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
             if (ahead < span) {
                 size_t a = ahead / 4096;
                 const uint32_t *ab = h->chunks[a / PH_HOT_CHUNK_PAGES];
-                if (ab)
+                if (ab) {
                     __builtin_prefetch(ab + (a % PH_HOT_CHUNK_PAGES) * stride,
                                        1, 3);
+                    __builtin_prefetch(&h->pages[a], 0, 3);
+                }
             }
         }
         int node = s[k].node;
@@ -133,9 +138,11 @@ size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
             continue;
         size_t i = off / 4096;
         if (i / PH_HOT_CHUNK_PAGES != chunk) {
-            if (b)
+            if (b) {
                 ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] += fresh;
-            fresh = 0;
+                ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= away;
+            }
+            fresh = away = 0;
             chunk = i / PH_HOT_CHUNK_PAGES;
             b = h->chunks[chunk];
             if (!b && !(b = ph_hot_chunk_new(h, chunk))) {
@@ -150,6 +157,9 @@ size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
         uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * stride;
         if (!cur[node] && !ph_cnt_or(cur, nn))
             fresh++; /* the page's first access of the interval */
+        const ph_page *pg = &h->pages[i];
+        if (!(pg->flags & PH_PG_HOME_KNOWN) || pg->home != node)
+            away = PH_CUR_AWAY;
         cur[node] = cur[node] > UINT32_MAX - cnt ? UINT32_MAX : cur[node] + cnt;
         if (node != run_node) {
             if (run_node >= 0) {
@@ -162,13 +172,23 @@ size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
         run_acc += cnt;
         total += cnt;
     }
-    if (b)
+    if (b) {
         ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] += fresh;
+        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= away;
+    }
     if (run_node >= 0) {
         h->now_acc[run_node] += run_acc;
         h->run_acc[run_node] += run_acc;
     }
     *added = total;
+    return k;
+}
+
+size_t ph_hot_add_samples(ph_hot *h, const ph_sample *s, size_t n,
+                          uint64_t weight, uint64_t *added)
+{
+    size_t k;
+    PH_CNT_BY_NODES(h->nnodes, k = add_samples(h, s, n, weight, added, nn_))
     return k;
 }
 
@@ -183,20 +203,26 @@ int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
     return h->chunks[i / PH_HOT_CHUNK_PAGES] ? 0 : -1;
 }
 
-/* Roll the 512 pages of chunk b; the evidence left (0 when every page's
- * is zero).  Inlined with n a constant for the common node counts
- * (ph_hot_roll_chunk), so that the loops over the nodes unroll: every
- * page with counts is rolled at every interval. */
+/* Roll the first np pages of chunk b (pg: their bookkeeping); returns
+ * PH_EV_LEFT when any page's evidence is left, | PH_EV_AWAY when `look`
+ * and some page's is not from its home alone.  Inlined with n a constant
+ * for the common node counts (ph_hot_roll_chunk), so that the loops over
+ * the nodes unroll: every page with counts is rolled at every interval. */
 static inline __attribute__((always_inline)) uint32_t
-roll_pages(uint32_t *b, int n)
+roll_pages(uint32_t *b, int n, const ph_page *pg, size_t np, const int look)
 {
-    uint32_t left = 0;
+    uint32_t left = 0, away = 0;
     const uint32_t *end = b + PH_HOT_CHUNK_PAGES * (size_t)n;
-    for (size_t p = 0; p < PH_HOT_CHUNK_PAGES; p++) {
-        ph_hot_prefetch(b + p * (size_t)n, end, n, 1);
-        left |= ph_hot_roll_page(b + p * (size_t)n, n);
+    for (size_t p = 0; p < np; p++) {
+        uint32_t *cur = b + p * (size_t)n;
+        ph_hot_prefetch(cur, end, n, 1);
+        uint32_t l = ph_hot_roll_page(cur, n);
+        left |= l;
+        if (look && l)
+            away |= !(pg[p].flags & PH_PG_HOME_KNOWN) || pg[p].home < 0 ||
+                    !ph_cnt_only(ph_cnt_prev(cur, n), n, pg[p].home);
     }
-    return left;
+    return (left ? PH_EV_LEFT : 0) | (away ? PH_EV_AWAY : 0);
 }
 
 void ph_hot_roll_chunk(ph_hot *h, size_t c)
@@ -205,12 +231,27 @@ void ph_hot_roll_chunk(ph_hot *h, size_t c)
     if (!b)
         return;
     uint32_t *meta = ph_hot_chunk_meta(h, b);
-    if (!meta[PH_HOT_FRESH] && !meta[PH_HOT_EVIDENCE])
-        return; /* all zero but the cumulative counts: nothing changes */
-    uint32_t left;
-    PH_CNT_BY_NODES(h->nnodes, left = roll_pages(b, nn_))
+    if (!meta[PH_HOT_FRESH] && !(meta[PH_HOT_EVIDENCE] & PH_EV_LEFT)) {
+        /* all zero but the cumulative counts: nothing changes, and
+         * nothing came from elsewhere than a home */
+        meta[PH_HOT_EVIDENCE] = 0;
+        return;
+    }
+    size_t first = c * PH_HOT_CHUNK_PAGES, np = h->npages - first;
+    if (np > PH_HOT_CHUNK_PAGES)
+        np = PH_HOT_CHUNK_PAGES;
+    /* evidence and interval both from the homes roll into evidence from
+     * the homes; otherwise every page is looked at (after a move, the
+     * pages' evidence is usually from their new homes) */
+    uint32_t ev;
+    if (meta[PH_HOT_EVIDENCE] & (PH_EV_AWAY | PH_CUR_AWAY))
+        PH_CNT_BY_NODES(h->nnodes,
+                        ev = roll_pages(b, nn_, h->pages + first, np, 1))
+    else
+        PH_CNT_BY_NODES(h->nnodes,
+                        ev = roll_pages(b, nn_, h->pages + first, np, 0))
     meta[PH_HOT_FRESH] = 0;
-    meta[PH_HOT_EVIDENCE] = left != 0;
+    meta[PH_HOT_EVIDENCE] = ev;
 }
 
 void ph_hot_roll(ph_hot *h)
@@ -229,6 +270,7 @@ void ph_hot_forget_interval(ph_hot *h)
         /* the cur section: every page's counts of this interval */
         memset(b, 0, PH_HOT_CHUNK_PAGES * ph_hot_stride(h) * sizeof *b);
         ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] = 0;
+        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] &= ~(uint32_t)PH_CUR_AWAY;
     }
     uint64_t now = 0;
     for (int k = 0; k < h->nnodes; k++) {

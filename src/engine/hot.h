@@ -20,7 +20,9 @@
  *                                    in three sections of the chunk,
  *                                    so 12 * nnodes bytes a page, and 8
  *                                    bytes a chunk (pages sampled in the
- *                                    interval, evidence left)
+ *                                    interval; evidence left, and bits
+ *                                    saying whether every count is from
+ *                                    its page's home)
  * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
  * the sampler looked.  On a 4-node machine a fully sampled page costs
  * 8 + 48 = 56 bytes (1.4% of the page).
@@ -251,11 +253,44 @@ static inline size_t ph_hot_page_words(const ph_hot *h)
     return 3u * (size_t)h->nnodes;
 }
 
-/* The words after a chunk's counts (see chunks above). */
+/* The words after a chunk's counts (see chunks above).  The evidence
+ * word holds bits: PH_EV_LEFT, any page's evidence may be non-zero; and
+ * two that say where the chunk's pages may have been accessed from, so
+ * that the engine's fast path (invoke.c) need not look at every page's
+ * counts to know that all of them came from the pages' homes:
+ * PH_EV_AWAY, some page's evidence may hold accesses from elsewhere than
+ * its home (set by a roll, which looks at every page, and whenever a
+ * page's home changes: ph_hot_set_home); PH_CUR_AWAY, some sample of
+ * this interval came from elsewhere than its page's home, or its page's
+ * home was not known (set by ph_hot_add_samples and ph_hot_set_home,
+ * cleared by the roll).  A bit that is clear is a promise; a set bit only
+ * sends the engine to look. */
 enum { PH_HOT_FRESH = 0, PH_HOT_EVIDENCE = 1, PH_HOT_META_WORDS = 2 };
+enum { PH_EV_LEFT = 1u, PH_EV_AWAY = 2u, PH_CUR_AWAY = 4u };
 static inline uint32_t *ph_hot_chunk_meta(const ph_hot *h, uint32_t *b)
 {
     return b + PH_HOT_CHUNK_PAGES * ph_hot_page_words(h);
+}
+
+/* Page i's home is now node index `home`, or not known (home < 0: the
+ * home it had is kept, not known any more).  Every change of a page's
+ * home goes through here: when it changes, its chunk's counts are no
+ * longer known to be from their pages' homes (PH_EV_AWAY, PH_CUR_AWAY). */
+static inline void ph_hot_set_home(ph_hot *h, size_t i, int home)
+{
+    ph_page *pg = &h->pages[i];
+    const int known = (pg->flags & PH_PG_HOME_KNOWN) != 0;
+    if (home >= 0 ? known && pg->home == home : !known)
+        return;
+    if (home >= 0) {
+        pg->home = (int8_t)home;
+        pg->flags |= PH_PG_HOME_KNOWN;
+    } else {
+        pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
+    }
+    uint32_t *b = h->chunks[i / PH_HOT_CHUNK_PAGES];
+    if (b)
+        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= PH_EV_AWAY | PH_CUR_AWAY;
 }
 
 /* The counts of chunk c, allocated (zeroed); NULL/ENOMEM. */

@@ -89,8 +89,7 @@ static void unit_home(ph_hot *h, size_t u, int home, int moved_from)
                 pg->migrations++;
             pg->flags |= PH_PG_MOVED;
         }
-        pg->home = (int8_t)home;
-        pg->flags |= PH_PG_HOME_KNOWN;
+        ph_hot_set_home(h, k, home);
     }
 }
 

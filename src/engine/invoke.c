@@ -34,7 +34,10 @@
  * criterion can send it anywhere, so none runs.  A block whose sampled
  * pages all do (most blocks of a program whose pages are where they
  * belong) is not listed at all: fast_block counts it, keeps the
- * neighbours' agreement and rolls its chunk in one loop.  Chunks without
+ * neighbours' agreement and rolls its chunk in one loop, without even a
+ * look at each page first when the chunk's bits promise that every count
+ * came from its page's home (the ingest and the roll keep them, and a
+ * change of home clears the promise: hot.h).  Chunks without
  * a sample in the interval are not scanned (hot.h keeps a count per
  * chunk), nor rolled once their evidence is gone.  The decisions are
  * those of the plain sequence -- scan all, 2 MiB units, 4 KiB pages,
@@ -226,13 +229,11 @@ uint64_t ph_engine_move(ph_engine *e, size_t n, void **pages,
         ph_hot *h = ph_engine_find_locked(e, (uintptr_t)pages[i]);
         if (!h)
             continue;
-        ph_page *pg = &h->pages[((uintptr_t)pages[i] - h->base) / 4096];
-        if (status[i] >= 0) {
-            pg->home = (int8_t)status[i];
-            pg->flags |= PH_PG_HOME_KNOWN;
-        } else if (status[i] == -ENOENT || status[i] == -EFAULT) {
-            pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
-        }
+        size_t at = ((uintptr_t)pages[i] - h->base) / 4096;
+        if (status[i] >= 0)
+            ph_hot_set_home(h, at, status[i]);
+        else if (status[i] == -ENOENT || status[i] == -EFAULT)
+            ph_hot_set_home(h, at, -1);
     }
     return moved;
 }
@@ -419,14 +420,9 @@ static int scan_block(ph_engine *e, ph_hot *h, work *w, pass *ps, size_t b0,
         size_t j = qj[q];
         ph_page *pg = &h->pages[w->sidx[j]];
         w->shome[j] = qs[q];
-        if (qs[q] >= 0) {
-            pg->home = (int8_t)qs[q];
-            pg->flags |= PH_PG_HOME_KNOWN;
-            if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
-                pg->first_home = (int8_t)qs[q];
-        } else {
-            pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
-        }
+        ph_hot_set_home(h, w->sidx[j], qs[q]);
+        if (qs[q] >= 0 && pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
+            pg->first_home = (int8_t)qs[q];
     }
     /* 2 MiB pages first: moved whole, split, or collapsed (huge.c); the
      * 4 KiB algorithm gets the rest */
@@ -565,8 +561,9 @@ static inline size_t piece_end(size_t p0, size_t b1)
  * a refresh): the 4 KiB algorithm would only count them, add their
  * neighbours' agreement, and melt the frozen ones -- done here in page
  * order without listing them.  A first loop checks every sampled page
- * (the counts come into the cache), a second does the work; 0 (nothing
- * done) as soon as one page needs the general path.  A chunk the block
+ * of a chunk whose bits (PH_EV_AWAY, PH_CUR_AWAY: hot.h) do not promise
+ * it already, a second does the work; 0 (nothing done) as soon as one
+ * page needs the general path.  A chunk the block
  * holds whole, every page of it sampled, is also rolled in the second
  * loop (no candidate reads its counts later), so ph_hot_roll_chunk does
  * not read them all again.  The same results as scan_block, decide_list
@@ -585,6 +582,10 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
         p1 = piece_end(p0, b1);
         uint32_t *b = h->chunks[c];
         if (!b || !ph_hot_chunk_meta(h, b)[PH_HOT_FRESH])
+            continue;
+        /* the chunk's bits promise it: no page needs a look (hot.h) */
+        if (!(ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] &
+              (PH_EV_AWAY | PH_CUR_AWAY)))
             continue;
         const uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
         const uint32_t *end = b + PH_HOT_CHUNK_PAGES * pw;
@@ -635,7 +636,11 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
                  chn = h->adj_chance[c];
         uint32_t evidence = 0;
         uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
+        const uint32_t *end = b + PH_HOT_CHUNK_PAGES * pw;
         for (size_t i = p0; i < p1 && left; i++, cur += pw) {
+            /* the first loop did not bring the counts in when the chunk's
+             * bits spared it */
+            ph_hot_prefetch(cur, end, n, roll);
             if (!all && !ph_cnt_or(cur, n))
                 continue;
             left--;
@@ -669,7 +674,9 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
         if (roll) {
             uint32_t *meta = ph_hot_chunk_meta(h, b);
             meta[PH_HOT_FRESH] = 0;
-            meta[PH_HOT_EVIDENCE] = evidence != 0;
+            /* every page was sampled and had all its accesses, in the
+             * interval and in the evidence, from its home */
+            meta[PH_HOT_EVIDENCE] = evidence ? PH_EV_LEFT : 0;
             ps->roll_next = c + 1;
         }
     }
@@ -730,10 +737,8 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
             inv->remote_after += rem;
             continue;
         }
-        if (pg->home != home) {
-            pg->home = (int8_t)home;
-            pg->flags |= PH_PG_HOME_KNOWN;
-        }
+        if (pg->home != home)
+            ph_hot_set_home(h, i, home);
         if (rem == 0) {
             if (ph_cnt_only(ph_cnt_prev(cnt, n), n, home)) {
                 /* the fast path: every access local */
@@ -1009,7 +1014,7 @@ static uint64_t invoke_area(ph_engine *e, ph_hot *h, work *w, int kind,
         if (w->status[j] >= 0 && w->status[j] == w->target[j] &&
             w->target[j] != w->home[j]) {
             pg->prev_home = (int8_t)w->home[j];
-            pg->home = (int8_t)w->target[j];
+            ph_hot_set_home(h, i, w->target[j]);
             if (pg->migrations < 255)
                 pg->migrations++;
             pg->flags |= PH_PG_MOVED;

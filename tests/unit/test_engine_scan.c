@@ -427,7 +427,7 @@ static void test_fresh_counter(void)
     ph_hot_roll(h);
     uint32_t *m = ph_hot_chunk_meta(h, h->chunks[0]);
     CHECK_EQ(m[PH_HOT_FRESH], 0);
-    CHECK_EQ(m[PH_HOT_EVIDENCE], 1);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & PH_EV_LEFT, PH_EV_LEFT);
     /* the evidence halves at every roll without samples, then is 0 */
     for (int r = 0; r < 4; r++)
         ph_hot_roll(h);
@@ -436,6 +436,72 @@ static void test_fresh_counter(void)
     for (int k = 0; k < NN; k++)
         CHECK_EQ(ph_cnt_prev(c5, NN)[k], 0);
     CHECK_EQ(ph_cnt_cum(c5, NN)[1], 3);
+    ph_hot_free(h);
+}
+
+/* The chunk's bits that spare the fast path its look at every page
+ * (hot.h): a sample from elsewhere than its page's home, or of a page
+ * whose home is not known, sets PH_CUR_AWAY; a roll clears it and sets
+ * PH_EV_AWAY exactly when some page's evidence is not from its home
+ * alone; a change of home sets both, setting the same home does not;
+ * forgetting the interval clears PH_CUR_AWAY. */
+static void test_at_home_bits(void)
+{
+    const uintptr_t base = 0x30000000;
+    ph_hot *h = ph_hot_new(base, 2 * UNIT, "bits", 0, NN);
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    const uint32_t away = PH_EV_AWAY | PH_CUR_AWAY;
+    for (size_t i = 0; i < 2 * UNIT; i++)
+        ph_hot_set_home(h, i, (int)(i % NN)); /* no chunk yet: no bits */
+    ph_sample sm[16];
+    uint64_t added;
+    for (size_t i = 0; i < 10; i++)
+        sm[i] = (ph_sample){base + i * PG, (int)(i % NN), 1u << 20};
+    CHECK_EQ(ph_hot_add_samples(h, sm, 10, 1, &added), 10);
+    uint32_t *m = ph_hot_chunk_meta(h, h->chunks[0]);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & away, 0);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT);
+    /* from elsewhere than the home */
+    sm[0] = (ph_sample){base + 11 * PG, (11 + 1) % NN, 5};
+    CHECK_EQ(ph_hot_add_samples(h, sm, 1, 1, &added), 1);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & away, PH_CUR_AWAY);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT | PH_EV_AWAY);
+    /* page 11 now lives where it was accessed from: its evidence is from
+     * its home, which the next roll finds */
+    ph_hot_set_home(h, 11, (11 + 1) % NN);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & away, away);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT);
+    /* the same home again changes nothing; another one sets both */
+    ph_hot_set_home(h, 3, 3 % NN);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT);
+    ph_hot_set_home(h, 3, (3 + 2) % NN);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & away, away);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT | PH_EV_AWAY);
+    /* a home no longer known: the page's samples are "elsewhere" */
+    ph_hot_set_home(h, 3, 3 % NN);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT);
+    ph_hot_set_home(h, 4, -1);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & away, away);
+    ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], PH_EV_LEFT | PH_EV_AWAY);
+    sm[0] = (ph_sample){base + 4 * PG, 4 % NN, 5};
+    CHECK_EQ(ph_hot_add_samples(h, sm, 1, 1, &added), 1);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & PH_CUR_AWAY, PH_CUR_AWAY);
+    ph_hot_forget_interval(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & PH_CUR_AWAY, 0);
+    /* the evidence gone: nothing left, nothing away */
+    for (int r = 0; r < 24; r++)
+        ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE], 0);
+    /* the second chunk was never sampled */
+    CHECK(h->chunks[1] == NULL);
     ph_hot_free(h);
 }
 
@@ -734,6 +800,7 @@ int main(void)
     }
     test_fresh_counter();
     test_add_samples();
+    test_at_home_bits();
     test_fast_path();
     for (uint64_t seed = 1; seed <= 24; seed++)
         one_case(seed * 0x9e3779b97f4a7c15ull, seed % 2 ? 100 : 0,
