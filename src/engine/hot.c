@@ -97,6 +97,24 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
  * bench_engine's hot case (16 ahead did a third as much as 64). */
 #define ADD_AHEAD 64
 
+/* What add_samples kept in registers, into the chunk's words (b may be
+ * NULL: no chunk yet) and the area's sums by node (node < 0: none). */
+static inline void add_flush_chunk(const ph_hot *h, uint32_t *b,
+                                   uint32_t fresh, uint32_t away)
+{
+    if (b) {
+        ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] += fresh;
+        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= away;
+    }
+}
+static inline void add_flush_node(ph_hot *h, int node, uint64_t acc)
+{
+    if (node >= 0) {
+        h->now_acc[node] += acc;
+        h->run_acc[node] += acc;
+    }
+}
+
 /* ph_hot_add_samples for nn nodes: inlined with nn a constant for the
  * common node counts, so that a page's counts are found with a shift and
  * its OR is a few loads. */
@@ -138,10 +156,7 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
             continue;
         size_t i = off / 4096;
         if (i / PH_HOT_CHUNK_PAGES != chunk) {
-            if (b) {
-                ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] += fresh;
-                ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= away;
-            }
+            add_flush_chunk(h, b, fresh, away);
             fresh = away = 0;
             chunk = i / PH_HOT_CHUNK_PAGES;
             b = h->chunks[chunk];
@@ -162,24 +177,15 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
             away = PH_CUR_AWAY;
         cur[node] = cur[node] > UINT32_MAX - cnt ? UINT32_MAX : cur[node] + cnt;
         if (node != run_node) {
-            if (run_node >= 0) {
-                h->now_acc[run_node] += run_acc;
-                h->run_acc[run_node] += run_acc;
-            }
+            add_flush_node(h, run_node, run_acc);
             run_node = node;
             run_acc = 0;
         }
         run_acc += cnt;
         total += cnt;
     }
-    if (b) {
-        ph_hot_chunk_meta(h, b)[PH_HOT_FRESH] += fresh;
-        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= away;
-    }
-    if (run_node >= 0) {
-        h->now_acc[run_node] += run_acc;
-        h->run_acc[run_node] += run_acc;
-    }
+    add_flush_chunk(h, b, fresh, away);
+    add_flush_node(h, run_node, run_acc);
     *added = total;
     return k;
 }
@@ -209,7 +215,7 @@ int ph_hot_add(ph_hot *h, size_t i, int node, uint32_t count, uint16_t now)
  * for the common node counts (ph_hot_roll_chunk), so that the loops over
  * the nodes unroll: every page with counts is rolled at every interval. */
 static inline __attribute__((always_inline)) uint32_t
-roll_pages(uint32_t *b, int n, const ph_page *pg, size_t np, const int look)
+roll_pages(uint32_t *b, int n, const ph_page *pg, size_t np, int look)
 {
     uint32_t left = 0, away = 0;
     const uint32_t *end = b + PH_HOT_CHUNK_PAGES * (size_t)n;
@@ -243,13 +249,10 @@ void ph_hot_roll_chunk(ph_hot *h, size_t c)
     /* evidence and interval both from the homes roll into evidence from
      * the homes; otherwise every page is looked at (after a move, the
      * pages' evidence is usually from their new homes) */
+    const int look = (meta[PH_HOT_EVIDENCE] & (PH_EV_AWAY | PH_CUR_AWAY)) != 0;
     uint32_t ev;
-    if (meta[PH_HOT_EVIDENCE] & (PH_EV_AWAY | PH_CUR_AWAY))
-        PH_CNT_BY_NODES(h->nnodes,
-                        ev = roll_pages(b, nn_, h->pages + first, np, 1))
-    else
-        PH_CNT_BY_NODES(h->nnodes,
-                        ev = roll_pages(b, nn_, h->pages + first, np, 0))
+    PH_CNT_BY_NODES(h->nnodes,
+                    ev = roll_pages(b, nn_, h->pages + first, np, look))
     meta[PH_HOT_FRESH] = 0;
     meta[PH_HOT_EVIDENCE] = ev;
 }
