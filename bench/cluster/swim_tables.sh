@@ -33,6 +33,9 @@ SRC=$(cd -- "$HERE/../.." && pwd -P)
 NET=$SRC/tests/cluster-net/run
 
 n=512 steps=100 ranks_list=1,2,4 where=shm,net rates=none,100mbit reps=1 smoke=
+# seconds one run may take (the smoke's are short: a hang shows as its FAILED
+# line and its output, within ctest's own timeout)
+job_timeout_s=900
 while (($#)); do
 	case $1 in
 	--n) n=$2; shift 2 ;;
@@ -54,7 +57,7 @@ prog=$build/workloads/cluster/swim_dsm
 [[ -x $ph && -x $prog ]] || { echo "swim_tables.sh: build $build first (pagehome, swim_dsm)" >&2; exit 2; }
 mpi=$(cat "$build/bench/cluster/dsm-mpi" 2>/dev/null || echo auto)
 if [[ -n $smoke ]]; then
-	n=48 steps=4 ranks_list=1,2 where=shm,net rates=none reps=1
+	n=48 steps=4 ranks_list=1,2 where=shm,net rates=none reps=1 job_timeout_s=120
 	"$NET" --check >/dev/null 2>&1 || { echo "SKIP: the namespace cluster cannot be made here"; exit 77; }
 fi
 
@@ -89,9 +92,9 @@ run() {
 	envs+=(OMP_NUM_THREADS=1 "PAGEHOME_CLUSTER_STATS_FILE=$dir/rank%r.json")
 	local cmd=(env "${envs[@]}" "$ph" cluster run -n "$r" --mpi "$mpi")
 	if [[ $w == shm ]]; then
-		out=$(timeout -k 5 900 "${cmd[@]}" -- "$prog" "$n" "$steps" "$place" "${args[@]}" --no-check </dev/null 2>&1)
+		out=$(timeout -k 5 "$job_timeout_s" "${cmd[@]}" -- "$prog" "$n" "$steps" "$place" "${args[@]}" --no-check </dev/null 2>&1)
 	else
-		out=$("$NET" --hosts "$r" --rate "${w#net:}" --timeout 900 -- \
+		out=$("$NET" --hosts "$r" --rate "${w#net:}" --timeout "$job_timeout_s" -- \
 			"${cmd[@]}" -- "$prog" "$n" "$steps" "$place" "${args[@]}" --no-check </dev/null 2>&1)
 	fi
 	local line
