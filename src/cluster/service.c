@@ -33,6 +33,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/thread.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -473,13 +474,6 @@ static int poll_locks(ph_dsm *c, uint64_t *next_ns)
 static void *svc_main(void *arg)
 {
     ph_dsm *c = arg;
-    sigset_t all;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint64_t spin_ns = (uint64_t)c->spin_us * 1000u;
     uint64_t poll_ns = (uint64_t)c->poll_us * 1000u;
     uint64_t spin_until = ph_now_ns() + spin_ns;
@@ -545,7 +539,7 @@ int ph_dsm_service_start(ph_dsm *c)
     atomic_store(&c->stop, 0);
     atomic_store(&c->running, 1);
     pthread_mutex_init(&c->role, NULL);
-    int rc = pthread_create(&c->svc, NULL, svc_main, c);
+    int rc = ph_thread_start(&c->svc, svc_main, c);
     if (rc) {
         atomic_store(&c->running, 0);
         return ph_fail(rc, "cluster: cannot start the service thread: %s",

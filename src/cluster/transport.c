@@ -34,6 +34,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "config/launcher.h"
 #include "config/options.h"
 
@@ -164,7 +165,7 @@ static void *watchdog_main(void *arg)
 
 int ph_dsm_watchdog_start(ph_dsm *c)
 {
-    int rc = pthread_create(&c->dog, NULL, watchdog_main, c);
+    int rc = ph_thread_start(&c->dog, watchdog_main, c);
     if (rc)
         return ph_fail(rc, "cluster: cannot start the watchdog thread: %s",
                        strerror(rc));

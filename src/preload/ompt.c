@@ -83,6 +83,7 @@
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "config/options.h"
 #include "sample/source.h"
 
@@ -308,13 +309,8 @@ static void watchdog_start_locked(void)
     pthread_cond_init(&st.watchdog_cv, &ca);
     pthread_condattr_destroy(&ca);
     /* the watchdog must not take a signal meant for the program's
-     * threads, nor run OMPT callbacks: a plain thread with every signal
-     * blocked */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    st.watchdog_on = pthread_create(&st.watchdog, NULL, watchdog_main, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+     * threads (base/thread.h), nor run OMPT callbacks: a plain thread */
+    st.watchdog_on = ph_thread_start(&st.watchdog, watchdog_main, NULL) == 0;
     if (!st.watchdog_on)
         ph_info("ompt: no watchdog thread: the fallback is decided by the "
                 "region count only");

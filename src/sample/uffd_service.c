@@ -80,6 +80,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "os/uffd.h"
 #include "topo/topo.h"
 
@@ -447,9 +448,6 @@ static void *service(void *arg)
     size_t i = (size_t)(uintptr_t)arg;
     ph_sig_inst *in = &ph_sig_insts[i];
     ph_uffd_sampler *us = in->uffd;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     ph_uffd_fault f[32];
     while (!atomic_load_explicit(&us->stop, memory_order_acquire)) {
         int n = ph_uffd_read(&us->u, f, 32, 200);
@@ -588,7 +586,7 @@ int ph_uffd_sampler_start(size_t i)
     }
     ph_sig_insts[i].uffd = us;
     pthread_once(&atfork_once, register_atfork);
-    int e = pthread_create(&us->thread, NULL, service, (void *)(uintptr_t)i);
+    int e = ph_thread_start(&us->thread, service, (void *)(uintptr_t)i);
     if (e != 0) {
         ph_uffd_close(&us->u);
         ph_uffd_close(&us->stash_u);

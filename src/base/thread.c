@@ -1,0 +1,23 @@
+/*
+ * thread.c -- starting a thread of pagehome's own (see thread.h).
+ */
+#include "base/thread.h"
+
+#include <signal.h>
+
+int ph_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t ours, old;
+    sigfillset(&ours);
+    sigdelset(&ours, SIGSEGV);
+    sigdelset(&ours, SIGBUS);
+    sigdelset(&ours, SIGFPE);
+    sigdelset(&ours, SIGILL);
+    sigdelset(&ours, SIGTRAP);
+    int rc = pthread_sigmask(SIG_SETMASK, &ours, &old);
+    if (rc)
+        return rc;
+    rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}

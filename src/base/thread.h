@@ -1,0 +1,29 @@
+/*
+ * thread.h -- starting a thread of pagehome's own (internal).
+ *
+ * pagehome runs threads inside the program's process: the engine's
+ * memory manager, the userfaultfd sampler's service threads, the OMPT
+ * watchdog, cluster mode's service and watchdog.  A signal sent to the
+ * process (kill, alarm, a timer, a batch system's warning before the time
+ * limit) goes to any one thread that does not block it.  Were that one of
+ * ours, the program's handler would run on a thread it does not know,
+ * and a program that blocked the signal in every thread it knows of, to
+ * take it with sigwait, would be killed by the default action instead.
+ *
+ * So our threads block every signal except those a fault raises in the
+ * thread itself (SIGSEGV -- pagehome's own traps --, SIGBUS, SIGFPE,
+ * SIGILL, SIGTRAP: blocked, the kernel would kill the process at the
+ * fault).  The mask is set around pthread_create, so the new thread
+ * starts with it (there is no moment at which it takes a signal), and
+ * the caller's own mask is back when ph_thread_start returns.
+ */
+#ifndef PH_BASE_THREAD_H
+#define PH_BASE_THREAD_H
+
+#include <pthread.h>
+
+/* pthread_create(t, NULL, fn, arg) with the mask above; its return
+ * value (0 or an error number). */
+int ph_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
+#endif
