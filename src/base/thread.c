@@ -1,11 +1,15 @@
 /*
  * thread.c -- starting a thread of pagehome's own (see thread.h).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
 #include "base/thread.h"
 
 #include <signal.h>
 
-int ph_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+int ph_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
+                    void *arg)
 {
     sigset_t ours, old;
     sigfillset(&ours);
@@ -19,5 +23,7 @@ int ph_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
         return rc;
     rc = pthread_create(t, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        (void)pthread_setname_np(*t, name);
     return rc;
 }

@@ -16,14 +16,19 @@
  * fault).  The mask is set around pthread_create, so the new thread
  * starts with it (there is no moment at which it takes a signal), and
  * the caller's own mask is back when ph_thread_start returns.
+ *
+ * Each has a name beginning "ph-", which top -H, ps -L, gdb and perf
+ * show for it.
  */
 #ifndef PH_BASE_THREAD_H
 #define PH_BASE_THREAD_H
 
 #include <pthread.h>
 
-/* pthread_create(t, NULL, fn, arg) with the mask above; its return
- * value (0 or an error number). */
-int ph_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* pthread_create(t, NULL, fn, arg) with the mask above, then the thread
+ * named `name` (at most 15 characters; a name refused is no error); the
+ * return value of pthread_create (0 or an error number). */
+int ph_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
+                    void *arg);
 
 #endif

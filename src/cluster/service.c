@@ -539,13 +539,12 @@ int ph_dsm_service_start(ph_dsm *c)
     atomic_store(&c->stop, 0);
     atomic_store(&c->running, 1);
     pthread_mutex_init(&c->role, NULL);
-    int rc = ph_thread_start(&c->svc, svc_main, c);
+    int rc = ph_thread_start(&c->svc, "ph-cluster", svc_main, c);
     if (rc) {
         atomic_store(&c->running, 0);
         return ph_fail(rc, "cluster: cannot start the service thread: %s",
                        strerror(rc));
     }
-    pthread_setname_np(c->svc, "ph-cluster");
     return 0;
 }
 

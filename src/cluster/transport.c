@@ -165,7 +165,7 @@ static void *watchdog_main(void *arg)
 
 int ph_dsm_watchdog_start(ph_dsm *c)
 {
-    int rc = ph_thread_start(&c->dog, watchdog_main, c);
+    int rc = ph_thread_start(&c->dog, "ph-cl-watchdog", watchdog_main, c);
     if (rc)
         return ph_fail(rc, "cluster: cannot start the watchdog thread: %s",
                        strerror(rc));

@@ -1045,7 +1045,7 @@ ph_engine *ph_engine_new(const ph_topology *topo, ph_os *os, ph_mover *mover,
     }
     ph_engine_plan_stand_ins(e);
     if (!cfg->sync && cfg->mech != PH_MECH_OFF) {
-        int rc = ph_thread_start(&e->mgr, manager_main, e);
+        int rc = ph_thread_start(&e->mgr, "ph-manager", manager_main, e);
         if (rc != 0) {
             ph_engine_free(e);
             return ph_fail_null(rc, "engine: cannot start the memory "
@@ -1197,7 +1197,7 @@ int ph_engine_set_mechanism(ph_engine *e, ph_mechanism mech)
     pthread_cond_signal(&e->cv); /* the manager re-reads the mechanism */
     pthread_mutex_unlock(&e->lock);
     if (start) {
-        int rc = ph_thread_start(&e->mgr, manager_main, e);
+        int rc = ph_thread_start(&e->mgr, "ph-manager", manager_main, e);
         if (rc != 0)
             return ph_fail(rc, "engine: cannot start the memory manager");
         pthread_mutex_lock(&e->lock);

@@ -310,7 +310,8 @@ static void watchdog_start_locked(void)
     pthread_condattr_destroy(&ca);
     /* the watchdog must not take a signal meant for the program's
      * threads (base/thread.h), nor run OMPT callbacks: a plain thread */
-    st.watchdog_on = ph_thread_start(&st.watchdog, watchdog_main, NULL) == 0;
+    st.watchdog_on =
+        ph_thread_start(&st.watchdog, "ph-ompt-watch", watchdog_main, NULL) == 0;
     if (!st.watchdog_on)
         ph_info("ompt: no watchdog thread: the fallback is decided by the "
                 "region count only");

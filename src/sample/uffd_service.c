@@ -586,7 +586,7 @@ int ph_uffd_sampler_start(size_t i)
     }
     ph_sig_insts[i].uffd = us;
     pthread_once(&atfork_once, register_atfork);
-    int e = ph_thread_start(&us->thread, service, (void *)(uintptr_t)i);
+    int e = ph_thread_start(&us->thread, "ph-uffd", service, (void *)(uintptr_t)i);
     if (e != 0) {
         ph_uffd_close(&us->u);
         ph_uffd_close(&us->stash_u);

@@ -12,11 +12,16 @@
  * the process, taken with sigtimedwait.  Were it delivered to one of
  * pagehome's threads, its default action would end the process.
  *
+ * Part 3, with PROG_SIGNALS_PH_THREADS=1 (under pagehome run): the
+ * process has threads named "ph-..." (pagehome's), and none of the
+ * program's threads has such a name.
+ *
  * Prints "prog_signals: ok" and exits 0, or says what went wrong.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -46,6 +51,37 @@ static void on_alarm(int sig)
     int k = atomic_fetch_add(&nhits, 1);
     if (k < MAX_HITS)
         hits[k] = tid();
+}
+
+/* Threads of the process named "ph-...", -1 when one of the program's
+ * has such a name (or the list cannot be read). */
+static int ph_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0, clash = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], name[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof name, f))
+            name[0] = 0;
+        fclose(f);
+        if (strncmp(name, "ph-", 3) != 0)
+            continue;
+        pid_t t = (pid_t)atoi(e->d_name);
+        for (int k = 0; k < nknown; k++)
+            clash |= known[k] == t;
+        n++;
+    }
+    closedir(d);
+    return clash ? -1 : n;
 }
 
 static double sweep(double *a, size_t n, int reps)
@@ -142,8 +178,20 @@ int main(void)
         printf("prog_signals: SIGUSR1 did not come to sigtimedwait\n");
         return 1;
     }
+    /* part 3 */
+    int ph = -2;
+    const char *want = getenv("PROG_SIGNALS_PH_THREADS");
+    if (want && *want == '1') {
+        ph = ph_threads();
+        if (ph <= 0) {
+            printf("prog_signals: %s\n",
+                   ph < 0 ? "a thread of the program is named ph-..."
+                          : "no thread named ph-... under pagehome");
+            return 1;
+        }
+    }
     printf("prog_signals: ok (%d SIGALRM on %d threads of the program; "
-           "checksum %.6e)\n", got, nknown, s);
+           "%d of pagehome's; checksum %.6e)\n", got, nknown, ph < 0 ? 0 : ph, s);
     free(a);
     return 0;
 }
