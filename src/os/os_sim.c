@@ -20,7 +20,9 @@
  * when the simulator first looks at it: the node bind() chose, else the
  * node of the thread that touched it first when someone told
  * (note_touch: the sampler's trap on a watched page that was never
- * touched, in the touching thread's signal handler), else the virtual
+ * touched, in the touching thread's signal handler; or, for pages serial
+ * code touched while the sampler could not watch them, the thread that
+ * ran that code, when it begins the next parallel region), else the virtual
  * node of the thread that is asking (which is the toucher when a program
  * touches and queries its own data).  note_touch() is async-signal-safe:
  * it only appends (range, node) to a bounded lock-free ring (Vyukov's

@@ -51,7 +51,9 @@
  * once where it is untouched, its runs made as coarse as the free room
  * under max_runs needs, until the end of the second interval that
  * follows; the handler tells the machine the run's first toucher
- * (ph_os_note_touch).  Memory first touched while watched there stays cut
+ * (ph_os_note_touch), and so does the region gate for what serial code
+ * touched while the mprotect mechanism's runs were open
+ * (note_serial_touches).  Memory first touched while watched there stays cut
  * into that many VMAs (at most max_runs), which on the simulator costs
  * nothing that matters.
  *
@@ -104,6 +106,9 @@ typedef struct sp_armed {
     /* userfaultfd: the gate watched the run again after serial code had
      * taken it, this interval (resume: once an interval) */
     int resumed;
+    /* first_touch_arm chose it with no resident page (tracks_touch):
+     * whoever touches it first is to be told to the machine */
+    int untouched;
 } sp_armed;
 
 typedef struct sampler {
@@ -519,6 +524,62 @@ static void resume(sampler *s)
         ph_sig_arm_leave();
 }
 
+/* The gate opens: on a machine that cannot see first touches
+ * (tracks_touch: the simulator) and under the mprotect mechanism, whose
+ * runs were open while the gate was closed, a run first_touch_arm chose
+ * untouched that is resident now, still SUSPENDED (no trap took it), was
+ * first touched by the serial code that ran meanwhile -- the master
+ * initialising its arrays, the first-touch trap pagehome is for -- which
+ * is the thread opening the gate (an outermost region's encountering
+ * thread).  The machine is told so; without it such a page would get the
+ * node of whoever looks at it first (the first thread to take a sample
+ * there: every page "local" from the start).  Notes are first-wins: a
+ * page with a home, or noted before, keeps its node; pages not resident
+ * are left to their first toucher.  Adjacent runs share a mincore call
+ * (up to 512 pages). */
+static void note_serial_touches(sampler *s)
+{
+    if (!s->tracks_touch || is_uffd(s))
+        return;
+    ph_os *os = ph_sig_insts[s->inst].os;
+    int node = ph_os_current_node(os);
+    if (node < 0)
+        return;
+    unsigned char vec[512];
+    for (size_t k = 0; k < s->narmed;) {
+        if (!s->armed[k].untouched ||
+            atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
+            k++;
+            continue;
+        }
+        size_t len;
+        uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len), span_len = len;
+        for (k++; k < s->narmed && s->armed[k].untouched &&
+                  s->armed[k].slot == s->armed[k - 1].slot &&
+                  atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED &&
+                  span_len < sizeof vec * PG_BYTES;
+             k++) {
+            uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
+            if (a != span + span_len || span_len + len > sizeof vec * PG_BYTES)
+                break;
+            span_len += len;
+        }
+        if (mincore((void *)span, span_len, vec) != 0)
+            continue;
+        uintptr_t from = 0; /* a resident stretch's start, 0: none */
+        for (size_t q = 0; q <= span_len / PG_BYTES; q++) {
+            int res = q < span_len / PG_BYTES && (vec[q] & 1);
+            uintptr_t pg = span + q * PG_BYTES;
+            if (res && !from)
+                from = pg;
+            else if (!res && from) {
+                ph_os_note_touch(os, (void *)from, pg - from, node);
+                from = 0;
+            }
+        }
+    }
+}
+
 static void gate_apply_locked(void)
 {
     int want = !gate_closed();
@@ -539,6 +600,7 @@ static void gate_apply_locked(void)
             if (!uffd)
                 lift_to(s, 0, s->narmed, PH_RUN_SUSPENDED);
         } else if (!uffd || ph_uffd_sampler_arm_begin()) {
+            note_serial_touches(s);
             resume(s);
             if (uffd)
                 ph_uffd_sampler_arm_end();
@@ -668,7 +730,7 @@ static void choose_full(sampler *s)
         set_geometry(s->ranges[i].slot, g);
         size_t n = div_up(s->ranges[i].npages, g);
         for (size_t r = 0; r < n && s->narmed < s->o.max_runs; r++)
-            s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r, 0};
+            s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r, 0, 0};
     }
 }
 
@@ -763,7 +825,7 @@ static size_t choose_budget(sampler *s)
         passed += len / PG_BYTES;
         examined += len / PG_BYTES;
         if (run_resident(&w, rg->slot, s->cur_run)) {
-            s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run, 0};
+            s->armed[s->narmed++] = (sp_armed){rg->slot, s->cur_run, 0, 0};
             pages += len / PG_BYTES;
         } else if (s->cur_run + 1 < nruns && w.ok && a + len >= w.win && a + len <= w.win_end) {
             /* untouched: on to the run of the next touched page (or past
@@ -902,7 +964,7 @@ static int first_touch_arm(sampler *s, size_t ri)
                 resident = vec[q] & 1;
         }
         if (!resident || all)
-            s->armed[s->narmed++] = (sp_armed){rg->slot, r, 0};
+            s->armed[s->narmed++] = (sp_armed){rg->slot, r, 0, !resident && !all};
     }
     for (size_t k = from; k < s->narmed; k++) {
         size_t len;
