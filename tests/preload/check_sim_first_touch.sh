@@ -40,9 +40,10 @@ PY
 for run in observe on; do
     opt=
     [ $run = observe ] && opt=--observe
-    "$ph" --topology nodes=4,cpus_per_node=1 run $opt --report "$tmp/$run.json" \
-        -- "$prog" "$@" > "$tmp/$run.out" 2>&1
+    PAGEHOME_VERBOSE=1 "$ph" --topology nodes=4,cpus_per_node=1 run $opt \
+        --report "$tmp/$run.json" -- "$prog" "$@" > "$tmp/$run.out" 2>&1
     rc=$?
+    got=$(sed -n 's/^pagehome: sampler: \([a-z-]*\) mechanism$/\1/p' "$tmp/$run.out" | head -1)
     if grep -q "sample_mechanism=userfaultfd: .*using mprotect" "$tmp/$run.out"; then
         echo "check_sim_first_touch: userfaultfd not usable here: skipped"
         exit 77
@@ -60,7 +61,7 @@ for run in observe on; do
         fail=1
         continue
     fi
-    echo "check_sim_first_touch: $mech, $run: owner-local share at start $lo (lowest area) .. $hi, at the end $end (lowest area)"
+    echo "check_sim_first_touch: $mech (sampler: ${got:-?}), $run: owner-local share at start $lo (lowest area) .. $hi, at the end $end (lowest area)"
     if [ $run = observe ] && ! awk -v v="$lo" 'BEGIN { exit !(v <= 0.40) }'; then
         echo "check_sim_first_touch: FAILED: serially initialised pages look local from the start ($lo > 0.40): the simulator did not see their first touch"
         fail=1
