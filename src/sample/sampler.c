@@ -106,9 +106,9 @@ typedef struct sp_armed {
     /* userfaultfd: the gate watched the run again after serial code had
      * taken it, this interval (resume: once an interval) */
     int resumed;
-    /* first_touch_arm chose it with no resident page (tracks_touch):
-     * whoever touches it first is to be told to the machine */
-    int untouched;
+    /* chosen by first_touch_arm (tracks_touch): whoever touches its
+     * pages first is to be told to the machine */
+    int first_touch;
 } sp_armed;
 
 typedef struct sampler {
@@ -526,8 +526,9 @@ static void resume(sampler *s)
 
 /* The gate opens: on a machine that cannot see first touches
  * (tracks_touch: the simulator) and under the mprotect mechanism, whose
- * runs were open while the gate was closed, a run first_touch_arm chose
- * untouched that is resident now, still SUSPENDED (no trap took it), was
+ * runs were open while the gate was closed, the resident pages of a run
+ * first_touch_arm chose (untouched then, or a coarse run of a range too
+ * large for a run a page) that is still SUSPENDED (no trap took it) were
  * first touched by the serial code that ran meanwhile -- the master
  * initialising its arrays, the first-touch trap pagehome is for -- which
  * is the thread opening the gate (an outermost region's encountering
@@ -535,8 +536,11 @@ static void resume(sampler *s)
  * node of whoever looks at it first (the first thread to take a sample
  * there: every page "local" from the start).  Notes are first-wins: a
  * page with a home, or noted before, keeps its node; pages not resident
- * are left to their first toucher.  Adjacent runs share a mincore call
- * (up to 512 pages). */
+ * are left to their first toucher.  A page a thread of the program's own
+ * (not OpenMP's) first touched between two regions gets the master's node
+ * too: nothing tells who touched it (the userfaultfd mechanism, which
+ * watches in serial code, does).  Adjacent runs share a mincore call (up
+ * to 512 pages). */
 static void note_serial_touches(sampler *s)
 {
     if (!s->tracks_touch || is_uffd(s))
@@ -547,14 +551,14 @@ static void note_serial_touches(sampler *s)
         return;
     unsigned char vec[512];
     for (size_t k = 0; k < s->narmed;) {
-        if (!s->armed[k].untouched ||
+        if (!s->armed[k].first_touch ||
             atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
             k++;
             continue;
         }
         size_t len;
         uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len), span_len = len;
-        for (k++; k < s->narmed && s->armed[k].untouched &&
+        for (k++; k < s->narmed && s->armed[k].first_touch &&
                   s->armed[k].slot == s->armed[k - 1].slot &&
                   atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED &&
                   span_len < sizeof vec * PG_BYTES;
@@ -964,7 +968,7 @@ static int first_touch_arm(sampler *s, size_t ri)
                 resident = vec[q] & 1;
         }
         if (!resident || all)
-            s->armed[s->narmed++] = (sp_armed){rg->slot, r, 0, !resident && !all};
+            s->armed[s->narmed++] = (sp_armed){rg->slot, r, 0, 1};
     }
     for (size_t k = from; k < s->narmed; k++) {
         size_t len;
