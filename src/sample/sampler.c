@@ -568,19 +568,25 @@ static void note_serial_touches(sampler *s)
                 break;
             span_len += len;
         }
-        if (mincore((void *)span, span_len, vec) != 0)
-            continue;
+        /* a run may be longer than vec covers: 512 pages at a time */
         uintptr_t from = 0; /* a resident stretch's start, 0: none */
-        for (size_t q = 0; q <= span_len / PG_BYTES; q++) {
-            int res = q < span_len / PG_BYTES && (vec[q] & 1);
-            uintptr_t pg = span + q * PG_BYTES;
-            if (res && !from)
-                from = pg;
-            else if (!res && from) {
-                ph_os_note_touch(os, (void *)from, pg - from, node);
-                from = 0;
+        for (uintptr_t off = 0; off < span_len; off += sizeof vec * PG_BYTES) {
+            uintptr_t l = span_len - off < sizeof vec * PG_BYTES ? span_len - off
+                                                                 : sizeof vec * PG_BYTES;
+            if (mincore((void *)(span + off), l, vec) != 0)
+                memset(vec, 0, sizeof vec);
+            for (size_t q = 0; q < l / PG_BYTES; q++) {
+                uintptr_t pg = span + off + q * PG_BYTES;
+                if ((vec[q] & 1) && !from)
+                    from = pg;
+                else if (!(vec[q] & 1) && from) {
+                    ph_os_note_touch(os, (void *)from, pg - from, node);
+                    from = 0;
+                }
             }
         }
+        if (from)
+            ph_os_note_touch(os, (void *)from, span + span_len - from, node);
     }
 }
 
