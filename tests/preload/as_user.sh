@@ -5,8 +5,9 @@
 # What that changes: with vm.unprivileged_userfaultfd = 0 (Debian's
 # default) and /dev/userfaultfd not accessible, userfaultfd is refused
 # (pagehome does not take user-mode-only faults for sampling), so the
-# sample mechanism `auto` picks mprotect, where serial code runs with the
-# region gate open... and every other path the root-run tests never see.
+# sample mechanism `auto` picks mprotect, whose watched pages are open
+# while serial code runs (the region gate) -- and every other path the
+# root-run tests never see.
 # The command's stdout and stderr pass through; its exit status is this
 # script's.  Exit 77 when not root (every test then runs unprivileged
 # already), without setpriv, or when nobody cannot execute COMMAND.  POSIX sh.
