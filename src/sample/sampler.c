@@ -524,6 +524,52 @@ static void resume(sampler *s)
         ph_sig_arm_leave();
 }
 
+/* Residency of a sampler's runs by mincore(2), one call per WIN_PAGES
+ * pages: the runs are asked about in address order, so one window serves
+ * many of them. */
+enum { WIN_PAGES = 4096 };
+typedef struct resid_win {
+    uintptr_t win, win_end; /* pages of [win, win_end) are in vec */
+    int ok;                 /* mincore answered for it */
+    unsigned char vec[WIN_PAGES];
+} resid_win;
+
+/* Whether page q of slot `slot` is resident: 1 or 0, -1 when mincore
+ * cannot tell.  The window moves to q when q is outside it. */
+static int window_resident(resid_win *w, size_t slot, uintptr_t q)
+{
+    if (q < w->win || q >= w->win_end) {
+        uintptr_t range_end = atomic_load(&ph_sig_slots[slot].end);
+        w->win = q;
+        w->win_end = q + WIN_PAGES * PG_BYTES < range_end ? q + WIN_PAGES * PG_BYTES
+                                                             : range_end;
+        w->ok = mincore((void *)w->win, w->win_end - w->win, w->vec) == 0;
+    }
+    return w->ok ? (w->vec[(q - w->win) / PG_BYTES] & 1) : -1;
+}
+
+/* 1 when a page of run r of slot `slot` is resident, or when mincore
+ * cannot tell (then it is watched). */
+static int run_resident(resid_win *w, size_t slot, size_t r)
+{
+    size_t len;
+    uintptr_t a = run_span(slot, r, &len);
+    for (uintptr_t q = a; q < a + len; q += PG_BYTES)
+        if (window_resident(w, slot, q) != 0)
+            return 1;
+    return 0;
+}
+
+/* The first page of [a, w->win_end) the window w says is resident; the
+ * window's end when none is (a inside the window, which answered). */
+static uintptr_t window_next(const resid_win *w, uintptr_t a)
+{
+    for (uintptr_t q = a; q < w->win_end; q += PG_BYTES)
+        if (w->vec[(q - w->win) / PG_BYTES] & 1)
+            return q;
+    return w->win_end;
+}
+
 /* The gate opens: on a machine that cannot see first touches
  * (tracks_touch: the simulator) and under the mprotect mechanism, whose
  * runs were open while the gate was closed, the resident pages of a run
@@ -539,8 +585,9 @@ static void resume(sampler *s)
  * are left to their first toucher.  A page a thread of the program's own
  * (not OpenMP's) first touched between two regions gets the master's node
  * too: nothing tells who touched it (the userfaultfd mechanism, which
- * watches in serial code, does).  Adjacent runs share a mincore call (up
- * to 512 pages). */
+ * watches in serial code, does).  Residency comes from a mincore window
+ * (resid_win, above), and a stretch of resident pages that spans adjacent
+ * runs is noted once. */
 static void note_serial_touches(sampler *s)
 {
     if (!s->tracks_touch || is_uffd(s))
@@ -549,45 +596,29 @@ static void note_serial_touches(sampler *s)
     int node = ph_os_current_node(os);
     if (node < 0)
         return;
-    unsigned char vec[512];
-    for (size_t k = 0; k < s->narmed;) {
+    static resid_win w; /* under gate_lock, as every arm */
+    w.win = w.win_end = 0;
+    uintptr_t from = 0, end = 0; /* a resident stretch not noted yet */
+    for (size_t k = 0; k < s->narmed; k++) {
         if (!s->armed[k].first_touch ||
-            atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED) {
-            k++;
+            atomic_load(run_state(&s->armed[k])) != PH_RUN_SUSPENDED)
             continue;
-        }
         size_t len;
-        uintptr_t span = run_span(s->armed[k].slot, s->armed[k].run, &len), span_len = len;
-        for (k++; k < s->narmed && s->armed[k].first_touch &&
-                  s->armed[k].slot == s->armed[k - 1].slot &&
-                  atomic_load(run_state(&s->armed[k])) == PH_RUN_SUSPENDED &&
-                  span_len < sizeof vec * PG_BYTES;
-             k++) {
-            uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
-            if (a != span + span_len || span_len + len > sizeof vec * PG_BYTES)
-                break;
-            span_len += len;
-        }
-        /* a run may be longer than vec covers: 512 pages at a time */
-        uintptr_t from = 0; /* a resident stretch's start, 0: none */
-        for (uintptr_t off = 0; off < span_len; off += sizeof vec * PG_BYTES) {
-            uintptr_t l = span_len - off < sizeof vec * PG_BYTES ? span_len - off
-                                                                 : sizeof vec * PG_BYTES;
-            if (mincore((void *)(span + off), l, vec) != 0)
-                memset(vec, 0, sizeof vec);
-            for (size_t q = 0; q < l / PG_BYTES; q++) {
-                uintptr_t pg = span + off + q * PG_BYTES;
-                if ((vec[q] & 1) && !from)
-                    from = pg;
-                else if (!(vec[q] & 1) && from) {
-                    ph_os_note_touch(os, (void *)from, pg - from, node);
-                    from = 0;
-                }
+        uintptr_t a = run_span(s->armed[k].slot, s->armed[k].run, &len);
+        for (uintptr_t q = a; q < a + len; q += PG_BYTES) {
+            if (window_resident(&w, s->armed[k].slot, q) != 1)
+                continue;
+            if (from && q != end) {
+                ph_os_note_touch(os, (void *)from, end - from, node);
+                from = 0;
             }
+            if (!from)
+                from = q;
+            end = q + PG_BYTES;
         }
-        if (from)
-            ph_os_note_touch(os, (void *)from, span + span_len - from, node);
     }
+    if (from)
+        ph_os_note_touch(os, (void *)from, end - from, node);
 }
 
 static void gate_apply_locked(void)
@@ -742,46 +773,6 @@ static void choose_full(sampler *s)
         for (size_t r = 0; r < n && s->narmed < s->o.max_runs; r++)
             s->armed[s->narmed++] = (sp_armed){s->ranges[i].slot, r, 0, 0};
     }
-}
-
-/* Residency of a sampler's runs by mincore(2), one call per WIN_PAGES
- * pages: the runs are asked about in address order, so one window serves
- * many of them. */
-enum { WIN_PAGES = 4096 };
-typedef struct resid_win {
-    uintptr_t win, win_end; /* pages of [win, win_end) are in vec */
-    int ok;                 /* mincore answered for it */
-    unsigned char vec[WIN_PAGES];
-} resid_win;
-
-/* 1 when a page of run r of slot `slot` is resident, or when mincore
- * cannot tell (then it is watched). */
-static int run_resident(resid_win *w, size_t slot, size_t r)
-{
-    size_t len;
-    uintptr_t a = run_span(slot, r, &len);
-    for (uintptr_t q = a; q < a + len; q += PG_BYTES) {
-        if (q < w->win || q >= w->win_end) {
-            uintptr_t range_end = atomic_load(&ph_sig_slots[slot].end);
-            w->win = q;
-            w->win_end = q + WIN_PAGES * PG_BYTES < range_end ? q + WIN_PAGES * PG_BYTES
-                                                                 : range_end;
-            w->ok = mincore((void *)w->win, w->win_end - w->win, w->vec) == 0;
-        }
-        if (!w->ok || (w->vec[(q - w->win) / PG_BYTES] & 1))
-            return 1;
-    }
-    return 0;
-}
-
-/* The first page of [a, w->win_end) the window w says is resident; the
- * window's end when none is (a inside the window, which answered). */
-static uintptr_t window_next(const resid_win *w, uintptr_t a)
-{
-    for (uintptr_t q = a; q < w->win_end; q += PG_BYTES)
-        if (w->vec[(q - w->win) / PG_BYTES] & 1)
-            return q;
-    return w->win_end;
 }
 
 /* The rotation: runs from the cursor on until pages_per_interval pages
