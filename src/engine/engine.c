@@ -756,18 +756,43 @@ static void end_hybrid_part(ph_engine *e)
             "phases from now on", e->iteration);
 }
 
-/* The watched pages the stability rule wants seen: all of them, or,
- * where the source can tell, those ever touched (a static array sized
- * for the largest input has its used part to see).  The touched ones are
- * counted only as far as the samples could cover (lock held). */
-static uint64_t seen_need(ph_engine *e, uint64_t watched)
+/* Whether the quiet invocations hold evidence enough (lock held), for
+ * the rule below: samples for PH_STABLE_SEEN_SHARE of the watched pages,
+ * or, where the source can tell, of those ever touched (a static array
+ * sized for the largest input has its used part to see), counted only as
+ * far as the samples could cover.  The touched ones must be as many as at
+ * the previous quiet invocation's look: a program still touching its
+ * data for the first time (zeroing a V-cycle's grids, smallest first,
+ * with iteration ends found meanwhile) is still setting up, and the
+ * streak restarts with this invocation (samples this invocation's).  A
+ * look with nothing to compare (the streak's first, or one after a look
+ * that counted past its limit) concludes nothing either, without a
+ * restart: on this path a streak is two invocations at least, and ends
+ * at two equal looks in a row. */
+static int quiet_evidence(ph_engine *e, uint64_t watched, uint64_t samples)
 {
-    if (!e->src->ops->touched_pages ||
-        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)watched)
-        return watched;
+    if ((double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)watched)
+        return 1;
+    if (!e->src->ops->touched_pages)
+        return 0;
     size_t limit = (size_t)((double)e->quiet_samples / PH_STABLE_SEEN_SHARE);
     size_t touched = e->src->ops->touched_pages(e->src, limit);
-    return touched < watched ? touched : watched;
+    if (e->quiet == 1)
+        e->quiet_touched = PH_TOUCHED_UNKNOWN; /* a new streak */
+    if (touched > limit) { /* more than the samples cover (or unknown) */
+        e->quiet_touched = PH_TOUCHED_UNKNOWN;
+        return 0;
+    }
+    if (touched != e->quiet_touched) {
+        if (e->quiet_touched != PH_TOUCHED_UNKNOWN) { /* changed: restart */
+            e->quiet = 1;
+            e->quiet_samples = samples;
+        }
+        e->quiet_touched = touched;
+        return 0;
+    }
+    uint64_t need = touched < watched ? touched : watched;
+    return (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)need;
 }
 
 /* One iterative invocation (lock held). */
@@ -811,10 +836,12 @@ static void run_iterative(ph_engine *e)
      * in the quiet invocations for at least PH_STABLE_SEEN_SHARE of the
      * watched pages -- a page watched whose trap went to something else
      * (the simulated machine's first touches) or was never touched was
-     * not seen: six samples of 259 pages, all local, are no evidence. */
-    if (e->cfg.stable_after && e->quiet >= e->cfg.stable_after &&
-        !e->predictive && swept - e->stable_mark >= watched &&
-        (double)e->quiet_samples >= PH_STABLE_SEEN_SHARE * (double)seen_need(e, watched)) {
+     * not seen: six samples of 259 pages, all local, are no evidence.
+     * The evidence is looked at on every quiet invocation (it may restart
+     * the streak), before the streak's length is. */
+    int evidence = !moved && e->cfg.stable_after && quiet_evidence(e, watched, samples);
+    if (evidence && e->quiet >= e->cfg.stable_after && !e->predictive &&
+        swept - e->stable_mark >= watched) {
         e->active = 0;
         ph_info("engine: placement stable after %u iterations (%u "
                 "invocations without a migration, %llu samples in them, "

@@ -87,6 +87,7 @@ typedef struct ph_area_rec {
 /* The samples, as a share of the watched pages, that the quiet
  * invocations must hold before the placement is called stable. */
 #define PH_STABLE_SEEN_SHARE 0.125
+#define PH_TOUCHED_UNKNOWN SIZE_MAX
 typedef enum ph_first_sweep {
     PH_FIRST_PENDING = 0,   /* not armed yet */
     PH_FIRST_ON = 1,        /* the source has the first budget */
@@ -179,6 +180,8 @@ struct ph_engine {
     uint64_t stable_mark;      /* source's swept_pages at the last
                                   migration (or new area) */
     uint64_t quiet_samples;    /* samples of the quiet invocations */
+    size_t quiet_touched;      /* the source's touched pages at the quiet
+                                  streak's last look (PH_TOUCHED_UNKNOWN) */
     uint64_t empty_intervals;  /* intervals that trapped nothing */
     uint64_t last_arm_ns;      /* when the source was last armed */
     int predictive;
