@@ -390,6 +390,25 @@ static void test_fresh_areas(void)
     rig_close(&r);
 }
 
+/* Iterate until the engine calls the placement stable, at most max
+ * iterations; *seen: the source's samples at the last iteration that left
+ * it active.  Returns the iterations run. */
+static int until_stable(rig *r, int max, uint64_t *seen)
+{
+    ph_source *src = ph_engine_source(r->e);
+    int iters = 0;
+    *seen = 0;
+    while (totals(r).active && iters < max) {
+        ph_source_stats b;
+        iterate(r);
+        src->ops->stats(src, &b);
+        if (totals(r).active)
+            *seen = b.samples;
+        iters++;
+    }
+    return iters;
+}
+
 /* Stability from evidence: intervals that trapped nothing are no
  * invocations and never make the placement "stable", and with a budget
  * the engine stops only after every page was looked at since the last
@@ -440,16 +459,8 @@ static void test_stable_needs_evidence(void)
     c.full_snapshot = 1;
     rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.98, NULL);
     r.wl.acc = 1;
-    int iters = 0;
-    uint64_t seen = 0;
-    while (totals(&r).active && iters < 200) {
-        ph_source_stats b;
-        iterate(&r);
-        ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &b);
-        if (totals(&r).active)
-            seen = b.samples; /* samples while not yet stable */
-        iters++;
-    }
+    uint64_t seen; /* samples while not yet stable */
+    until_stable(&r, 200, &seen);
     CHECK(!totals(&r).active);
     CHECK(totals(&r).invocations > 2);
     ph_source_stats end;
@@ -472,23 +483,27 @@ static size_t touched_report(ph_source *s, size_t limit)
     return touched_now > limit ? limit + 1 : touched_now;
 }
 
+/* A rig whose every page is at home, with a few samples an interval
+ * (about 5 of 256: under an eighth of the watched pages, so the rule
+ * counts the touched ones), its source reporting touched_now. */
+static ph_source_ops with_touched;
+static void open_touched(rig *r, const ph_engine_cfg *c)
+{
+    rig_open(r, WL_OWNER, NPAGES, INIT_OWNER, c, 0, 0.98, NULL);
+    r->wl.acc = 1;
+    ph_source *src = ph_engine_source(r->e);
+    with_touched = *src->ops;
+    with_touched.touched_pages = touched_report;
+    src->ops = &with_touched;
+}
+
 static void test_stable_needs_settled_set(void)
 {
     ph_engine_cfg c = base_cfg();
     c.stable_after = 2;
     c.cold_after = 0;
     rig r;
-    /* every page at home, a few samples an interval (about 5 of 256):
-     * under an eighth of the watched pages, so the rule counts the
-     * touched ones */
-    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.98, NULL);
-    r.wl.acc = 1;
-    ph_source *src = ph_engine_source(r.e);
-    static ph_source_ops with_touched;
-    const ph_source_ops *orig = src->ops;
-    with_touched = *orig;
-    with_touched.touched_pages = touched_report;
-    src->ops = &with_touched;
+    open_touched(&r, &c);
     /* the program touches 8 more pages an iteration (a set-up zeroing its
      * grids): quiet invocations with samples for far more than an eighth
      * of what is touched are no evidence while it grows */
@@ -503,11 +518,8 @@ static void test_stable_needs_settled_set(void)
     CHECK(touched_looks >= 6);
     /* it stops growing: two equal looks in a row (the last growing
      * invocation's look already counts the whole set), then stable */
-    int iters = 0;
-    while (totals(&r).active && iters < 20) {
-        iterate(&r);
-        iters++;
-    }
+    uint64_t seen;
+    int iters = until_stable(&r, 20, &seen);
     CHECK(!totals(&r).active);
     CHECK(iters <= 3);
     CHECK_EQ(sim_moved(&r), 0);
@@ -516,27 +528,12 @@ static void test_stable_needs_settled_set(void)
     /* more touched than the samples cover (200: 25 samples needed), then
      * the same count once they cover it: stable then, not restarted for
      * ever by the change from "more than the limit" to a count */
-    rig_open(&r, WL_OWNER, NPAGES, INIT_OWNER, &c, 0, 0.98, NULL);
-    r.wl.acc = 1;
-    src = ph_engine_source(r.e);
-    orig = src->ops;
-    with_touched = *orig;
-    with_touched.touched_pages = touched_report;
-    src->ops = &with_touched;
+    open_touched(&r, &c);
     touched_now = 200;
-    iters = 0;
-    uint64_t seen = 0;
-    while (totals(&r).active && iters < 200) {
-        ph_source_stats b;
-        iterate(&r);
-        src->ops->stats(src, &b);
-        if (totals(&r).active)
-            seen = b.samples;
-        iters++;
-    }
+    until_stable(&r, 200, &seen);
     CHECK(!totals(&r).active);
     ph_source_stats end;
-    src->ops->stats(src, &end);
+    ph_engine_source(r.e)->ops->stats(ph_engine_source(r.e), &end);
     CHECK(end.samples >= 25);
     CHECK(seen < NPAGES / 8); /* before the samples covered every page */
     CHECK_EQ(sim_moved(&r), 0);
