@@ -1197,7 +1197,8 @@ static int sp_set_budget(ph_source *src, size_t pages_per_interval)
 
 /* touched_pages: the resident pages of every range by PAGEMAP_SCAN,
  * counted up to limit + 1, plus, under userfaultfd, the pages of the runs
- * not yet opened (they sit in the stash, not in the range).  Runs are
+ * not yet opened (they sit in the stash, not in the range; a run serial
+ * code's trap opened, SUSPENDED, is back in its range: counted once).  Runs are
  * armed only where a page is resident, but for the simulator's
  * first-touch watch, whose untouched runs then count too: an
  * over-estimate, which at worst declines a sweep.  errno is kept. */
@@ -1222,8 +1223,11 @@ static size_t sp_touched_pages(ph_source *src, size_t limit)
         for (size_t k = 0; k < s->narmed; k++) {
             size_t len;
             run_span(s->armed[k].slot, s->armed[k].run, &len);
-            if (atomic_load(run_state(&s->armed[k])) != PH_RUN_IDLE)
-                have += len / PG_BYTES; /* out, or on its way back */
+            unsigned char st = atomic_load(run_state(&s->armed[k]));
+            /* out, or on its way out or back; a SUSPENDED run (serial
+             * code's trap opened it) is in place, counted above */
+            if (st != PH_RUN_IDLE && st != PH_RUN_SUSPENDED)
+                have += len / PG_BYTES;
         }
     pthread_mutex_unlock(&gate_lock);
     ph_pagemap_done(&pm);
