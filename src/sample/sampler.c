@@ -1223,7 +1223,11 @@ static size_t sp_touched_pages(ph_source *src, size_t limit)
         for (size_t k = 0; k < s->narmed; k++) {
             size_t len;
             run_span(s->armed[k].slot, s->armed[k].run, &len);
-            unsigned char st = atomic_load(run_state(&s->armed[k]));
+            /* a trap being served: its thread goes on once the run is
+             * back, before the run's state is stored (as in resume()) */
+            unsigned char st;
+            while ((st = atomic_load(run_state(&s->armed[k]))) == PH_RUN_FIRING)
+                sched_yield();
             /* out, or on its way out or back; a SUSPENDED run (serial
              * code's trap opened it) is in place, counted above */
             if (st != PH_RUN_IDLE && st != PH_RUN_SUSPENDED)

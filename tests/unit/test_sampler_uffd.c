@@ -529,9 +529,13 @@ static void test_serial_gate(void)
     ph_os_set_thread_node(sim, 1);
     ph_sampler_note_serial_thread(1); /* this thread is OpenMP's initial one */
     ph_sampler_gate_enable(); /* no region running: closed */
+    /* every page touched: stashed, then back in place with its run
+     * SUSPENDED -- counted once either way */
+    CHECK_EQ(s->ops->touched_pages(s, 1000), SG_PAGES);
     /* serial code (an initialisation, a check) touches every page: the
      * data is there, no sample is kept */
     CHECK_EQ(wrong_pages(buf, SG_PAGES), 0);
+    CHECK_EQ(s->ops->touched_pages(s, 1000), SG_PAGES);
     static coll c;
     c.n = 0;
     CHECK_EQ(s->ops->drain(s, collect, &c), 0);
