@@ -777,18 +777,15 @@ static int quiet_evidence(ph_engine *e, uint64_t watched, uint64_t samples)
         return 0;
     size_t limit = (size_t)((double)e->quiet_samples / PH_STABLE_SEEN_SHARE);
     size_t touched = e->src->ops->touched_pages(e->src, limit);
-    if (e->quiet == 1)
-        e->quiet_touched = PH_TOUCHED_UNKNOWN; /* a new streak */
-    if (touched > limit) { /* more than the samples cover (or unknown) */
-        e->quiet_touched = PH_TOUCHED_UNKNOWN;
+    /* a new streak has no previous look; a count past the limit (or
+     * none) is no count */
+    size_t prev = e->quiet == 1 ? PH_TOUCHED_UNKNOWN : e->quiet_touched;
+    e->quiet_touched = touched > limit ? PH_TOUCHED_UNKNOWN : touched;
+    if (e->quiet_touched == PH_TOUCHED_UNKNOWN || prev == PH_TOUCHED_UNKNOWN)
         return 0;
-    }
-    if (touched != e->quiet_touched) {
-        if (e->quiet_touched != PH_TOUCHED_UNKNOWN) { /* changed: restart */
-            e->quiet = 1;
-            e->quiet_samples = samples;
-        }
-        e->quiet_touched = touched;
+    if (touched != prev) { /* changed: the streak restarts here */
+        e->quiet = 1;
+        e->quiet_samples = samples;
         return 0;
     }
     uint64_t need = touched < watched ? touched : watched;
