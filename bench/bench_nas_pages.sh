@@ -65,6 +65,9 @@ ph=$1 dir=$2
 [ -x "$ph" ] || { echo "bench_nas_pages.sh: $ph is not an executable" >&2; exit 2; }
 [ -d "$dir" ] || { echo "bench_nas_pages.sh: $dir is not a directory" >&2; exit 2; }
 export OMP_NUM_THREADS=$threads
+# the engine off on a one-node machine unless asked for (one_node_engine):
+# --migrate other than off measures it there too
+export PAGEHOME_ONE_NODE_ENGINE=${PAGEHOME_ONE_NODE_ENGINE:-1}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

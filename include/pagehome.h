@@ -304,7 +304,10 @@ PH_API int ph_gang_acquire(const void *addr, size_t bytes);
  * ping-pong pages, self-tunes, and migrates pages on a memory-manager
  * thread.  The mechanism is the tunable `engine` (PAGEHOME_ENGINE):
  * iterative, sampling (no ph_iteration_end needed), replay (phases),
- * hybrid, off.
+ * hybrid, off.  On a machine with one NUMA node no page can move, and the
+ * engine is off whatever `engine` says (ph_config_get("engine") then
+ * reads "off"; the calls below still succeed and the statistics stay
+ * zero) unless the tunable `one_node_engine` is 1.
  */
 
 typedef struct ph_hot ph_hotarea_t;

@@ -14,6 +14,7 @@
 
 #include "api/error_bridge.h"
 #include "api/stats_file.h"
+#include "api/transparent.h"
 #include "base/error.h"
 #include "machine/machine.h"
 
@@ -25,7 +26,10 @@
 PH_API int ph_init(void)
 {
     ph_statsfile_init(); /* the statistics file's path, before any chdir */
-    return ph_machine_get() ? 0 : -1;
+    if (!ph_machine_get())
+        return -1;
+    (void)ph_api_engine_one_node();
+    return 0;
 }
 
 PH_API const char *ph_version(void)

@@ -12,6 +12,13 @@
 
 #include "pagehome.h"
 
+/* Whether the process engine is off because the machine has one NUMA
+ * node (no page can move there; the tunable one_node_engine keeps it).
+ * On such a machine it sets the engine tunable to off, so call it before
+ * reading the mechanism (ph_init and the making of the engine do). */
+__attribute__((visibility("hidden")))
+int ph_api_engine_one_node(void);
+
 /* Switch the process engine's mechanism at run time: "iterative",
  * "sampling", "replay", "hybrid" or "off" (the OMPT front end falls back
  * to sampling when the parallel regions show no period).  0, or -1:

@@ -894,6 +894,7 @@ static int tool_initialize(ompt_function_lookup_t lookup,
         st.regions = st.barriers = NULL;
         return 0;
     }
+    (void)ph_api_engine_one_node(); /* may turn the engine off */
     st.engine_on = strcmp(ph_opt_str(PH_OPT_ENGINE), "off") != 0;
     st.hybrid = strcmp(ph_opt_str(PH_OPT_ENGINE), "hybrid") == 0;
     st.phase_open = -1;

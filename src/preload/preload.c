@@ -405,9 +405,14 @@ static void write_engine_off_stats(void)
     ph_jw_init(&w, 1);
     ph_stats_begin_engineless(&w);
     ph_jw_key(&w, "note");
-    ph_jw_string(&w, "the engine was off (--migrate off, engine=off): placement and "
-                     "interposition only, no sampling and no migration; what transparent "
-                     "mode saw is below");
+    ph_jw_string(&w, ph_api_engine_one_node()
+                         ? "the engine was off: the machine has one NUMA node, where no "
+                           "page can move (one_node_engine=1 runs it anyway): placement "
+                           "and interposition only, no sampling and no migration; what "
+                           "transparent mode saw is below"
+                         : "the engine was off (--migrate off, engine=off): placement and "
+                           "interposition only, no sampling and no migration; what "
+                           "transparent mode saw is below");
     ph_jw_key(&w, "config");
     ph_jw_object(&w, 0);
     ph_jw_key(&w, "mechanism");
