@@ -289,6 +289,10 @@ int ph_engine_write_json(ph_engine *e, int fd)
                          ? "competitive" : "amortised");
     KU(&w, "iterations_expected", e->iters_total);
     KU(&w, "early_looks", e->looks);
+    /* what the sampling budget charges a sample besides the handler's time
+     * (measured by the probe at start, or the tunable) */
+    ph_jw_key(&w, "sample_trap_ns");
+    ph_jw_double(&w, e->cfg.sample_trap_ns);
     /* every tunable: its value as text and where it came from */
     ph_jw_key(&w, "tunables");
     ph_opt_write_json(&w);

@@ -318,6 +318,21 @@ def render(pagehome, data_dir, install_datadir, cmake, build_dir):
         check_html(out, 3)
         check_pngs(out, data)
 
+        # the samples' cost, from the trap's cost the engine recorded (a
+        # file from before it was recorded, as the fixture: no such line)
+        check("their cost" not in text, "no sample_trap_ns: no cost line")
+        costed = os.path.join(tmp, "costed.json")
+        with open(costed, "w") as f:
+            json.dump(dict(data, config=dict(data["config"], sample_trap_ns=2500.0)), f)
+        rc, ctext, err = run([pagehome, "report", "--text-only", costed])
+        src = data["source_stats"]
+        want_ns = src["arm_ns"] + src["handler_ns"] + src["samples"] * 2500.0
+        line = [ln for ln in ctext.splitlines() if ln.strip().startswith("their cost")]
+        check(rc == 0 and len(line) == 1 and
+              f"about {want_ns / 1e6:.2f} ms" in line[0] and
+              f"{src['samples']} traps x 2.5 us" in line[0],
+              f"the samples' cost: {line} (want {want_ns / 1e6:.2f} ms): {err}")
+
         # the minimal file: no engine, a page that says why, no plots
         out = os.path.join(tmp, "minimal")
         rc, text, err = run([pagehome, "report", minimal, "-o", out])

@@ -317,6 +317,23 @@ def result_items(run):
     return items
 
 
+def sampling_cost_text(cfg, src):
+    """What the samples cost the program's threads, as the sampling budget
+    counts it: arming, the handlers, and every trap's round trip at the
+    cost measured when the engine started (config.sample_trap_ns; files
+    written before it was recorded give nothing)."""
+    trap_ns = cfg.get("sample_trap_ns")
+    if not isinstance(trap_ns, (int, float)) or trap_ns < 0:
+        return ""
+    n = int(num(src, "samples"))
+    arm, handlers = num(src, "arm_ns"), num(src, "handler_ns")
+    total = arm + handlers + n * trap_ns
+    return (f"about {ms(total)} ms of the threads' time [estimated: arming "
+            f"{ms(arm)} ms + handlers {ms(handlers)} ms + {n} traps x "
+            f"{trap_ns / 1e3:.1f} us, a trap's round trip as measured at start; "
+            f"the sampling budget counts the same]")
+
+
 def summary_sections(run, step_limit):
     """The summary; per-iteration tables longer than step_limit are cut."""
     if not run.engine_ran:
@@ -347,6 +364,9 @@ def summary_sections(run, step_limit):
                  f"({int(num(src, 'armed_pages'))} pages armed, "
                  f"{int(num(src, 'dropped'))} dropped, "
                  f"{int(num(src, 'foreign_faults'))} foreign faults)"))
+    cost = sampling_cost_text(cfg, src)
+    if cost:
+        what.append(("kv", "their cost", cost))
     secs.append(("What ran", what))
 
     pages = []
