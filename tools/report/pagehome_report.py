@@ -320,8 +320,9 @@ def result_items(run):
 def sampling_cost_text(cfg, src):
     """What the samples cost the program's threads, as the sampling budget
     counts it: arming, the handlers, and every trap's round trip at the
-    cost measured when the engine started (config.sample_trap_ns; files
-    written before it was recorded give nothing)."""
+    cost the engine used (config.sample_trap_ns: measured when it started,
+    the tunable when set, or the simulated machine's; files written before
+    it was recorded give nothing)."""
     trap_ns = cfg.get("sample_trap_ns")
     if not isinstance(trap_ns, (int, float)) or trap_ns < 0:
         return ""
@@ -330,7 +331,9 @@ def sampling_cost_text(cfg, src):
     total = arm + handlers + n * trap_ns
     return (f"about {ms(total)} ms of the threads' time [estimated: arming "
             f"{ms(arm)} ms + handlers {ms(handlers)} ms + {n} traps x "
-            f"{trap_ns / 1e3:.1f} us, a trap's round trip as measured at start; "
+            f"{trap_ns / 1e3:.1f} us, the round trip the engine used: measured at "
+            f"start unless sample_trap_ns was set, 3 us where not measured (a "
+            f"simulated machine); "
             f"the sampling budget counts the same]")
 
 
