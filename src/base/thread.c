@@ -27,3 +27,15 @@ int ph_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
         (void)pthread_setname_np(*t, name);
     return rc;
 }
+
+static _Thread_local int lane_of_thread;
+
+void ph_thread_set_lane(int lane)
+{
+    lane_of_thread = lane;
+}
+
+int ph_thread_lane(void)
+{
+    return lane_of_thread;
+}

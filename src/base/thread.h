@@ -31,4 +31,12 @@
 int ph_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
                     void *arg);
 
+/* A thread's lane: the index a layer that splits one job among helper
+ * threads gives each of them (the mover's lanes; 0, the default, is the
+ * thread that called).  A layer below can read whose share of the job it
+ * is doing: the simulated OS logs it with every move, so that a cost
+ * model can let the lanes' moves run side by side. */
+void ph_thread_set_lane(int lane);
+int ph_thread_lane(void);
+
 #endif

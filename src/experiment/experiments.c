@@ -357,18 +357,34 @@ static void e1_targets(ph_exp_table *x, size_t first, const machine *m,
                  s->migrate_ns / 1e9,
                  it_ft > 0 ? s->migrate_ns / it_ft : 0.0);
         } else {
+            char took[160] = "";
+            if (s->lanes > 1) {
+                int cpus = ph_exp_cpus(m->t);
+                int idle = cpus > r->cell.nthreads ? cpus - r->cell.nthreads : 0;
+                if (s->lanes_loss_ns > 0)
+                    snprintf(took, sizeof took,
+                             "; with %d of %d CPUs idle, the lanes took %.1f ms "
+                             "from the program's threads (on the critical path)",
+                             idle, cpus, s->lanes_loss_ns / 1e6);
+                else
+                    snprintf(took, sizeof took, "; the lanes ran on the %d idle CPUs",
+                             idle);
+            }
+            char by[48] = "by the memory manager alone";
+            if (s->lanes > 1)
+                snprintf(by, sizeof by, "in up to %d lanes side by side", s->lanes);
             note(x, "%s, %s %d threads, %s: %.3fx overall, %.3fx last half; "
                  "%llu pages moved (%llu decided in the first iteration), "
-                 "%.3f s of migration on the memory manager: %.1f "
-                 "iterations' time at first touch (%.1f ms each, %d "
-                 "iterations), during which the pages not yet moved are "
-                 "used at their old home (single-node slowdown %.2fx)",
+                 "%.3f s of migration work, done %s in %.3f s (%.1f "
+                 "iterations' time at first touch, %.1f ms each, %d "
+                 "iterations), while the pages not yet moved are used at "
+                 "their old home (single-node slowdown %.2fx)%s",
                  m->p->name, ph_exp_app_name(r->cell.app),
                  r->cell.nthreads, label, r->norm_total, r->norm_last,
                  (unsigned long long)s->migrated,
                  (unsigned long long)(I ? s->iter_moves[0] : 0),
-                 s->migrate_ns / 1e9,
-                 it_ft > 0 ? s->migrate_ns / it_ft : 0.0, it_ft / 1e6, I, S);
+                 s->migrate_ns / 1e9, by, s->manager_ns / 1e9,
+                 it_ft > 0 ? s->manager_ns / it_ft : 0.0, it_ft / 1e6, I, S, took);
         }
     }
 }

@@ -108,6 +108,54 @@ double ph_exp_manager_start(double now_ns, double *busy_until_ns,
     return start;
 }
 
+double ph_exp_lanes_time(const double *cost_ns, int nlanes, int free_cpus, int nthreads,
+                         double *begin_ns, double *dur_ns)
+{
+    int rank[MODEL_MAX_NODES], nr = 0;
+    if (nlanes > MODEL_MAX_NODES)
+        nlanes = MODEL_MAX_NODES;
+    for (int l = 0; l < nlanes; l++) {
+        begin_ns[l] = 0.0;
+        dur_ns[l] = 0.0;
+        if (cost_ns[l] > 0)
+            rank[nr++] = l;
+    }
+    /* by decreasing cost, ties to the smaller lane (insertion sort) */
+    for (int i = 1; i < nr; i++) {
+        int l = rank[i], j = i;
+        while (j > 0 && cost_ns[rank[j - 1]] < cost_ns[l]) {
+            rank[j] = rank[j - 1];
+            j--;
+        }
+        rank[j] = l;
+    }
+    if (free_cpus < 1)
+        free_cpus = 1;
+    if (nthreads < 1)
+        nthreads = 1;
+    /* per program CPU, round robin; at most MODEL_MAX_NODES lanes share, so
+     * the first MODEL_MAX_NODES CPUs are all the deal can reach */
+    double taken[MODEL_MAX_NODES];
+    int ncpu = nthreads < MODEL_MAX_NODES ? nthreads : MODEL_MAX_NODES;
+    for (int c = 0; c < ncpu; c++)
+        taken[c] = 0.0;
+    double loss = 0.0;
+    for (int i = 0; i < nr; i++) {
+        int l = rank[i];
+        if (i < free_cpus) {
+            dur_ns[l] = cost_ns[l];
+            continue;
+        }
+        int c = (i - free_cpus) % ncpu;
+        begin_ns[l] = 2.0 * taken[c];
+        dur_ns[l] = 2.0 * cost_ns[l];
+        taken[c] += cost_ns[l];
+        if (taken[c] > loss)
+            loss = taken[c];
+    }
+    return loss;
+}
+
 double ph_exp_arrival_ns(double start_ns, double cost_ns, size_t k,
                          size_t m)
 {

@@ -494,6 +494,9 @@ int ph_exp_write_json(const ph_exp_table *x, const char *path)
         KU(&w, "after_migrate", s->after_migrate);
         KD(&w, "migrate_ns", s->migrate_ns);
         KD(&w, "critical_ns", s->critical_ns);
+        KI(&w, "lanes", s->lanes);
+        KD(&w, "manager_ns", s->manager_ns);
+        KD(&w, "lanes_loss_ns", s->lanes_loss_ns);
         KD(&w, "remote_per_iter", s->remote_per_iter);
         KU(&w, "replayed", s->replayed);
         KU(&w, "undone", s->undone);

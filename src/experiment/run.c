@@ -26,8 +26,11 @@
  *     by the memory-manager thread (model.h: they arrive one after another
  *     at the preset's cost per call and per page, in the order the
  *     simulated OS migrated them -- its move log; the program never
- *     waits), unless the tunable engine_sync is set (then, like replay,
- *     on the critical path);
+ *     waits; the mover's lanes side by side, each its own pages one after
+ *     another, those without an idle CPU at half speed on the program's
+ *     CPUs, whose loss goes on the critical path: ph_exp_lanes_time),
+ *     unless the tunable engine_sync is set (then, like replay, on the
+ *     critical path);
  *   - phase replay and undo: on the critical path (they run on the
  *     program's thread before and after the phase, phase.c);
  *   - the IRIX-like engine: in the interrupt handler, on the critical path
@@ -243,6 +246,7 @@ static size_t page_at(const sim_run *s, uintptr_t a)
 typedef struct moved_page {
     size_t seq;   /* its place in the move log (SIZE_MAX: not logged) */
     size_t page;
+    int lane;     /* the mover's lane that moved it (0: not logged) */
 } moved_page;
 
 static int cmp_moved(const void *a, const void *b)
@@ -254,45 +258,122 @@ static int cmp_moved(const void *a, const void *b)
 }
 
 /* The m pages an engine call moved (fresh[p] != home[p]), in the order
- * the simulated OS migrated them (its move log: the memory manager's
- * moves complete one after the other in the order it issued them); a
+ * the simulated OS migrated them (its move log: each of the mover's lanes
+ * completes its moves one after the other in the order it issued them); a
  * page the log does not name (a log that could not grow) comes after,
- * by index.  malloc'ed; NULL when out of memory. */
-static size_t *move_order(sim_run *s, const int *fresh, size_t m)
+ * by index, in lane 0.  lane[j] is the lane of order[j]; lane_cost[l]
+ * the work lane l did (the log's costs), for l < PH_MAX_NODES; *nlanes
+ * one more than the largest lane named.  order malloc'ed (lane too, into
+ * *lane_out); NULL when out of memory. */
+static size_t *move_order(sim_run *s, const int *fresh, size_t m, int **lane_out,
+                          double *lane_cost, int *nlanes)
 {
     size_t *order = malloc((m ? m : 1) * sizeof *order);
+    int *lane = malloc((m ? m : 1) * sizeof *lane);
     moved_page *mp = malloc((m ? m : 1) * sizeof *mp);
     size_t *seq = malloc(s->app.npages * sizeof *seq);
+    int *lane_of = malloc(s->app.npages * sizeof *lane_of);
     ph_sim_moved *log = NULL;
     size_t nlog = 0;
-    if (!order || !mp || !seq || ph_sim_move_log_take(s->sim, &log, &nlog)) {
+    if (!order || !lane || !mp || !seq || !lane_of ||
+        ph_sim_move_log_take(s->sim, &log, &nlog)) {
         free(order);
+        free(lane);
         free(mp);
         free(seq);
+        free(lane_of);
         ph_fail(ENOMEM, "sim: out of memory");
         return NULL;
     }
-    for (size_t p = 0; p < s->app.npages; p++)
+    for (int l = 0; l < PH_MAX_NODES; l++)
+        lane_cost[l] = 0.0;
+    *nlanes = 1;
+    for (size_t p = 0; p < s->app.npages; p++) {
         seq[p] = SIZE_MAX;
+        lane_of[p] = 0;
+    }
     size_t at = 0;
-    for (size_t j = 0; j < nlog; j++)
+    for (size_t j = 0; j < nlog; j++) {
+        int l = log[j].lane >= 0 && log[j].lane < PH_MAX_NODES ? log[j].lane : 0;
+        lane_cost[l] += log[j].cost_ns;
+        if (l + 1 > *nlanes)
+            *nlanes = l + 1;
         for (size_t q = 0; q < log[j].npages; q++) {
             size_t p = page_at(s, (uintptr_t)log[j].addr + q * 4096);
-            if (p != SIZE_MAX) /* moved twice: its last move counts */
+            if (p != SIZE_MAX) { /* moved twice: its last move counts */
                 seq[p] = at;
+                lane_of[p] = l;
+            }
             at++;
         }
+    }
     size_t k = 0;
     for (size_t p = 0; p < s->app.npages && k < m; p++)
         if (fresh[p] != s->home[p])
-            mp[k++] = (moved_page){seq[p], p};
+            mp[k++] = (moved_page){seq[p], p, lane_of[p]};
     qsort(mp, k, sizeof *mp, cmp_moved);
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < k; j++) {
         order[j] = mp[j].page;
+        lane[j] = mp[j].lane;
+    }
     free(log);
     free(mp);
     free(seq);
+    free(lane_of);
+    *lane_out = lane;
     return order;
+}
+
+/* Arrival times of an overlapped invocation's m moved pages, order[] and
+ * lane[] as move_order gives them, costing cost_ns in all, posted at now:
+ * one lane arrives one page after the other over the whole cost (the
+ * memory manager alone); several run side by side (ph_exp_lanes_time:
+ * on the CPUs the program leaves idle, else sharing the program's), each
+ * lane's pages one after the other over its own time.  Work that no
+ * lane's log entry carries (move calls that moved nothing) is lane 0's.
+ * The manager is busy until the last lane ends; the work taken from the
+ * program's CPUs goes on the critical path. */
+static void arrivals_of(sim_run *s, const size_t *order, const int *lane, size_t m,
+                        double *lane_cost, int nlanes, double cost, double now)
+{
+    int used = 0;
+    double logged = 0.0;
+    for (int l = 0; l < nlanes; l++) {
+        used += lane_cost[l] > 0;
+        logged += lane_cost[l];
+    }
+    if (used <= 1) {
+        double start = ph_exp_manager_start(now, &s->busy_until, cost);
+        for (size_t k = 1; k <= m; k++)
+            s->arrive[order[k - 1]] = ph_exp_arrival_ns(start, cost, k, m);
+        s->r->manager_ns += cost;
+        if (m > 0 && s->r->lanes < 1)
+            s->r->lanes = 1;
+        return;
+    }
+    if (cost > logged)
+        lane_cost[0] += cost - logged;
+    int cpus = ph_exp_cpus(s->topo);
+    double begin[PH_MAX_NODES], dur[PH_MAX_NODES], end = 0.0;
+    double loss = ph_exp_lanes_time(lane_cost, nlanes, cpus - s->T, s->T, begin, dur);
+    for (int l = 0; l < nlanes; l++)
+        if (begin[l] + dur[l] > end)
+            end = begin[l] + dur[l];
+    double start = ph_exp_manager_start(now, &s->busy_until, end);
+    size_t n_of[PH_MAX_NODES] = {0}, k_of[PH_MAX_NODES] = {0};
+    for (size_t j = 0; j < m; j++)
+        n_of[lane[j]]++;
+    for (size_t j = 0; j < m; j++) {
+        int l = lane[j];
+        s->arrive[order[j]] =
+            ph_exp_arrival_ns(start + begin[l], dur[l], ++k_of[l], n_of[l]);
+    }
+    s->it_crit += loss;
+    s->r->critical_ns += loss;
+    s->r->lanes_loss_ns += loss;
+    s->r->manager_ns += end;
+    if (s->r->lanes < used)
+        s->r->lanes = used;
 }
 
 /* After an engine call: a new sampling interval empties the accumulator;
@@ -329,23 +410,23 @@ static int after_call(sim_run *s, int overlapped, double now)
         m += fresh[p] != s->home[p];
     s->it_moves += m;
     s->r->migrate_ns += cost;
-    double start = 0;
-    if (overlapped)
-        start = ph_exp_manager_start(now, &s->busy_until, cost);
-    else {
+    if (!overlapped) {
         s->it_crit += cost;
         s->r->critical_ns += cost;
     }
-    size_t *order = move_order(s, fresh, m);
+    int *lane = NULL, nlanes = 0;
+    double lane_cost[PH_MAX_NODES];
+    size_t *order = move_order(s, fresh, m, &lane, lane_cost, &nlanes);
     if (!order) {
         free(fresh);
         return -1;
     }
+    if (overlapped)
+        arrivals_of(s, order, lane, m, lane_cost, nlanes, cost, now);
     for (size_t k = 1; k <= m; k++) {
         size_t p = order[k - 1];
         s->home[p] = fresh[p];
         if (overlapped) {
-            s->arrive[p] = ph_exp_arrival_ns(start, cost, k, m);
             if (!s->pending[p]) {
                 s->pending[p] = 1;
                 s->npending++;
@@ -359,6 +440,7 @@ static int after_call(sim_run *s, int overlapped, double now)
             invalidate(s);
         }
     }
+    free(lane);
     free(order);
     free(fresh);
     return 0;
@@ -976,6 +1058,7 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     double done = 0;
     int sampling = s->e && s->c->engine == PH_EXP_ENG_SAMPLING;
     int early = s->e && s->early_ns > 0 && s->r->iterations == 0;
+    double lost0 = s->it_crit;
     if ((sampling || early) && d > 0) {
         double per = sampling ? s->period_ns : s->early_ns;
         while (*period_next <= *now + d) {
@@ -990,6 +1073,9 @@ static int run_phase(sim_run *s, int ph, double *now, double *took,
     }
     if (s->e)
         accumulate(s, p, 1.0 - done);
+    /* what the wakes' lanes took from the program's CPUs (overlapped
+     * calls put nothing else on the critical path) lengthens the phase */
+    d += s->it_crit - lost0;
     *now += d;
     if (s->app.zphase == ph)
         s->r->iter_z_ns[s->r->iterations] = d;

@@ -85,6 +85,13 @@ typedef struct ph_exp_result {
     uint64_t after_migrate;   /* pages moved from migrate_at on */
     double migrate_ns;        /* migration work in all */
     double critical_ns;       /* of it, on the critical path */
+    int lanes;                /* most mover lanes an overlapped invocation
+                                 ran in side by side (0: none moved) */
+    double manager_ns;        /* overlapped invocations: time from each
+                                 one's start until its last page arrived,
+                                 summed (migrate_ns with one lane) */
+    double lanes_loss_ns;     /* of critical_ns: work lanes took from the
+                                 program's CPUs (no CPU idle for them) */
     uint64_t replayed, undone;
     long phase_pages;         /* pages the z phase recorded, -1 none */
     uint64_t invocations, predictive_switches;

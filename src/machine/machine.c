@@ -40,6 +40,7 @@ void ph_machine_cfg_from_options(ph_machine_cfg *cfg)
                                                           : PH_SIM_BIND_BLOCK;
     cfg->mover.batch_pages = (size_t)ph_opt_int(PH_OPT_MOVE_BATCH_PAGES);
     cfg->mover.retries = (int)ph_opt_int(PH_OPT_MOVE_RETRIES);
+    cfg->mover.threads = (int)ph_opt_int(PH_OPT_MOVE_THREADS);
     cfg->mover.node_full_backoff_ns =
         (uint64_t)ph_opt_int(PH_OPT_NODE_FULL_BACKOFF_MS) * 1000000ull;
     cfg->verbose = ph_opt_bool(PH_OPT_VERBOSE);

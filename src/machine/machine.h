@@ -34,7 +34,8 @@ typedef struct ph_machine_cfg {
                                              real machine */
     ph_sim_binding sim_binding;           /* tunable sim_binding */
     ph_mover_cfg mover;                   /* move_batch_pages, move_retries,
-                                             node_full_backoff_ms */
+                                             node_full_backoff_ms,
+                                             move_threads */
     int verbose;                          /* tunable verbose: say what was
                                              made, print every tunable */
 } ph_machine_cfg;

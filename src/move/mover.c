@@ -10,6 +10,8 @@
  *   4. rounds: round 0 takes every entry, round r the entries that came
  *      back -EBUSY/-EAGAIN; each round goes in batches of move_batch_pages
  *      entries: query, skip what is placed, skip full nodes, one move;
+ *      the entries of different target nodes may go in lanes, each lane
+ *      its own rounds on a thread of its own (run_lanes);
  *   5. entries that are not faulted are bound, run by run;
  *   6. every ref's status comes from its entry.
  * The mover's shared state (full-node deadlines, totals, placement-only)
@@ -20,6 +22,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -265,6 +268,7 @@ typedef struct mv_call {
     size_t batch;
     int retries;
     uint64_t backoff_ns;
+    int threads;        /* cfg.threads */
     ph_move_stats st;
     int refused;        /* errno of a whole-call refusal, 0 if none */
     /* scratch, batch sized */
@@ -399,6 +403,260 @@ static void bind_unfaulted(mv_call *c)
     }
 }
 
+/* A call's batch-sized scratch: 0, or -1 when out of memory (what was
+ * allocated is freed by scratch_free all the same). */
+static int scratch_alloc(mv_call *c, size_t bsz)
+{
+    c->qp = malloc(bsz * sizeof *c->qp);
+    c->qs = malloc(bsz * sizeof *c->qs);
+    c->items = malloc(bsz * sizeof *c->items);
+    c->mp = malloc(bsz * sizeof *c->mp);
+    c->mn = malloc(bsz * sizeof *c->mn);
+    c->ms = malloc(bsz * sizeof *c->ms);
+    return c->qp && c->qs && c->items && c->mp && c->mn && c->ms ? 0 : -1;
+}
+
+static void scratch_free(mv_call *c)
+{
+    free(c->qp);
+    free(c->qs);
+    free(c->items);
+    free(c->mp);
+    free(c->mn);
+    free(c->ms);
+}
+
+/* ---- step 4: rounds of batches, in lanes -------------------------------- */
+
+/* Rounds of batches over one lane's entries mine[0..n), in that order:
+ * round 0 takes them all, round r the ones that came back -EBUSY/-EAGAIN
+ * (after a short growing pause).  pend and next are n-sized scratch.  A
+ * refusal ends the lane: what it had not moved reports the refusal. */
+static void run_rounds(mv_call *c, const size_t *mine, size_t n, size_t *pend, size_t *next)
+{
+    memcpy(pend, mine, n * sizeof *pend);
+    size_t npend = n;
+    for (int round = 0; npend > 0 && !c->refused; round++) {
+        if (round > 0) {
+            long us = 100L << (round - 1 < 6 ? round - 1 : 6);
+            pause_us(us);
+        }
+        size_t nnext = 0;
+        for (size_t off = 0; off < npend && !c->refused; off += c->batch) {
+            size_t b = npend - off < c->batch ? npend - off : c->batch;
+            run_batch(c, pend + off, b, next, &nnext, round);
+        }
+        memcpy(pend, next, nnext * sizeof *pend);
+        npend = nnext;
+    }
+    if (c->refused)
+        for (size_t k = 0; k < n; k++) {
+            mv_entry *e = &c->e[mine[k]];
+            if (e->result == -EAGAIN || e->result == -EBUSY)
+                e->result = -c->refused;
+        }
+}
+
+/* A lane: the entries of some target nodes, moved by a thread of their
+ * own with its own batch-sized scratch; the entries array is shared, each
+ * lane writes only its own entries. */
+typedef struct mv_lane {
+    mv_call c;
+    size_t *mine;
+    size_t n;
+    size_t *pend, *next;
+    int index;
+    pthread_t thread;
+    int started;
+} mv_lane;
+
+static void *lane_main(void *arg)
+{
+    mv_lane *l = arg;
+    ph_thread_set_lane(l->index);
+    run_rounds(&l->c, l->mine, l->n, l->pend, l->next);
+    return NULL;
+}
+
+/* How many lanes for entries whose target counts per node index are
+ * per_node[]: one per target node, or cfg.threads when set (fewer: nodes
+ * share lanes; more: a node's pages are split among several), at most
+ * PH_MOVE_MAX_LANES, and none of fewer than PH_MOVE_LANE_MIN_PAGES
+ * entries. */
+static int lane_count(int threads, const size_t *per_node, size_t ne)
+{
+    int targets = 0;
+    for (int t = 0; t < PH_MAX_NODES; t++)
+        targets += per_node[t] > 0;
+    int lanes = threads > 0 ? threads : targets;
+    if (lanes > PH_MOVE_MAX_LANES)
+        lanes = PH_MOVE_MAX_LANES;
+    size_t by_size = ne / PH_MOVE_LANE_MIN_PAGES;
+    if ((size_t)lanes > by_size)
+        lanes = (int)by_size;
+    return lanes < 1 ? 1 : lanes;
+}
+
+/* Which lanes each target node's entries go to: first[t] and count[t]
+ * (0 for a node without entries); the number of lanes used returned.
+ * Fewer lanes than nodes: each node goes whole to one lane, the nodes
+ * with the most entries first, each to the lane with the fewest so far.
+ * More: every node has a lane, and the rest go one by one to the node
+ * with the most entries per lane (none under PH_MOVE_LANE_MIN_PAGES).
+ * Ties: the smaller node index, the smaller lane. */
+static int deal_nodes(const size_t *per_node, int lanes, int *first, int *count)
+{
+    int targets = 0;
+    for (int t = 0; t < PH_MAX_NODES; t++) {
+        first[t] = 0;
+        count[t] = 0;
+        targets += per_node[t] > 0;
+    }
+    if (lanes <= targets) {
+        size_t load[PH_MOVE_MAX_LANES];
+        memset(load, 0, sizeof load);
+        for (;;) {
+            int best = -1;
+            for (int t = 0; t < PH_MAX_NODES; t++)
+                if (per_node[t] > 0 && !count[t] &&
+                    (best < 0 || per_node[t] > per_node[best]))
+                    best = t;
+            if (best < 0)
+                return lanes;
+            int to = 0;
+            for (int l = 1; l < lanes; l++)
+                if (load[l] < load[to])
+                    to = l;
+            first[best] = to;
+            count[best] = 1;
+            load[to] += per_node[best];
+        }
+    }
+    for (int t = 0; t < PH_MAX_NODES; t++)
+        count[t] = per_node[t] > 0;
+    int used = targets;
+    while (used < lanes) {
+        int best = -1;
+        for (int t = 0; t < PH_MAX_NODES; t++) {
+            if (!count[t] || per_node[t] / (size_t)(count[t] + 1) < PH_MOVE_LANE_MIN_PAGES)
+                continue;
+            /* per_node[t] / count[t] > per_node[best] / count[best] */
+            if (best < 0 || per_node[t] * (size_t)count[best] >
+                                per_node[best] * (size_t)count[t])
+                best = t;
+        }
+        if (best < 0)
+            break;
+        count[best]++;
+        used++;
+    }
+    int at = 0;
+    for (int t = 0; t < PH_MAX_NODES; t++) {
+        first[t] = at;
+        at += count[t];
+    }
+    return used;
+}
+
+/* Step 4 over every entry, pend[0..ne) in the caller's order (next is
+ * ne-sized scratch).  One lane runs on the calling thread; the others on
+ * threads started for this call and joined before it returns (a lane
+ * whose thread cannot start runs on the calling thread afterwards).
+ * 0, or -1 with errno when out of memory. */
+static int run_lanes(mv_call *c, size_t *pend, size_t *next)
+{
+    size_t ne = c->ne;
+    size_t per_node[PH_MAX_NODES];
+    memset(per_node, 0, sizeof per_node);
+    for (size_t k = 0; k < ne; k++)
+        per_node[c->e[k].tidx]++;
+    int lanes = lane_count(c->threads, per_node, ne);
+    if (lanes == 1) {
+        size_t *mine = malloc((ne ? ne : 1) * sizeof *mine);
+        if (!mine)
+            return ph_fail(ENOMEM, "ph_mover_move: out of memory for %zu pages", ne);
+        memcpy(mine, pend, ne * sizeof *mine);
+        run_rounds(c, mine, ne, pend, next);
+        free(mine);
+        c->st.lanes = ne > 0;
+        return 0;
+    }
+
+    int first[PH_MAX_NODES], count[PH_MAX_NODES];
+    lanes = deal_nodes(per_node, lanes, first, count);
+    size_t *mine = malloc(ne * sizeof *mine);
+    int *lane_of = malloc(ne * sizeof *lane_of);
+    mv_lane *ls = calloc((size_t)lanes, sizeof *ls);
+    if (!mine || !ls || !lane_of) {
+        free(mine);
+        free(ls);
+        free(lane_of);
+        return ph_fail(ENOMEM, "ph_mover_move: out of memory for %d lanes", lanes);
+    }
+    /* a node's j-th entry (in the caller's order) to its lane j mod count:
+     * a node split among lanes keeps its priorities spread over them */
+    size_t seen[PH_MAX_NODES];
+    memset(seen, 0, sizeof seen);
+    for (size_t k = 0; k < ne; k++) {
+        int t = c->e[pend[k]].tidx;
+        lane_of[k] = first[t] + (int)(seen[t]++ % (size_t)count[t]);
+    }
+    /* each lane's entries in the caller's order, lane after lane */
+    size_t at[PH_MOVE_MAX_LANES + 1];
+    memset(at, 0, sizeof at);
+    for (size_t k = 0; k < ne; k++)
+        at[lane_of[k] + 1]++;
+    for (int l = 0; l < lanes; l++)
+        at[l + 1] += at[l];
+    for (int l = 0; l < lanes; l++) {
+        ls[l].mine = mine + at[l];
+        ls[l].pend = pend + at[l];
+        ls[l].next = next + at[l];
+        ls[l].index = l;
+    }
+    for (size_t k = 0; k < ne; k++) {
+        mv_lane *l = &ls[lane_of[k]];
+        l->mine[l->n++] = pend[k];
+    }
+    free(lane_of);
+
+    int rc = 0;
+    for (int l = 0; l < lanes; l++) {
+        mv_call *lc = &ls[l].c;
+        *lc = *c;
+        memset(&lc->st, 0, sizeof lc->st);
+        if (l == 0)
+            continue; /* the calling thread's: c's own scratch */
+        if (scratch_alloc(lc, c->batch < ls[l].n ? c->batch : ls[l].n) != 0)
+            rc = -1;
+    }
+    if (rc == 0) {
+        for (int l = 1; l < lanes; l++)
+            ls[l].started = ph_thread_start(&ls[l].thread, "ph-mover", lane_main, &ls[l]) == 0;
+        run_rounds(&ls[0].c, ls[0].mine, ls[0].n, ls[0].pend, ls[0].next);
+        for (int l = 1; l < lanes; l++) {
+            if (ls[l].started)
+                pthread_join(ls[l].thread, NULL);
+            else
+                run_rounds(&ls[l].c, ls[l].mine, ls[l].n, ls[l].pend, ls[l].next);
+        }
+        for (int l = 0; l < lanes; l++) {
+            c->st.calls += ls[l].c.st.calls;
+            c->st.retried += ls[l].c.st.retried;
+            if (!c->refused)
+                c->refused = ls[l].c.refused;
+        }
+        c->st.lanes = (uint64_t)lanes;
+    }
+    for (int l = 1; l < lanes; l++)
+        scratch_free(&ls[l].c);
+    free(mine);
+    free(ls);
+    if (rc != 0)
+        return ph_fail(ENOMEM, "ph_mover_move: out of memory for %d lanes", lanes);
+    return 0;
+}
+
 long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nodes,
                    int *status, ph_move_stats *stats)
 {
@@ -450,6 +708,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     c.batch = m->cfg.batch_pages;
     c.retries = m->cfg.retries;
     c.backoff_ns = m->cfg.node_full_backoff_ns;
+    c.threads = m->cfg.threads;
     pthread_mutex_unlock(&m->lock);
     if (c.retries < 0)
         c.retries = 0;
@@ -463,16 +722,9 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     mv_entry *ents = malloc(count * sizeof *ents);
     size_t *pend = malloc(count * sizeof *pend);
     size_t *next = malloc(count * sizeof *next);
-    size_t bsz = c.batch < count ? c.batch : count;
-    c.qp = malloc(bsz * sizeof *c.qp);
-    c.qs = malloc(bsz * sizeof *c.qs);
-    c.items = malloc(bsz * sizeof *c.items);
-    c.mp = malloc(bsz * sizeof *c.mp);
-    c.mn = malloc(bsz * sizeof *c.mn);
-    c.ms = malloc(bsz * sizeof *c.ms);
+    int scratch = scratch_alloc(&c, c.batch < count ? c.batch : count);
     long ret = 0;
-    if (!refs || !tidx_of_ref || !huge_ref || !ents || !pend || !next || !c.qp || !c.qs ||
-        !c.items || !c.mp || !c.mn || !c.ms) {
+    if (!refs || !tidx_of_ref || !huge_ref || !ents || !pend || !next || scratch != 0) {
         ret = ph_fail(ENOMEM, "ph_mover_move: out of memory for %zu pages", count);
         goto out;
     }
@@ -523,29 +775,12 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
 
     /* 4. rounds of batches, in the caller's order (a caller that lists
      * its pages by priority has the first ones moved first; one that
-     * lists them by address gets address order) */
-    size_t npend = ne;
+     * lists them by address gets address order), in lanes side by side
+     * when there are enough pages for several target nodes */
     asked_order(ents, ne, count, next, pend);
-    for (int round = 0; npend > 0 && !c.refused; round++) {
-        if (round > 0) {
-            long us = 100L << (round - 1 < 6 ? round - 1 : 6);
-            pause_us(us);
-        }
-        size_t nnext = 0;
-        for (size_t off = 0; off < npend && !c.refused; off += c.batch) {
-            size_t n = npend - off < c.batch ? npend - off : c.batch;
-            run_batch(&c, pend + off, n, next, &nnext, round);
-        }
-        if (c.refused) {
-            /* Whatever was still waiting (never tried, or due for a
-             * retry) will not be tried: it reports the refusal. */
-            for (size_t k = 0; k < ne; k++)
-                if (ents[k].result == -EAGAIN || ents[k].result == -EBUSY)
-                    ents[k].result = -c.refused;
-            break;
-        }
-        memcpy(pend, next, nnext * sizeof *pend);
-        npend = nnext;
+    if (run_lanes(&c, pend, next) != 0) {
+        ret = -1;
+        goto out;
     }
 
     /* 5. not faulted: bind */
@@ -606,6 +841,8 @@ out:
         t->failed_fault += c.st.failed_fault;
         t->failed_other += c.st.failed_other;
         t->elapsed_ns += c.st.elapsed_ns;
+        if (t->lanes < c.st.lanes)
+            t->lanes = c.st.lanes;
         pthread_mutex_unlock(&m->lock);
     }
     if (stats)
@@ -617,12 +854,7 @@ out:
     free(ents);
     free(pend);
     free(next);
-    free(c.qp);
-    free(c.qs);
-    free(c.items);
-    free(c.mp);
-    free(c.mn);
-    free(c.ms);
+    scratch_free(&c);
     free(own_status);
     errno = saved;
     return ret;

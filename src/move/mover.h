@@ -23,7 +23,19 @@
  *     as placed; its status stays -ENOENT;
  *   - whole-call refusal (EPERM/ENOSYS): one clear message, then the mover
  *     stays in placement-only mode (moves fail fast with EPERM; binding
- *     still works).
+ *     still works);
+ *   - lanes: a call with pages for several target nodes moves them side by
+ *     side, one thread per lane (the caller runs the first; the others
+ *     are started for the call and joined before it returns).  By default
+ *     one lane per target node, its pages in the caller's order; with
+ *     cfg.threads set, that many lanes: fewer than the target nodes, and
+ *     nodes are dealt whole to lanes by their page counts; more, and the
+ *     nodes with the most pages are split among several lanes, page j of
+ *     a node to its lane j mod k.  Never more than PH_MOVE_MAX_LANES, and
+ *     no lane of fewer than PH_MOVE_LANE_MIN_PAGES pages.  The kernel
+ *     migrates pages on the CPU of the thread that asks (it copies them
+ *     there), so lanes divide the time until the last page has arrived,
+ *     not the CPU time the moves take.
  * Statistics are kept per mover and returned per call.  Every call is
  * thread-safe; no lock is held across a system call.
  */
@@ -52,6 +64,9 @@ typedef struct ph_move_stats {
                               refused (EPERM/ENOSYS); other: bad target,
                               failed bind, anything else */
     uint64_t elapsed_ns;
+    uint64_t lanes;        /* threads the call's moves ran in (1: the
+                              caller alone; 0: nothing to move); in the
+                              totals, the most any call used */
 } ph_move_stats;
 
 /* The failure counter of st that a page's final status counts in when the
@@ -67,7 +82,17 @@ typedef struct ph_mover_cfg {
     int retries;                   /* rounds for -EBUSY/-EAGAIN pages */
     uint64_t node_full_backoff_ns; /* a node that said -ENOMEM is skipped
                                       this long (0 = never skipped) */
+    int threads;                   /* lanes a call runs in (0 = one per
+                                      target node, 1 = the caller alone;
+                                      more than the target nodes split
+                                      their pages) */
 } ph_mover_cfg;
+
+/* A lane of fewer pages than this does not pay for its thread (starting
+ * and joining one takes some tens of microseconds; a page's move, a few). */
+#define PH_MOVE_LANE_MIN_PAGES 64
+/* The most lanes one call runs in. */
+#define PH_MOVE_MAX_LANES 64
 
 typedef struct ph_mover ph_mover;
 

@@ -360,10 +360,16 @@ int ph_sim_touch(ph_os *os, void *addr, size_t len, int node);
  * (its first 4 KiB page and its 4 KiB pages), in the order the calls
  * migrated them -- the order in which a memory manager's moves complete,
  * which a cost model needs to let them arrive one after another (pagehome
- * sim).  Off by default; turning it off empties it. */
+ * sim).  Each unit also names the lane of the thread that moved it
+ * (ph_thread_lane: the mover's lanes run side by side) and what it cost:
+ * its migration, plus the call's own cost on the first unit a call moved
+ * (a call that moved nothing is in the counters only).  Off by default;
+ * turning it off empties it. */
 typedef struct ph_sim_moved {
     void *addr;
     size_t npages;
+    int lane;
+    double cost_ns;
 } ph_sim_moved;
 int ph_sim_set_move_log(ph_os *os, int on);
 /* What was logged since the last take, oldest first: *out (malloc'ed,

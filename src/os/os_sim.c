@@ -86,6 +86,7 @@
 #include "base/log.h"
 #include "base/own_fd.h"
 #include "base/sorted.h"
+#include "base/thread.h"
 #include "topo/topo.h"
 
 #include <dlfcn.h>
@@ -825,7 +826,7 @@ static int sim_query(ph_os *os, size_t count, void *const *pages, int *status)
 /* A unit moved: into the move log when it is on (lock held).  A log that
  * cannot grow stops logging (the cost model then falls back to address
  * order for what is missing). */
-static void log_move(sim_state *s, uintptr_t first, size_t n)
+static void log_move(sim_state *s, uintptr_t first, size_t n, double cost_ns)
 {
     if (!s->log_on)
         return;
@@ -839,7 +840,7 @@ static void log_move(sim_state *s, uintptr_t first, size_t n)
         s->log = nl;
         s->caplog = nc;
     }
-    s->log[s->nlog++] = (ph_sim_moved){(void *)first, n};
+    s->log[s->nlog++] = (ph_sim_moved){(void *)first, n, ph_thread_lane(), cost_ns};
 }
 
 static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nodes,
@@ -855,7 +856,8 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
     drain_touches(s, os);
     s->c.move_calls++;
     s->c.move_pages += count;
-    s->c.migrate_cost_ns += call_cost(t);
+    double call_ns = call_cost(t);
+    s->c.migrate_cost_ns += call_ns;
     for (size_t i = 0; i < count; i++) {
         uintptr_t p = (uintptr_t)pages[i] & ~(uintptr_t)(PH_PAGE_4K - 1);
         int to = ph_topo_node_index(t, nodes[i]);
@@ -882,10 +884,12 @@ static long sim_move(ph_os *os, size_t count, void *const *pages, const int *nod
             } else if (!has_room(s, to, n) || (r->hugetlb && pool_free(s, t, to) == 0)) {
                 status[i] = -ENOMEM;
             } else {
+                double unit_ns = page_cost(t, h, to, r->page_bytes);
                 set_unit_home(s, r, first, n, to);
-                log_move(s, r->start + first * PH_PAGE_4K, n);
+                log_move(s, r->start + first * PH_PAGE_4K, n, unit_ns + call_ns);
+                call_ns = 0; /* the call's cost goes with its first unit */
                 s->c.moved_pages++;
-                s->c.migrate_cost_ns += page_cost(t, h, to, r->page_bytes);
+                s->c.migrate_cost_ns += unit_ns;
                 status[i] = nodes[i];
             }
         }

@@ -3,8 +3,9 @@
  * inside the 4-node guest by numa-guest/suite.sh).
  *
  *   1. 2048 pages of 4 KiB (MADV_NOHUGEPAGE) moved to node i % N by the
- *      mover: every status and a query agree, data unchanged, one move
- *      call per batch;
+ *      mover: every status and a query agree, data unchanged, one lane
+ *      per target node; with move_threads=1 one lane and one move call
+ *      per batch (and the time per page of each, printed);
  *   2. the same request again costs no move call;
  *   3. a raw os move with mixed targets, an untouched page, an unmapped
  *      page and a node the machine lacks: the per-page statuses of the
@@ -117,11 +118,51 @@ int main(void)
     CHECK(query_matches(os, N, pages, nodes));
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
     size_t batch = mc.mover.batch_pages;
-    CHECK_EQ(s.calls, (N + batch - 1) / batch);
+    /* one lane per target node (N / nn pages each, >= 64), each lane its
+     * own batches */
+    size_t per_lane = (N + (size_t)nn - 1) / (size_t)nn;
+    CHECK_EQ(s.lanes, (uint64_t)nn);
+    CHECK(s.calls >= 1 && s.calls <= (uint64_t)nn * ((per_lane + batch - 1) / batch));
     CHECK(s.moved + s.already == N);
-    printf("  mover: %d pages (%llu moved, %llu already there) in %llu calls, %.1f us/page\n",
+    printf("  mover: %d pages (%llu moved, %llu already there) in %llu calls, %llu lanes, "
+           "%.1f us/page\n",
            N, (unsigned long long)s.moved, (unsigned long long)s.already,
-           (unsigned long long)s.calls, dt * 1e6 / N);
+           (unsigned long long)s.calls, (unsigned long long)s.lanes, dt * 1e6 / N);
+
+    /* 1b. one lane (move_threads=1): the calling thread alone, one move
+     * call per batch of the whole request */
+    ph_mover_cfg one = mc.mover;
+    one.threads = 1;
+    ph_mover *m1 = ph_mover_new(os, &one);
+    for (int i = 0; i < N; i++)
+        nodes[i] = all[(i + 1) % nn];
+    t0 = now_s();
+    CHECK_EQ(ph_mover_move(m1, N, pages, nodes, st, &s), 0);
+    double dt1 = now_s() - t0;
+    ok = 1;
+    for (int i = 0; i < N; i++)
+        ok &= st[i] == nodes[i];
+    CHECK(ok);
+    CHECK(query_matches(os, N, pages, nodes));
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+    CHECK_EQ(s.lanes, 1);
+    CHECK_EQ(s.calls, (N + batch - 1) / batch);
+    CHECK_EQ(s.moved, N);
+    printf("  one lane: %d pages in %llu calls, %.1f us/page\n", N,
+           (unsigned long long)s.calls, dt1 * 1e6 / N);
+    ph_mover_free(m1);
+    /* and back with lanes, every page moving */
+    for (int i = 0; i < N; i++)
+        nodes[i] = all[i % nn];
+    t0 = now_s();
+    CHECK_EQ(ph_mover_move(m, N, pages, nodes, st, &s), 0);
+    dt = now_s() - t0;
+    CHECK_EQ(s.moved, N);
+    CHECK_EQ(s.lanes, (uint64_t)nn);
+    CHECK(query_matches(os, N, pages, nodes));
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+    printf("  %llu lanes: %d pages in %llu calls, %.1f us/page\n",
+           (unsigned long long)s.lanes, N, (unsigned long long)s.calls, dt * 1e6 / N);
 
     /* 2. again: nothing to do */
     CHECK_EQ(ph_mover_move(m, N, pages, nodes, st, &s), 0);

@@ -73,7 +73,7 @@ enum init { INIT_NODE0, INIT_RR, INIT_OWNER };
 
 /* The mover's settings: the defaults of move_batch_pages, move_retries
  * and node_full_backoff_ms. */
-static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull, 0};
 
 /* The nodes the process may use (ph_sim_set_allowed), 0: all. */
 static uint64_t rig_allowed;

@@ -56,7 +56,7 @@ typedef struct rig {
     model m;
 } rig;
 
-static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull, 0};
 
 /* The nodes the process may use (ph_sim_set_allowed), 0: all. */
 static uint64_t rig_allowed;

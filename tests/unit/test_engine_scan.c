@@ -51,7 +51,7 @@
 #define HOOD_MIN_MULTI 8 /* invoke.c */
 
 static ph_topology *topo;
-static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull, 0};
 
 static uint64_t rnd(uint64_t *s, uint64_t n)
 {

@@ -14,6 +14,7 @@
 #include "pagehome.h"
 
 #include "base/error.h"
+#include "config/options.h"
 #include "experiment/experiments.h"
 #include "experiment/irix.h"
 #include "experiment/model.h"
@@ -96,6 +97,45 @@ static void test_manager(void)
     /* 3 pages of a 30 ns invocation from 140 arrive at 150, 160, 170 */
     CHECK(NEAR(ph_exp_arrival_ns(s2, 30, 1, 3), 150));
     CHECK(NEAR(ph_exp_arrival_ns(s2, 30, 3, 3), 170));
+}
+
+/* The mover's lanes side by side (ph_exp_lanes_time) at its edges. */
+static void test_lanes_time(void)
+{
+    double begin[8], dur[8];
+    /* no lane did anything */
+    double none[4] = {0, 0, 0, 0};
+    CHECK(ph_exp_lanes_time(none, 4, 8, 4, begin, dur) == 0.0);
+    CHECK(dur[0] == 0 && dur[3] == 0 && begin[2] == 0);
+    /* one lane: the manager's own CPU, even with none idle */
+    double one[1] = {50};
+    CHECK(ph_exp_lanes_time(one, 1, 0, 32, begin, dur) == 0.0);
+    CHECK(NEAR(begin[0], 0) && NEAR(dur[0], 50));
+    /* enough idle CPUs: every lane at full speed, nothing taken */
+    double four[4] = {10, 40, 0, 20};
+    CHECK(ph_exp_lanes_time(four, 4, 3, 16, begin, dur) == 0.0);
+    CHECK(NEAR(dur[0], 10) && NEAR(dur[1], 40) && dur[2] == 0 && NEAR(dur[3], 20));
+    /* one idle CPU: the dearest lane takes it; the others share the
+     * program's CPUs at half speed, one CPU each, and the program loses
+     * the most work one of its CPUs gave */
+    CHECK(NEAR(ph_exp_lanes_time(four, 4, 1, 16, begin, dur), 20));
+    CHECK(NEAR(dur[1], 40) && NEAR(begin[1], 0));
+    CHECK(NEAR(dur[3], 40) && NEAR(begin[3], 0));
+    CHECK(NEAR(dur[0], 20) && NEAR(begin[0], 0));
+    /* no idle CPU counts as one (the manager's) */
+    CHECK(NEAR(ph_exp_lanes_time(four, 4, -5, 16, begin, dur), 20));
+    /* more sharing lanes than program CPUs: they queue on a CPU, one
+     * after the other */
+    double five[5] = {30, 10, 10, 10, 10};
+    CHECK(NEAR(ph_exp_lanes_time(five, 5, 1, 2, begin, dur), 20));
+    CHECK(NEAR(begin[1], 0) && NEAR(dur[1], 20));
+    CHECK(NEAR(begin[2], 0) && NEAR(dur[2], 20));
+    CHECK(NEAR(begin[3], 20) && NEAR(dur[3], 20));
+    CHECK(NEAR(begin[4], 20) && NEAR(dur[4], 20));
+    /* ties go to the smaller lane: lane 1 gets the idle CPU */
+    double tie[3] = {0, 25, 25};
+    CHECK(NEAR(ph_exp_lanes_time(tie, 3, 1, 8, begin, dur), 25));
+    CHECK(NEAR(dur[1], 25) && NEAR(dur[2], 50));
 }
 
 /* ---- presets ------------------------------------------------------------ */
@@ -393,6 +433,68 @@ static void test_e1_cell(void)
     ph_exp_result_free(&it);
     ph_exp_result_free(&again);
     ph_topo_free(t);
+}
+
+/* CG on origin2000-16 from a single node, hybrid: the mover's lanes
+ * against one lane (move_threads=1).  At 32 threads no CPU is idle, so
+ * the lanes take work from the program's threads; at 16 they do not. */
+static int run_cg(int nthreads, const char *move_threads, ph_exp_result *r)
+{
+    const ph_exp_preset *p = ph_exp_preset_find("origin2000-16");
+    ph_topology *t = ph_exp_preset_topology(p);
+    if (!t)
+        return -1;
+    ph_exp_cell c;
+    memset(&c, 0, sizeof c);
+    c.preset = p;
+    c.topo = t;
+    c.app = PH_EXP_CG;
+    c.nthreads = nthreads;
+    c.iterations = 15; /* class A's, as e1 runs it */
+    c.placement = PH_EXP_SINGLE_NODE;
+    c.engine = PH_EXP_ENG_HYBRID;
+    c.repeat = 1;
+    c.critical_pages = -1;
+    c.notes = 1;
+    c.migrate_at = -1;
+    ph_options_init();
+    CHECK_EQ(ph_opt_set(PH_OPT_MOVE_THREADS, move_threads, PH_SRC_API), 0);
+    int rc = ph_exp_run_cell(&c, r);
+    if (rc != 0)
+        fprintf(stderr, "run: %s\n", ph_error_message());
+    CHECK_EQ(ph_opt_set(PH_OPT_MOVE_THREADS, "0", PH_SRC_API), 0);
+    ph_topo_free(t);
+    return rc;
+}
+
+static void test_lanes_cell(void)
+{
+    ph_exp_result one, lanes, sixteen;
+    CHECK_EQ(run_cg(32, "1", &one), 0);
+    CHECK_EQ(run_cg(32, "0", &lanes), 0);
+    CHECK_EQ(run_cg(16, "0", &sixteen), 0);
+    printf("   CG 32 threads: one lane %.3f s (moves done in %.3f s), %d lanes %.3f s "
+           "(%.3f s, %.1f ms taken from the program)\n",
+           one.total_ns / 1e9, one.manager_ns / 1e9, lanes.lanes, lanes.total_ns / 1e9,
+           lanes.manager_ns / 1e9, lanes.lanes_loss_ns / 1e6);
+    CHECK_EQ(one.lanes, 1);
+    CHECK(one.migrated > 3000 && lanes.migrated > 3000);
+    CHECK(NEAR(one.manager_ns, one.migrate_ns));
+    CHECK(one.lanes_loss_ns == 0.0);
+    /* single-node: every page on one node, 15 target nodes */
+    CHECK_EQ(lanes.lanes, 15);
+    CHECK(lanes.lanes_loss_ns > 0);
+    CHECK(lanes.critical_ns >= lanes.lanes_loss_ns);
+    /* work is conserved; the time until the pages are home is not */
+    CHECK(lanes.migrate_ns > 0.95 * one.migrate_ns && lanes.migrate_ns < 1.05 * one.migrate_ns);
+    CHECK(lanes.manager_ns < one.manager_ns / 4);
+    CHECK(lanes.total_ns < one.total_ns);
+    /* 16 threads on 32 CPUs: the lanes find idle CPUs */
+    CHECK(sixteen.lanes > 1);
+    CHECK(sixteen.lanes_loss_ns == 0.0);
+    ph_exp_result_free(&one);
+    ph_exp_result_free(&lanes);
+    ph_exp_result_free(&sixteen);
 }
 
 /* The run-length calibration: the formula at its edges, and an Origin
@@ -732,10 +834,12 @@ int main(void)
 {
     test_model_tiny();
     test_manager();
+    test_lanes_time();
     test_presets();
     test_workloads();
     test_irix();
     test_e1_cell();
+    test_lanes_cell();
     test_calibrate();
     test_usage_errors();
     test_tlb_formula();

@@ -111,7 +111,7 @@ typedef struct rig {
 
 /* The mover's settings: the defaults of move_batch_pages, move_retries
  * and node_full_backoff_ms. */
-static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull};
+static const ph_mover_cfg mover_cfg = {512, 3, 1000 * 1000000ull, 0};
 
 static void rig_open(rig *r, double split_share, unsigned collapse_after,
                      unsigned stable_after)

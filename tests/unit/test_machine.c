@@ -23,7 +23,7 @@ static ph_machine_cfg cfg_of(ph_machine_kind kind, const char *spec, size_t batc
     c.kind = kind;
     snprintf(c.topology, sizeof c.topology, "%s", spec);
     c.sim_binding = PH_SIM_BIND_BLOCK;
-    c.mover = (ph_mover_cfg){batch, 3, 1000 * 1000000ull};
+    c.mover = (ph_mover_cfg){batch, 3, 1000 * 1000000ull, 0};
     return c;
 }
 
@@ -97,7 +97,7 @@ static void test_open_fails(void)
     CHECK_MSG("nodes=0");
     CHECK(ph_machine_open(NULL) == NULL);
     CHECK_EQ(errno, EINVAL);
-    ph_mover_cfg mc = {512, 3, 0};
+    ph_mover_cfg mc = {512, 3, 0, 0};
     CHECK(ph_mover_new(NULL, &mc) == NULL);
     CHECK_EQ(errno, EINVAL);
 }

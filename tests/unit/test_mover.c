@@ -36,7 +36,7 @@ typedef struct rig {
 /* Each rig's mover starts with the tunables' defaults (move_batch_pages
  * 512, move_retries 3, node_full_backoff_ms 1000); tests change them with
  * set_batch / set_retries / set_backoff_ms. */
-static const ph_mover_cfg default_cfg = {512, 3, 1000 * 1000000ull};
+static const ph_mover_cfg default_cfg = {512, 3, 1000 * 1000000ull, 0};
 
 static rig rig_open(void)
 {
@@ -61,6 +61,12 @@ static void rig_close(rig *r)
 static void set_batch(rig *r, size_t pages)
 {
     r->cfg.batch_pages = pages;
+    ph_mover_set_cfg(r->m, &r->cfg);
+}
+
+static void set_threads(rig *r, int threads)
+{
+    r->cfg.threads = threads;
     ph_mover_set_cfg(r->m, &r->cfg);
 }
 
@@ -148,6 +154,7 @@ static void test_batching(void)
     printf("-- batching\n");
     rig r = rig_open();
     set_batch(&r, 64);
+    set_threads(&r, 1); /* one lane: the batches are the whole call's */
     enum { N = 1000 };
     char *a = region(&r, N, PH_MAP_NO_THP);
     void *pages[N];
@@ -168,6 +175,7 @@ static void test_batching(void)
     CHECK_EQ(c1.query_calls - c0.query_calls, (N + 63) / 64);
     CHECK_EQ(s.moved, N);
     CHECK_EQ(s.requested, N);
+    CHECK_EQ(s.lanes, 1);
     CHECK(sums_up(&s));
     int ok = 1;
     for (int i = 0; i < N; i++)
@@ -275,6 +283,209 @@ static void test_order(void)
     CHECK_EQ(nlog, 0);
     /* not the simulator */
     CHECK_EQ(ph_sim_set_move_log(r.os, 1), -1);
+    ph_os_unmap(r.os, a, N * PG);
+    rig_close(&r);
+}
+
+/* ---- lanes -------------------------------------------------------------------- */
+
+/* Move n pages of region a, listed from the last to the first, to the
+ * targets tgt[i % ntgt]; the call's figures in *s and its move log. */
+static void move_logged(rig *r, char *a, size_t n, const int *tgt, int ntgt, int *st,
+                        ph_move_stats *s, ph_sim_moved **log, size_t *nlog)
+{
+    void **pages = malloc(n * sizeof *pages);
+    int *nodes = malloc(n * sizeof *nodes);
+    for (size_t i = 0; i < n; i++) {
+        pages[i] = a + (n - 1 - i) * PG;
+        nodes[i] = tgt[i % (size_t)ntgt];
+    }
+    CHECK_EQ(ph_sim_set_move_log(r->sim, 1), 0);
+    CHECK_EQ(ph_mover_move(r->m, n, pages, nodes, st, s), 0);
+    CHECK_EQ(ph_sim_move_log_take(r->sim, log, nlog), 0);
+    CHECK_EQ(ph_sim_set_move_log(r->sim, 0), 0);
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ(st[i], nodes[i]);
+    free(pages);
+    free(nodes);
+}
+
+/* How many lanes the log names (*distinct), and whether each lane moved
+ * its pages in the caller's order batch by batch: the lane's k-th page
+ * moved is in the same batch of `batch` pages as its k-th page listed
+ * (the pages are listed from the last to the first; a batch goes sorted
+ * by target and address). */
+static int lanes_in_order(const ph_sim_moved *log, size_t nlog, size_t batch,
+                          int *distinct)
+{
+    int in_order = 1;
+    *distinct = 0;
+    for (int l = 0; l < 8; l++) {
+        size_t n = 0, k = 0;
+        for (size_t j = 0; j < nlog; j++)
+            n += log[j].lane == l;
+        if (n == 0)
+            continue;
+        (*distinct)++;
+        for (size_t j = 0; j < nlog; j++) {
+            if (log[j].lane != l)
+                continue;
+            /* its rank among the lane's pages as listed: how many of them
+             * lie above it */
+            size_t rank = 0;
+            for (size_t q = 0; q < nlog; q++)
+                rank += log[q].lane == l && (char *)log[q].addr > (char *)log[j].addr;
+            in_order &= rank / batch == k / batch;
+            k++;
+        }
+    }
+    for (size_t j = 0; j < nlog; j++)
+        in_order &= log[j].lane >= 0 && log[j].lane < 8;
+    return in_order;
+}
+
+static void test_lanes(void)
+{
+    printf("-- lanes: target nodes moved side by side\n");
+    rig r = rig_open();
+    set_batch(&r, 64);
+    enum { N = 960 };
+    char *a = region(&r, N, PH_MAP_NO_THP);
+    uint64_t sum = checksum((unsigned char *)a, N * PG);
+    int st[N];
+    ph_move_stats s;
+    ph_sim_moved *log = NULL;
+    size_t nlog = 0;
+    int distinct = 0;
+
+    /* three target nodes of 320 pages each: three lanes, a node's pages
+     * all in one, each lane in the caller's order */
+    const int three[3] = {1, 2, 3}, two[2] = {1, 2};
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 3);
+    CHECK_EQ(s.moved, N);
+    CHECK(sums_up(&s));
+    CHECK_EQ(nlog, N);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 3);
+    /* pages listed i = N-1-page go to three[i % 3]: one lane per node */
+    int per_node_lane[4] = {-1, -1, -1, -1}, one_lane = 1;
+    double lane_cost[8] = {0};
+    for (size_t j = 0; j < nlog; j++) {
+        size_t page = (size_t)((char *)log[j].addr - a) / PG;
+        int node = three[(N - 1 - page) % 3];
+        if (per_node_lane[node] < 0)
+            per_node_lane[node] = log[j].lane;
+        one_lane &= per_node_lane[node] == log[j].lane;
+        lane_cost[log[j].lane] += log[j].cost_ns;
+    }
+    CHECK(one_lane);
+    CHECK(per_node_lane[1] != per_node_lane[2] && per_node_lane[2] != per_node_lane[3] &&
+          per_node_lane[1] != per_node_lane[3]);
+    /* every lane carries its share of the cost: a third each, within the
+     * distances' differences */
+    for (int l = 0; l < 3; l++)
+        CHECK(lane_cost[l] > 0);
+    free(log);
+
+    /* at most two lanes: the three nodes dealt to two */
+    const int back[1] = {0};
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 1); /* one target node: one lane */
+    free(log);
+    set_threads(&r, 2);
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 2);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 2);
+    free(log);
+
+    /* one lane when asked for */
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    set_threads(&r, 1);
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 1);
+    int all_zero = 1;
+    for (size_t j = 0; j < nlog; j++)
+        all_zero &= log[j].lane == 0;
+    CHECK(all_zero);
+    free(log);
+
+    /* more lanes than target nodes: a node's pages split among several,
+     * every lane still in the caller's order */
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    set_threads(&r, 4);
+    move_logged(&r, a, N, two + 1, 1, st, &s, &log, &nlog); /* all to node 2 */
+    CHECK_EQ(s.lanes, 4);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 4);
+    /* the node's j-th page listed goes to lane j mod 4: neighbours listed
+     * one after the other are in different lanes */
+    int spread = 1;
+    for (size_t j = 0; j < nlog; j++)
+        for (size_t q = 0; q < nlog; q++) {
+            size_t pj = (size_t)((char *)log[j].addr - a) / PG;
+            size_t pq = (size_t)((char *)log[q].addr - a) / PG;
+            if (pq == pj + 1)
+                spread &= log[q].lane != log[j].lane;
+        }
+    CHECK(spread);
+    free(log);
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    set_threads(&r, 6); /* three nodes, two lanes each */
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 6);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 6);
+    free(log);
+    set_threads(&r, 64); /* at most N / 64 lanes */
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, N / 64);
+    free(log);
+
+    /* too few pages for a lane each: 3 x 40 pages go in one lane */
+    set_threads(&r, 0);
+    move_logged(&r, a, 120, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(&r, a, 120, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 1);
+    free(log);
+    /* 2 x 64 pages: two lanes */
+    move_logged(&r, a, 128, two, 2, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 2);
+    free(log);
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
+    /* failures inside lanes: retries of -EBUSY/-EAGAIN still bounded and
+     * counted, then a refusal reported for every page that did not move */
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    plan(&r, 0.2, 0.1, -1, 0, 0);
+    void *pages[N];
+    int nodes[N];
+    for (int i = 0; i < N; i++) {
+        pages[i] = a + (size_t)i * PG;
+        nodes[i] = 1 + i % 3;
+    }
+    CHECK(ph_mover_move(r.m, N, pages, nodes, st, &s) >= 0);
+    CHECK(s.lanes == 3);
+    CHECK(s.retried > 0);
+    CHECK(sums_up(&s));
+    CHECK_EQ(s.moved + s.failed_busy, N);
+    plan(&r, 0, 0, -1, EPERM, 0);
+    for (int i = 0; i < N; i++)
+        nodes[i] = 0;
+    CHECK_EQ(ph_mover_move(r.m, N, pages, nodes, st, &s), -1);
+    CHECK_EQ(errno, EPERM);
+    int refused = 1;
+    for (int i = 0; i < N; i++)
+        refused &= st[i] == -EPERM || st[i] == 0;
+    CHECK(refused);
+    CHECK(sums_up(&s));
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
     ph_os_unmap(r.os, a, N * PG);
     rig_close(&r);
 }
@@ -700,6 +911,7 @@ int main(void)
     }
     test_batching();
     test_order();
+    test_lanes();
     test_retries();
     test_enomem();
     test_bind();
