@@ -277,10 +277,13 @@ static ph_engine *make_engine(ph_machine *c)
     if (ph_opt_double(PH_OPT_SAMPLE_TRAP_NS) == 0 && !ph_os_tracks_touch(c->os) &&
         !cfg.full_snapshot) {
         ph_sampler_note_node(ph_os_current_node(c->os));
-        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages);
+        double handler_ns = 0;
+        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages, &handler_ns);
         if (trap_ns >= 0) {
             cfg.sample_trap_ns = trap_ns;
-            ph_info("sampler: a trap costs %.0f ns besides the handler's time", trap_ns);
+            cfg.sample_handler_ns = handler_ns;
+            ph_info("sampler: a trap costs %.0f ns besides the handler's time (%.0f ns)",
+                    trap_ns, handler_ns);
         }
     }
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);

@@ -771,3 +771,16 @@ int ph_crit_interval_skewed(const uint64_t *now, const uint64_t *run, int n)
     double share_run = (double)run[top] / (double)sr;
     return share_now * (double)n > 2.0 && share_now > 1.5 * share_run;
 }
+
+size_t ph_crit_sweep_run_pages(size_t pages, double trap_ns, double bound_ns,
+                               size_t max_run)
+{
+    if (pages == 0 || !(trap_ns > 0) || !(bound_ns > 0) || max_run <= 1)
+        return 1;
+    /* no coarser than one run for all the pages: it would trap no less */
+    size_t r = 1;
+    while (r < max_run && r < pages &&
+           (double)(pages / r + (pages % r != 0)) * trap_ns > bound_ns)
+        r = r * 2 < max_run ? r * 2 : max_run;
+    return r;
+}

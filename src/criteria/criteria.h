@@ -309,5 +309,14 @@ int ph_crit_interval_skewed(const uint64_t *now, const uint64_t *run, int n);
 /* Iterations a page frozen for the freezes-th time stays frozen:
  * melt_iters, doubled for every freeze after the first, at most 65535. */
 unsigned ph_crit_melt_after(unsigned melt_iters, unsigned freezes);
+/* The runs a first sweep of `pages` pages watches when each trap costs
+ * trap_ns and the sweep's traps should cost at most bound_ns: 1 (every
+ * page trapped) when pages * trap_ns fits, else the smallest power of two
+ * R with ceil(pages / R) * trap_ns within the bound, at most max_run
+ * (which it returns when nothing fits) and no more than the first power
+ * of two >= pages.  A run's trap then stands for its R pages.  1 for no
+ * pages, a trap that costs nothing, max_run <= 1 or a bound <= 0. */
+size_t ph_crit_sweep_run_pages(size_t pages, double trap_ns, double bound_ns,
+                               size_t max_run);
 
 #endif

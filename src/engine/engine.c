@@ -25,7 +25,13 @@
  * that a program whose hot set is larger than sample_pages has all of it
  * looked at, and a wrong initial placement corrected, after one interval
  * rather than after resident / sample_pages; its cost is paid once and
- * not adapted to.  Areas registered after it was armed are swept by a
+ * not adapted to.  Where its traps would cost more than sample_first_ns
+ * (a trap a page, each at the trap's and the handler's cost measured at
+ * start: sample_trap_ns + sample_handler_ns), it watches runs of several
+ * pages, one trap standing for its run (ph_crit_sweep_run_pages, the
+ * source's set_run_pages): the run's pages count for its first toucher,
+ * and the page-exact intervals after the sweep set right a run that
+ * straddled two owners.  Areas registered after it was armed are swept by a
  * second arm while the hot set still fits.  A first interval that
  * sampled under an eighth of what it watched (cut short by an early
  * boundary) is followed by a second sweep (engine_int.h).
@@ -69,6 +75,8 @@ void ph_engine_cfg_from_options(ph_engine_cfg *c)
         c->sample_trap_ns = PH_SAMPLE_TRAP_NS_UNMEASURED;
     c->sample_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_PAGES);
     c->sample_first_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_FIRST_PAGES);
+    c->sample_first_ns = ph_opt_double(PH_OPT_SAMPLE_FIRST_MS) * 1e6;
+    c->sample_first_run_pages = (size_t)ph_opt_int(PH_OPT_SAMPLE_FIRST_RUN_PAGES);
     c->optimistic = ph_opt_bool(PH_OPT_OPTIMISTIC);
     c->contention_ns = ph_opt_double(PH_OPT_CONTENTION_NS);
     c->melt_iters = (unsigned)ph_opt_int(PH_OPT_MELT_ITERS);
@@ -429,7 +437,9 @@ static int interval_cost(ph_engine *e, double *cost, double *wall)
     *wall = (double)(ph_now_ns() - e->interval_ns);
     *cost = (double)(ss.arm_ns - e->last_ss.arm_ns) +
             (double)(ss.handler_ns - e->last_ss.handler_ns) +
-            (double)(ss.samples - e->last_ss.samples) * e->cfg.sample_trap_ns;
+            (double)((ss.samples - ss.credited) -
+                     (e->last_ss.samples - e->last_ss.credited)) *
+                e->cfg.sample_trap_ns;
     return *wall > 0;
 }
 
@@ -443,6 +453,34 @@ static void fill_credit(ph_engine *e)
     if (e->credit_ns > cap)
         e->credit_ns = cap;
     e->credit_at_ns = now;
+}
+
+/* What one trap costs the program as far as the engine knows before it
+ * has sampled: its round trip and the handler's time, as measured at
+ * start. */
+static double sample_cost_ns(const ph_engine *e)
+{
+    return e->cfg.sample_trap_ns + e->cfg.sample_handler_ns;
+}
+
+/* The first sweep's runs (lock held): run_pages contiguous pages, a
+ * trap standing for its run, where the source can (set_run_pages); 1 =
+ * page-exact, the source's own runs. */
+static void sweep_runs(ph_engine *e, size_t run_pages)
+{
+    if (!e->src->ops->set_run_pages || run_pages == e->sweep_run_pages ||
+        (run_pages <= 1 && e->sweep_run_pages <= 1))
+        return;
+    if (e->src->ops->set_run_pages(e->src, run_pages > 1 ? run_pages : 0) != 0)
+        return;
+    e->sweep_run_pages = run_pages;
+    if (run_pages > e->sweep_run_max) {
+        e->sweep_run_max = run_pages;
+        ph_info("engine: the first sweep's %zu traps would cost about %.0f ms: "
+                "it watches runs of %zu pages, a trap standing for its run",
+                e->sweep_hot_pages, (double)e->sweep_hot_pages * sample_cost_ns(e) / 1e6,
+                run_pages);
+    }
 }
 
 /* Whether the engine's configuration and source allow a first sweep
@@ -502,12 +540,16 @@ static void adapt_budget(ph_engine *e)
                          : ++e->sweep_invocations < PH_SWEEP_MAX_INVOCATIONS))
             return;
         e->first_sweep = PH_FIRST_OVER;
+        /* the pages it watched took a trap a run: as many traps as runs */
+        double runs = (double)e->interval_armed /
+                      (double)(e->sweep_run_pages > 1 ? e->sweep_run_pages : 1);
+        sweep_runs(e, 1);
         /* but what its samples cost says how many the next interval can
-         * afford: no more than would keep it within the budget */
+         * afford (a trap a page from now on): no more than would keep it
+         * within the budget */
         if (adapt && e->interval_armed && interval_cost(e, &cost, &wall) &&
             cost / wall > e->cfg.sample_budget) {
-            double want = (double)e->interval_armed * e->cfg.sample_budget /
-                          (cost / wall);
+            double want = runs * e->cfg.sample_budget / (cost / wall);
             size_t floor_pages = PH_BUDGET_FLOOR_PAGES;
             size_t pages = want < (double)floor_pages ? floor_pages : (size_t)want;
             if (pages < e->budget_pages) {
@@ -583,8 +625,11 @@ void ph_engine_arm(ph_engine *e)
         }
     }
     if (e->first_sweep == PH_FIRST_ON) {
-        /* what this arm of the sweep can see */
+        /* what this arm of the sweep can see, and in what runs */
         e->sweep_hot_pages = sweep_pages(e);
+        sweep_runs(e, ph_crit_sweep_run_pages(e->sweep_hot_pages, sample_cost_ns(e),
+                                              e->cfg.sample_first_ns,
+                                              e->cfg.sample_first_run_pages));
     }
     uint64_t before = ph_engine_armed_pages(e);
     e->last_arm_ns = ph_now_ns();

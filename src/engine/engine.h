@@ -82,8 +82,14 @@ typedef struct ph_engine_cfg {
     int full_snapshot;        /* arm every page at every interval */
     double sample_budget;     /* fraction of run time; 0 = fixed */
     double sample_trap_ns;    /* cost of one sample outside the handler */
+    double sample_handler_ns; /* the handler's, as measured at start (0:
+                                 not measured); the budget charges the
+                                 handler's measured time instead */
     size_t sample_pages;      /* pages watched per interval at start */
     size_t sample_first_pages; /* the first interval's, when more */
+    double sample_first_ns;   /* what the first sweep's traps may cost
+                                 before its runs are coarsened */
+    size_t sample_first_run_pages; /* the coarsest such runs */
     uint32_t sample_weight;   /* accesses one sample stands for (the
                                  synthetic source's counts: 1) */
     int optimistic;           /* competitive criterion without ml */

@@ -137,6 +137,9 @@ struct ph_engine {
     int sweep_again;         /* a mechanism switch asked for a second
                                 sweep (at most one) */
     size_t sweep_hot_pages;  /* the hot areas' pages at its last arm */
+    size_t sweep_run_pages;  /* the runs it watches (1: page-exact;
+                                ph_crit_sweep_run_pages), while on */
+    size_t sweep_run_max;    /* the most it ever used (the report) */
     uint64_t interval_ns;    /* when the interval began */
     ph_source_stats last_ss; /* source counters at that moment */
     uint64_t end_ns;         /* when the program signalled its latest

@@ -293,6 +293,11 @@ int ph_engine_write_json(ph_engine *e, int fd)
      * (measured by the probe at start, or the tunable) */
     ph_jw_key(&w, "sample_trap_ns");
     ph_jw_double(&w, e->cfg.sample_trap_ns);
+    /* the handler's time a trap, measured at start (0: not measured) */
+    ph_jw_key(&w, "sample_handler_ns");
+    ph_jw_double(&w, e->cfg.sample_handler_ns);
+    /* the first sweep's coarsest runs (1: every page trapped) */
+    KU(&w, "sweep_run_pages", e->sweep_run_max > 1 ? e->sweep_run_max : 1);
     /* every tunable: its value as text and where it came from */
     ph_jw_key(&w, "tunables");
     ph_opt_write_json(&w);
@@ -336,6 +341,7 @@ int ph_engine_write_json(ph_engine *e, int fd)
     KU(&w, "paused_arms", e->paused_arms);
     KU(&w, "pause_ns", e->pause_ns);
     KU(&w, "samples", ss.samples);
+    KU(&w, "credited", ss.credited);
     KU(&w, "dropped", ss.dropped);
     KU(&w, "serial", ss.serial);
     KU(&w, "foreign_faults", ss.foreign_faults);

@@ -41,8 +41,11 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages)
+double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages,
+                               double *handler_ns)
 {
+    if (handler_ns)
+        *handler_ns = 0;
     if (!src || runs == 0 || runs > PROBE_MAX_RUNS || run_pages == 0)
         return -1;
     size_t bytes = runs * run_pages * PG;
@@ -99,9 +102,10 @@ double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages)
      * One on another thread (userfaultfd) may end after the wait does
      * (the move back wakes the thread before the unregister): the whole
      * wait is the trap's, and the engine charges the handler on top */
-    double handler = src->ops->handler_elsewhere
-                         ? 0
-                         : (double)(s1.handler_ns - s0.handler_ns) / (double)traps;
+    double mean = (double)(s1.handler_ns - s0.handler_ns) / (double)traps;
+    double handler = src->ops->handler_elsewhere ? 0 : mean;
+    if (handler_ns)
+        *handler_ns = mean;
     out = (double)dt[n / 2] - handler;
     if (out < 0)
         out = 0;

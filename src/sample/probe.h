@@ -14,7 +14,10 @@
  * median time a touch took minus the handler's mean time per trap (stats
  * handler_ns): the trap's round trip outside the handler, in ns.  runs:
  * 1..64.  Negative when nothing could be measured (the source refused the
- * buffer, or the touches did not trap). */
-double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages);
+ * buffer, or the touches did not trap).  *handler_ns (may be NULL) gets
+ * the handler's mean time per trap, wherever it ran (0 when nothing was
+ * measured). */
+double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages,
+                               double *handler_ns);
 
 #endif

@@ -18,7 +18,9 @@
  * this one stopped, so every resident page is watched within
  * ceil(resident / budget) intervals (choose_budget); set_budget() changes
  * the budget from the next arm on (the engine's first sweep and its
- * sampling budget).  Full
+ * sampling budget), set_run_pages() the rotation's runs (the first sweep
+ * where traps are dear: runs of several pages, a trap recording a sample
+ * for each page of its run, with the toucher's node).  Full
  * mode (full, or pages_per_interval == 0) watches every page: runs grow
  * beyond run_pages when needed so that all ranges fit in max_runs runs.
  * Adjacent watched runs are protected with one mprotect(2) call.
@@ -118,6 +120,10 @@ typedef struct sampler {
     sp_range *ranges;
     size_t nranges, capranges;
     size_t cur_range, cur_run;   /* rotation cursor */
+    size_t cur_g;                /* the run size cur_run counts in */
+    /* set_run_pages: the rotation's runs while above o.run_pages, each
+     * trap standing for its run (0: o.run_pages, page-exact) */
+    size_t credit_run_pages;
     sp_armed *armed;             /* runs armed this interval, max_runs */
     size_t narmed;
     ph_source_stats st;
@@ -225,6 +231,7 @@ static int inst_open(sampler *s, ph_os *os)
     for (int id = 0; id < PH_SIG_NODE_IDS; id++)
         in->node_index[id] = (int16_t)ph_topo_node_index(os->topo, id);
     atomic_store(&in->traps, 0);
+    atomic_store(&in->credited, 0);
     atomic_store(&in->dropped, 0);
     atomic_store(&in->serial, 0);
     atomic_store(&in->handler_ns, 0);
@@ -337,14 +344,22 @@ static uintptr_t run_span(size_t i, size_t r, size_t *len)
     return a;
 }
 
-/* Change a range's run geometry (nothing of it armed). */
-static void set_geometry(size_t i, size_t run_pages)
+/* Change a range's run geometry (nothing of it armed), and whether a
+ * trap stands for its whole run (credit). */
+static void set_geometry_credit(size_t i, size_t run_pages, int credit)
 {
     ph_sig_slot *sl = &ph_sig_slots[i];
-    if (atomic_load(&sl->run_pages) == run_pages)
+    if (atomic_load(&sl->run_pages) == run_pages &&
+        atomic_load(&sl->credit) == (unsigned char)credit)
         return;
+    atomic_store_explicit(&sl->credit, (unsigned char)credit, memory_order_seq_cst);
     atomic_store_explicit(&sl->run_pages, run_pages, memory_order_seq_cst);
     wait_zero(&sl->inflight);
+}
+
+static void set_geometry(size_t i, size_t run_pages)
+{
+    set_geometry_credit(i, run_pages, 0);
 }
 
 /* ---- protecting and lifting ------------------------------------------------- */
@@ -800,14 +815,19 @@ static void choose_full(sampler *s)
 #define EMPTY_DISCOUNT 16
 static size_t choose_budget(sampler *s)
 {
-    size_t g = s->o.run_pages, total = runs_with(s, g), pages = 0, passed = 0;
+    int credit = s->credit_run_pages > s->o.run_pages;
+    size_t g = credit ? s->credit_run_pages : s->o.run_pages;
+    size_t total = runs_with(s, g), pages = 0, passed = 0;
     size_t examined = 0, examine = s->o.pages_per_interval * EXAMINE_FACTOR;
     static resid_win w; /* under gate_lock, as every arm */
     ph_pagemap pm = PH_PAGEMAP_INIT;
     int can_skip = 1, saved_errno = errno;
     w.win = w.win_end = 0;
     for (size_t i = 0; i < s->nranges; i++)
-        set_geometry(s->ranges[i].slot, g);
+        set_geometry_credit(s->ranges[i].slot, g, credit);
+    if (s->cur_g && s->cur_g != g) /* the cursor where it was, in runs of g */
+        s->cur_run = s->cur_run * s->cur_g / g;
+    s->cur_g = g;
     if (s->cur_range >= s->nranges)
         s->cur_range = s->cur_run = 0;
     for (size_t taken = 0; taken < total && pages < s->o.pages_per_interval &&
@@ -1161,6 +1181,7 @@ static void sp_stats(ph_source *src, ph_source_stats *out)
     *out = s->st;
     out->dropped = atomic_load(&in->dropped);
     out->serial = atomic_load(&in->serial);
+    out->credited = atomic_load(&in->credited);
     for (size_t k = 0; k < in->nrings; k++)
         out->dropped += atomic_load(&in->rings[k].dropped);
     out->foreign_faults = atomic_load(&ph_sig_foreign) - s->foreign_base;
@@ -1191,6 +1212,16 @@ static int sp_set_budget(ph_source *src, size_t pages_per_interval)
     sampler *s = sp_of(src);
     pthread_mutex_lock(&gate_lock);
     s->o.pages_per_interval = pages_per_interval;
+    pthread_mutex_unlock(&gate_lock);
+    return 0;
+}
+
+/* Read by arm() alone (choose_budget), under gate_lock. */
+static int sp_set_run_pages(ph_source *src, size_t run_pages)
+{
+    sampler *s = sp_of(src);
+    pthread_mutex_lock(&gate_lock);
+    s->credit_run_pages = run_pages;
     pthread_mutex_unlock(&gate_lock);
     return 0;
 }
@@ -1250,6 +1281,7 @@ static const ph_source_ops uffd_ops = {
     .stats = sp_stats,
     .close = sp_close,
     .set_budget = sp_set_budget,
+    .set_run_pages = sp_set_run_pages,
     .touched_pages = sp_touched_pages,
 };
 
@@ -1263,6 +1295,7 @@ static const ph_source_ops sampler_ops = {
     .stats = sp_stats,
     .close = sp_close,
     .set_budget = sp_set_budget,
+    .set_run_pages = sp_set_run_pages,
     .touched_pages = sp_touched_pages,
 };
 

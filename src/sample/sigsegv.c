@@ -10,7 +10,9 @@
  *      slot (inflight++) and re-check its word, so that remove_range() can
  *      wait for us before it frees the run states or the memory goes away.
  *   3. The run holding the page: ARMED -> FIRING by CAS.  The winner
- *      records (page, node index of this thread) into this thread's ring,
+ *      records (page, node index of this thread) into this thread's ring
+ *      (and, in a slot whose trap stands for its run, the run's other
+ *      pages with the same node: the first sweep's coarse runs),
  *      mprotect()s the run back to read-write and stores IDLE.  A thread
  *      that loses the race (FIRING), or meets a run the sampler is
  *      changing (ARMING, LIFTING), just returns: its access is retried and
@@ -124,16 +126,18 @@ static ph_sig_ring *thread_ring(ph_sig_inst *in, size_t i)
     return NULL;
 }
 
-static void ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
+/* 1 pushed, 0 lost to a full ring (counted). */
+static int ring_push(ph_sig_ring *r, uint64_t mask, const ph_sig_entry *e)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (h - t > mask) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-        return;
+        return 0;
     }
     r->buf[h & mask] = *e;
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
+    return 1;
 }
 
 /* 1 when the trap was kept as a sample (or lost to a full ring), 0 when
@@ -166,8 +170,19 @@ static int record(size_t slot, uint64_t slot_gen, uintptr_t page, uintptr_t run,
         return 1;
     }
     ph_sig_entry e = {page, (uint32_t)slot_gen, (uint16_t)slot, (int16_t)node};
-    ring_push(r, in->ring_mask, &e);
+    (void)ring_push(r, in->ring_mask, &e);
     atomic_fetch_add_explicit(&in->traps, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&ph_sig_slots[slot].credit, memory_order_relaxed)) {
+        /* the run's other pages, on this trap's word (a coarse sweep) */
+        uint64_t more = 0;
+        for (uintptr_t p = run; p < run + run_len; p += PH_SIG_PAGE_BYTES) {
+            if (p == page)
+                continue;
+            e.page = p;
+            more += (uint64_t)ring_push(r, in->ring_mask, &e);
+        }
+        atomic_fetch_add_explicit(&in->credited, more, memory_order_relaxed);
+    }
     return 1;
 }
 

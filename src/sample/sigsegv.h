@@ -88,6 +88,8 @@ typedef struct ph_sig_inst {
     size_t nrings;
     uint64_t ring_mask;
     atomic_uint_fast64_t traps;       /* samples recorded into rings */
+    atomic_uint_fast64_t credited;    /* entries recorded for a run's other
+                                         pages (a slot's `credit`) */
     atomic_uint_fast64_t dropped;     /* no ring, or no node */
     atomic_uint_fast64_t serial;      /* traps in serial code, not kept */
     atomic_uint_fast64_t handler_ns;
@@ -101,6 +103,10 @@ typedef struct ph_sig_slot {
     atomic_uint_fast64_t word;        /* gen << 2 | FREE/ACTIVE/REMOVING */
     atomic_uintptr_t start, end;      /* 4 KiB aligned */
     atomic_size_t run_pages;          /* geometry of the current interval */
+    /* 1: a trap stands for its whole run (the first sweep's coarse
+     * runs): one entry is recorded for each page of the run, all with
+     * the toucher's node.  Changed with the geometry only. */
+    atomic_uchar credit;
     _Atomic(atomic_uchar *) runs;     /* one state per run */
     atomic_int inst;                  /* owning instance index */
     atomic_long inflight;             /* handlers inside the range */

@@ -36,6 +36,11 @@
  *    samples already recorded: they come out of the next drain().
  *  - set_budget() (optional) changes how many pages the next arm()
  *    watches; 0 means every page.
+ *  - set_run_pages() (optional) makes the next arms watch runs of that
+ *    many contiguous pages, each run's one trap standing for all of its
+ *    pages: drain() then reports a sample for every page of the run, all
+ *    with the toucher's node (`credited` counts those beyond the trapped
+ *    page).  0 (or the source's own run size) goes back to what it was.
  *  - Samples may be lost (a full ring): `dropped` in the stats counts
  *    them; nothing else goes wrong.
  *  - All calls except drain's callback are made by one engine thread at a
@@ -66,6 +71,8 @@ typedef struct ph_source_stats {
                                  out as never touched (a full sweep of the
                                  hot pages adds their number) */
     uint64_t samples;         /* samples delivered by drain() */
+    uint64_t credited;        /* of those recorded, the ones for a run's
+                                 other pages (set_run_pages): not traps */
     uint64_t dropped;         /* samples lost (ring full) */
     uint64_t serial;          /* traps in serial code (outside every
                                  parallel region, once the OpenMP tools
@@ -93,6 +100,9 @@ typedef struct ph_source_ops {
     /* Change the pages watched per interval from the next arm() on (the
      * engine adapts it to the sampling budget).  May be NULL: fixed. */
     int (*set_budget)(ph_source *s, size_t pages_per_interval);
+    /* Runs of run_pages pages, a trap standing for its run, from the next
+     * arm() on; 0 = back to the source's own.  May be NULL: it cannot. */
+    int (*set_run_pages)(ph_source *s, size_t run_pages);
     /* How many pages of the hot ranges were ever touched (are resident,
      * or watched now), counted up to limit + 1: more than limit when it
      * returns more.  SIZE_MAX when the source cannot tell.  May be NULL:

@@ -1059,8 +1059,42 @@ static void test_stand_in(void)
     CHECK_EQ(ph_crit_stand_in(lat, 65, all, 1), -1);
 }
 
+/* The first sweep's runs: page-exact while the traps fit the bound,
+ * then the smallest power of two that fits, at most max_run. */
+static void test_sweep_run_pages(void)
+{
+    /* 4096 pages at 3 us: 12.3 ms, within 100 ms */
+    CHECK_EQ(ph_crit_sweep_run_pages(4096, 3e3, 100e6, 16), 1);
+    /* exactly at the bound: fits */
+    CHECK_EQ(ph_crit_sweep_run_pages(1000, 1e5, 100e6, 16), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(1001, 1e5, 100e6, 16), 2);
+    /* 4222 pages at 500 us: 2.1 s -> 2112 / 1056 / 528 / 264 traps at
+     * 2, 4, 8, 16: 132 ms at 16 still over, capped */
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 16), 16);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 32), 32);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 64), 32); /* 66 ms */
+    /* 4222 pages at 100 us: 422 ms -> 4 gives 1056 traps, 105.6 ms; 8 */
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 1e5, 100e6, 512), 8);
+    /* a cap that is no power of two is reached */
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 12), 12);
+    /* the edges: nothing to sweep, free traps, no coarser runs allowed,
+     * no bound, not-a-number */
+    CHECK_EQ(ph_crit_sweep_run_pages(0, 5e5, 100e6, 16), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 0, 100e6, 16), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 1), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 100e6, 0), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, 5e5, 0, 16), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(4222, NAN, 100e6, 16), 1);
+    /* no coarser than one run for all the pages */
+    CHECK_EQ(ph_crit_sweep_run_pages(1, 1e9, 1e6, 16), 1);
+    CHECK_EQ(ph_crit_sweep_run_pages(5, 1e9, 1e6, 16), 8);
+    /* the largest sweep at the largest run: no overflow */
+    CHECK_EQ(ph_crit_sweep_run_pages(SIZE_MAX, 1e9, 1e6, 512), 512);
+}
+
 int main(void)
 {
+    test_sweep_run_pages();
     test_stand_in();
     test_hood_impure();
     test_uniform_shared();

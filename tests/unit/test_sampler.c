@@ -398,6 +398,80 @@ static void test_set_budget(void)
     munmap(a, 64 * PG);
 }
 
+/* set_run_pages: runs of 8 pages, one trap standing for its run -- a
+ * sample for every page of it, with the toucher's node; a short last run
+ * credits what it has; the rotation's cursor carries over in pages when
+ * the runs change; 0 goes back to page-exact runs. */
+static void test_set_run_pages(void)
+{
+    unsigned char *a = map_pages(60);
+    ph_source *s = open_sampler(sim, 60, 100, 1, 256);
+    CHECK(s->ops->set_run_pages != NULL);
+    CHECK_EQ(s->ops->add_range(s, a, 60 * PG), 0);
+    CHECK_EQ(s->ops->set_run_pages(s, 8), 0);
+    CHECK_EQ(s->ops->arm(s, 0), 0);
+    /* page 3 of each run first, by node r % 4; then the run's others */
+    for (size_t r = 0; r < 8; r++) {
+        ph_os_set_thread_node(sim, (int)(r % 4));
+        size_t first = r * 8 + 3 < 60 ? r * 8 + 3 : 56;
+        a[first * PG] = 1;
+        ph_os_set_thread_node(sim, (int)((r + 1) % 4));
+        for (size_t p = r * 8; p < r * 8 + 8 && p < 60; p++)
+            a[p * PG + 1] = 1;
+    }
+    coll c = {0};
+    CHECK_EQ(s->ops->drain(s, collect, &c), 60);
+    int seen[60] = {0}, node_ok = 1;
+    for (size_t k = 0; k < c.n; k++) {
+        size_t p = (size_t)(c.s[k].page - (uintptr_t)a) / PG;
+        CHECK(p < 60);
+        if (p >= 60)
+            continue;
+        seen[p]++;
+        node_ok &= c.s[k].node == (int)((p / 8) % 4) && c.s[k].count == 1;
+    }
+    CHECK(node_ok);
+    for (size_t p = 0; p < 60; p++)
+        CHECK_EQ(seen[p], 1);
+    ph_source_stats st;
+    s->ops->stats(s, &st);
+    CHECK_EQ(st.samples, 60);
+    CHECK_EQ(st.credited, 60 - 8); /* 8 traps */
+    CHECK_EQ(st.armed_pages, 60);
+    CHECK_EQ(st.max_runs, 8);
+    /* a budget of 16 pages: runs 0 and 1; then page-exact from page 16 */
+    CHECK_EQ(s->ops->set_budget(s, 16), 0);
+    CHECK_EQ(s->ops->arm(s, 0), 0);
+    for (size_t p = 0; p < 60; p++)
+        a[p * PG] = 2;
+    c.n = 0;
+    CHECK_EQ(s->ops->drain(s, collect, &c), 16);
+    CHECK_EQ(s->ops->set_run_pages(s, 0), 0);
+    CHECK_EQ(s->ops->arm(s, 0), 0);
+    ph_os_set_thread_node(sim, 2);
+    for (size_t p = 0; p < 60; p++)
+        a[p * PG] = 3;
+    c.n = 0;
+    CHECK_EQ(s->ops->drain(s, collect, &c), 16);
+    size_t lo = 60, hi = 0;
+    for (size_t k = 0; k < c.n; k++) {
+        size_t p = (size_t)(c.s[k].page - (uintptr_t)a) / PG;
+        lo = p < lo ? p : lo;
+        hi = p > hi ? p : hi;
+        CHECK_EQ(c.s[k].node, 2);
+    }
+    CHECK_EQ(lo, 16);
+    CHECK_EQ(hi, 31);
+    ph_source_stats st2;
+    s->ops->stats(s, &st2);
+    CHECK_EQ(st2.credited, st.credited + 14); /* runs 0, 1 of 8: 2 traps */
+    CHECK_EQ(st2.samples, 60 + 16 + 16);
+    ph_os_set_thread_node(sim, 0);
+    s->ops->close(s);
+    munmap(a, 60 * PG);
+    free(c.s);
+}
+
 /* ---- max_runs ---------------------------------------------------------------------- */
 
 static void test_max_runs(void)
@@ -1126,6 +1200,7 @@ int main(void)
     test_policy();
     test_rotation();
     test_set_budget();
+    test_set_run_pages();
     test_max_runs();
     test_race();
     test_remove_hammered();

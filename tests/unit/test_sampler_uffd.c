@@ -106,6 +106,33 @@ static void *fs_thread(void *p)
     return NULL;
 }
 
+/* Threads on nodes 0..3 run fn over buf; none read a wrong byte. */
+static void four_threads(void *(*fn)(void *), unsigned char *buf)
+{
+    pthread_t th[4];
+    fs_arg a[4];
+    for (int t = 0; t < 4; t++) {
+        a[t] = (fs_arg){buf, t, 0};
+        pthread_create(&th[t], NULL, fn, &a[t]);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_EQ(a[t].bad, 0);
+    }
+}
+
+/* Drain s: FS_PAGES samples, page p's node (p / per_node) % 4. */
+static void check_drained(ph_source *s, const unsigned char *buf, size_t per_node)
+{
+    static coll c;
+    c.n = 0;
+    CHECK_EQ(s->ops->drain(s, collect, &c), FS_PAGES);
+    int wrong = 0;
+    for (size_t k = 0; k < c.n; k++)
+        wrong += c.s[k].node != (int)(((c.s[k].page - (uintptr_t)buf) / PG / per_node) % 4);
+    CHECK_EQ(wrong, 0);
+}
+
 static void test_snapshot(void)
 {
     unsigned char *buf = map_pages(FS_PAGES);
@@ -113,23 +140,42 @@ static void test_snapshot(void)
     CHECK_STR(s->ops->name, "userfaultfd");
     CHECK_EQ(s->ops->add_range(s, buf, FS_PAGES * PG), 0);
     CHECK_EQ(s->ops->arm(s, 1), 0);
-    pthread_t th[4];
-    fs_arg a[4];
-    for (int t = 0; t < 4; t++) {
-        a[t] = (fs_arg){buf, t, 0};
-        pthread_create(&th[t], NULL, fs_thread, &a[t]);
-    }
-    for (int t = 0; t < 4; t++) {
-        pthread_join(th[t], NULL);
-        CHECK_EQ(a[t].bad, 0);
-    }
-    static coll c;
-    c.n = 0;
-    CHECK_EQ(s->ops->drain(s, collect, &c), FS_PAGES);
-    int wrong = 0;
-    for (size_t k = 0; k < c.n; k++)
-        wrong += c.s[k].node != (int)(((c.s[k].page - (uintptr_t)buf) / PG) % 4);
-    CHECK_EQ(wrong, 0);
+    four_threads(fs_thread, buf);
+    check_drained(s, buf, 1);
+    s->ops->close(s);
+    munmap(buf, FS_PAGES * PG);
+}
+
+/* set_run_pages under userfaultfd: runs of 8 pages moved out and back
+ * whole, the service thread's one sample a run credited to the run's
+ * other pages with the toucher's node; the data intact. */
+static void *cr_thread(void *p)
+{
+    fs_arg *a = p;
+    ph_os_set_thread_node(sim, a->node);
+    ph_sampler_note_node(a->node);
+    for (size_t r = (size_t)a->node; r < FS_PAGES / 8; r += 4)
+        for (size_t k = 0; k < 8; k++) { /* page 5 of the run first */
+            size_t i = r * 8 + (k + 5) % 8;
+            a->bad += a->buf[i * PG + 7] != (unsigned char)i;
+        }
+    return NULL;
+}
+
+static void test_credit_runs(void)
+{
+    unsigned char *buf = map_pages(FS_PAGES);
+    ph_source *s = open_uffd(FS_PAGES);
+    CHECK(s->ops->set_run_pages != NULL);
+    CHECK_EQ(s->ops->add_range(s, buf, FS_PAGES * PG), 0);
+    CHECK_EQ(s->ops->set_run_pages(s, 8), 0);
+    CHECK_EQ(s->ops->arm(s, 0), 0);
+    four_threads(cr_thread, buf);
+    check_drained(s, buf, 8);
+    ph_source_stats st;
+    s->ops->stats(s, &st);
+    CHECK_EQ(st.credited, FS_PAGES - FS_PAGES / 8);
+    CHECK_EQ(wrong_pages(buf, FS_PAGES), 0);
     s->ops->close(s);
     munmap(buf, FS_PAGES * PG);
 }
@@ -660,6 +706,7 @@ int main(void)
     }
     probe->ops->close(probe);
     test_snapshot();
+    test_credit_runs();
     test_kernel_access();
     test_fork();
     test_fork_past_handlers();

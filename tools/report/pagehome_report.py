@@ -326,7 +326,9 @@ def sampling_cost_text(cfg, src):
     trap_ns = cfg.get("sample_trap_ns")
     if not isinstance(trap_ns, (int, float)) or trap_ns < 0:
         return ""
-    n = int(num(src, "samples"))
+    # samples credited to a run's other pages (a coarse first sweep) took
+    # no trap of their own
+    n = int(num(src, "samples")) - int(num(src, "credited"))
     arm, handlers = num(src, "arm_ns"), num(src, "handler_ns")
     total = arm + handlers + n * trap_ns
     return (f"about {ms(total)} ms of the threads' time [estimated: arming "
