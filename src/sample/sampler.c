@@ -296,6 +296,7 @@ static long slot_open(sampler *s, uintptr_t a, uintptr_t b)
     atomic_store(&sl->start, a);
     atomic_store(&sl->end, b);
     atomic_store(&sl->run_pages, s->o.run_pages);
+    atomic_store(&sl->credit, 0); /* page-exact until an arm says */
     atomic_store(&sl->runs, runs);
     atomic_store(&sl->inst, (int)s->inst);
     atomic_store(&sl->stash, 0);
