@@ -74,6 +74,8 @@ int ph_engine_note_thread(ph_engine *e, int thread, int nthreads, int node)
     if (nthreads > 1 && nthreads > e->first_team &&
         (e->first_team == 0 || e->tot.invocations == 0))
         e->first_team = nthreads;
+    if (e->nthreads != nthreads) /* its CPUs are not the mover's to take */
+        ph_mover_set_program_threads(e->mover, nthreads);
     e->nthreads = nthreads;
     ph_thread_track *t = &e->thr[thread];
     if (t->stable < 0) {

@@ -109,7 +109,7 @@ double ph_exp_manager_start(double now_ns, double *busy_until_ns,
 }
 
 double ph_exp_lanes_time(const double *cost_ns, int nlanes, int free_cpus, int nthreads,
-                         double *begin_ns, double *dur_ns)
+                         int ncpus, double *begin_ns, double *dur_ns)
 {
     int rank[MODEL_MAX_NODES], nr = 0;
     if (nlanes > MODEL_MAX_NODES)
@@ -133,10 +133,14 @@ double ph_exp_lanes_time(const double *cost_ns, int nlanes, int free_cpus, int n
         free_cpus = 1;
     if (nthreads < 1)
         nthreads = 1;
+    /* the CPUs the program's threads run on, and how many threads share
+     * each: a lane there gets its share, one of per_cpu + 1 */
+    int prog_cpus = ncpus > 0 && ncpus < nthreads ? ncpus : nthreads;
+    double slow = 1.0 + (double)((nthreads + prog_cpus - 1) / prog_cpus);
     /* per program CPU, round robin; at most MODEL_MAX_NODES lanes share, so
      * the first MODEL_MAX_NODES CPUs are all the deal can reach */
     double taken[MODEL_MAX_NODES];
-    int ncpu = nthreads < MODEL_MAX_NODES ? nthreads : MODEL_MAX_NODES;
+    int ncpu = prog_cpus < MODEL_MAX_NODES ? prog_cpus : MODEL_MAX_NODES;
     for (int c = 0; c < ncpu; c++)
         taken[c] = 0.0;
     double loss = 0.0;
@@ -147,8 +151,8 @@ double ph_exp_lanes_time(const double *cost_ns, int nlanes, int free_cpus, int n
             continue;
         }
         int c = (i - free_cpus) % ncpu;
-        begin_ns[l] = 2.0 * taken[c];
-        dur_ns[l] = 2.0 * cost_ns[l];
+        begin_ns[l] = slow * taken[c];
+        dur_ns[l] = slow * cost_ns[l];
         taken[c] += cost_ns[l];
         if (taken[c] > loss)
             loss = taken[c];

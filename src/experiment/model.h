@@ -137,18 +137,20 @@ double ph_exp_manager_start(double now_ns, double *busy_until_ns,
                             double cost_ns);
 
 /* The mover's lanes (mover.h) side by side: lane l did cost_ns[l] of
- * migration work (0: no lane l) for an invocation (at most 64 lanes).  free_cpus lanes run
- * at full speed on CPUs the program leaves idle (at least one: the
- * memory manager's, as for a single lane); the others, by decreasing
- * cost (ties: the smaller lane), are dealt round robin to the program's
- * nthreads CPUs, where they run one after another at half speed, sharing
- * the CPU with the program's thread there.  Lane l then runs from
- * begin_ns[l] to begin_ns[l] + dur_ns[l] after the invocation starts.
- * Returns the program's loss: the most work taken from one program CPU
- * (a barrier waits for the slowest thread), 0 when every lane had a free
- * CPU. */
+ * migration work (0: no lane l) for an invocation (at most 64 lanes).
+ * free_cpus lanes run at full speed on CPUs the program leaves idle (at
+ * least one: the memory manager's, as for a single lane); the others, by
+ * decreasing cost (ties: the smaller lane), are dealt round robin to the
+ * CPUs the program's nthreads threads run on (min(nthreads, ncpus);
+ * ncpus <= 0: one CPU a thread), where they run one after another, each
+ * sharing its CPU with the program's threads there: with k threads a CPU
+ * (ceil(nthreads / CPUs)) a lane gets 1/(k+1) of it, half with one.  Lane
+ * l then runs from begin_ns[l] to begin_ns[l] + dur_ns[l] after the
+ * invocation starts.  Returns the program's loss: the most work taken
+ * from one program CPU (its threads finish that much later, and a barrier
+ * waits for the slowest), 0 when every lane had a free CPU. */
 double ph_exp_lanes_time(const double *cost_ns, int nlanes, int free_cpus, int nthreads,
-                         double *begin_ns, double *dur_ns);
+                         int ncpus, double *begin_ns, double *dur_ns);
 
 /* Arrival time of the k-th (1-based) of m pages of an invocation that
  * started at start_ns and costs cost_ns. */

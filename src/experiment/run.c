@@ -355,7 +355,8 @@ static void arrivals_of(sim_run *s, const size_t *order, const int *lane, size_t
         lane_cost[0] += cost - logged;
     int cpus = ph_exp_cpus(s->topo);
     double begin[PH_MAX_NODES], dur[PH_MAX_NODES], end = 0.0;
-    double loss = ph_exp_lanes_time(lane_cost, nlanes, cpus - s->T, s->T, begin, dur);
+    double loss = ph_exp_lanes_time(lane_cost, nlanes, cpus - s->T, s->T, cpus, begin,
+                                    dur);
     for (int l = 0; l < nlanes; l++)
         if (begin[l] + dur[l] > end)
             end = begin[l] + dur[l];

@@ -39,6 +39,7 @@ struct ph_mover {
     uint64_t full_until_ns[PH_MAX_NODES]; /* by node index */
     ph_move_stats totals;
     atomic_int placement_only;
+    atomic_int program_threads;           /* ph_mover_set_program_threads */
     atomic_int refused_errno;
     atomic_int warned;
 };
@@ -112,6 +113,12 @@ void ph_mover_totals(const ph_mover *m, ph_move_stats *out)
     pthread_mutex_lock(&mm->lock);
     *out = mm->totals;
     pthread_mutex_unlock(&mm->lock);
+}
+
+void ph_mover_set_program_threads(ph_mover *m, int threads)
+{
+    if (m)
+        atomic_store(&m->program_threads, threads > 0 ? threads : 0);
 }
 
 int ph_mover_placement_only(const ph_mover *m)
@@ -269,6 +276,7 @@ typedef struct mv_call {
     int retries;
     uint64_t backoff_ns;
     int threads;        /* cfg.threads */
+    int busy_cpus;      /* the program's threads then (0: not known) */
     ph_move_stats st;
     int refused;        /* errno of a whole-call refusal, 0 if none */
     /* scratch, batch sized */
@@ -479,16 +487,28 @@ static void *lane_main(void *arg)
 }
 
 /* How many lanes for entries whose target counts per node index are
- * per_node[]: one per target node, or cfg.threads when set (fewer: nodes
- * share lanes; more: a node's pages are split among several), at most
- * PH_MOVE_MAX_LANES, and none of fewer than PH_MOVE_LANE_MIN_PAGES
- * entries. */
-static int lane_count(int threads, const size_t *per_node, size_t ne)
+ * per_node[]: cfg.threads when set (fewer than the target nodes: nodes
+ * share lanes; more: a node's pages are split among several).  By default
+ * never fewer than the target nodes, and more (deal_nodes splits nodes)
+ * up to the CPUs the program leaves idle when they are at least as many
+ * (ncpus - busy; busy 0: not known, every CPU counts as idle): the lanes
+ * then take nothing from the program's threads.  When they are fewer,
+ * some lanes must share the program's CPUs anyway, and one a CPU spreads
+ * that work thinnest.  At most PH_MOVE_MAX_LANES, and none of fewer than
+ * PH_MOVE_LANE_MIN_PAGES entries (deal_nodes also leaves a node whole
+ * when its pieces would carry too little work). */
+static int lane_count(int threads, int ncpus, int busy, const size_t *per_node, size_t ne)
 {
     int targets = 0;
     for (int t = 0; t < PH_MAX_NODES; t++)
         targets += per_node[t] > 0;
-    int lanes = threads > 0 ? threads : targets;
+    int lanes = threads;
+    if (lanes <= 0) {
+        int idle = ncpus - (busy > 0 ? busy : 0);
+        lanes = idle >= targets ? idle : ncpus;
+        if (lanes < targets)
+            lanes = targets;
+    }
     if (lanes > PH_MOVE_MAX_LANES)
         lanes = PH_MOVE_MAX_LANES;
     size_t by_size = ne / PH_MOVE_LANE_MIN_PAGES;
@@ -497,14 +517,46 @@ static int lane_count(int threads, const size_t *per_node, size_t ne)
     return lanes < 1 ? 1 : lanes;
 }
 
+/* The move work, in ns by the topology's model, of the entries going to
+ * each node index: a 4 KiB or 2 MiB page's cost into that node, the mean
+ * over the other nodes it may come from, and each batch's call. */
+static void work_by_node(const mv_call *c, const size_t *per_node, double *work_ns)
+{
+    const ph_topology *topo = c->os->topo;
+    int n = topo->nnodes;
+    double col_4k[PH_MAX_NODES], col_2m[PH_MAX_NODES];
+    for (int t = 0; t < n && t < PH_MAX_NODES; t++) {
+        double a = 0.0, b = 0.0;
+        for (int f = 0; f < n; f++) {
+            if (f == t)
+                continue;
+            a += topo->migrate_ns_4k[(size_t)f * (size_t)n + (size_t)t];
+            b += topo->migrate_ns_2m[(size_t)f * (size_t)n + (size_t)t];
+        }
+        col_4k[t] = n > 1 ? a / (n - 1) : 0.0;
+        col_2m[t] = n > 1 ? b / (n - 1) : 0.0;
+    }
+    for (int t = 0; t < PH_MAX_NODES; t++)
+        work_ns[t] = per_node[t] > 0 && t < n
+                         ? topo->migrate_ns_call * (double)per_node[t] / (double)c->batch
+                         : 0.0;
+    for (size_t k = 0; k < c->ne; k++) {
+        int t = c->e[k].tidx;
+        if (t < n)
+            work_ns[t] += c->e[k].huge ? col_2m[t] : col_4k[t];
+    }
+}
+
 /* Which lanes each target node's entries go to: first[t] and count[t]
  * (0 for a node without entries); the number of lanes used returned.
  * Fewer lanes than nodes: each node goes whole to one lane, the nodes
  * with the most entries first, each to the lane with the fewest so far.
  * More: every node has a lane, and the rest go one by one to the node
- * with the most entries per lane (none under PH_MOVE_LANE_MIN_PAGES).
+ * with the most entries per lane, as long as each piece keeps
+ * PH_MOVE_LANE_MIN_PAGES entries and (work_ns given) min_ns of work.
  * Ties: the smaller node index, the smaller lane. */
-static int deal_nodes(const size_t *per_node, int lanes, int *first, int *count)
+static int deal_nodes(const size_t *per_node, const double *work_ns, double min_ns,
+                      int lanes, int *first, int *count)
 {
     int targets = 0;
     for (int t = 0; t < PH_MAX_NODES; t++) {
@@ -540,6 +592,8 @@ static int deal_nodes(const size_t *per_node, int lanes, int *first, int *count)
         for (int t = 0; t < PH_MAX_NODES; t++) {
             if (!count[t] || per_node[t] / (size_t)(count[t] + 1) < PH_MOVE_LANE_MIN_PAGES)
                 continue;
+            if (work_ns && work_ns[t] / (count[t] + 1) < min_ns)
+                continue;
             /* per_node[t] / count[t] > per_node[best] / count[best] */
             if (best < 0 || per_node[t] * (size_t)count[best] >
                                 per_node[best] * (size_t)count[t])
@@ -570,7 +624,7 @@ static int run_lanes(mv_call *c, size_t *pend, size_t *next)
     memset(per_node, 0, sizeof per_node);
     for (size_t k = 0; k < ne; k++)
         per_node[c->e[k].tidx]++;
-    int lanes = lane_count(c->threads, per_node, ne);
+    int lanes = lane_count(c->threads, c->os->topo->ncpus, c->busy_cpus, per_node, ne);
     if (lanes == 1) {
         size_t *mine = malloc((ne ? ne : 1) * sizeof *mine);
         if (!mine)
@@ -583,7 +637,12 @@ static int run_lanes(mv_call *c, size_t *pend, size_t *next)
     }
 
     int first[PH_MAX_NODES], count[PH_MAX_NODES];
-    lanes = deal_nodes(per_node, lanes, first, count);
+    double work_ns[PH_MAX_NODES];
+    work_by_node(c, per_node, work_ns);
+    /* a lane the default splits off must pay for its thread; one that
+     * move_threads asks for is the user's */
+    lanes = deal_nodes(per_node, c->threads > 0 ? NULL : work_ns, PH_MOVE_LANE_MIN_NS, lanes,
+                       first, count);
     size_t *mine = malloc(ne * sizeof *mine);
     int *lane_of = malloc(ne * sizeof *lane_of);
     mv_lane *ls = calloc((size_t)lanes, sizeof *ls);
@@ -709,6 +768,7 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages, const int *nod
     c.retries = m->cfg.retries;
     c.backoff_ns = m->cfg.node_full_backoff_ns;
     c.threads = m->cfg.threads;
+    c.busy_cpus = atomic_load(&m->program_threads);
     pthread_mutex_unlock(&m->lock);
     if (c.retries < 0)
         c.retries = 0;

@@ -26,16 +26,25 @@
  *     still works);
  *   - lanes: a call with pages for several target nodes moves them side by
  *     side, one thread per lane (the caller runs the first; the others
- *     are started for the call and joined before it returns).  By default
- *     one lane per target node, its pages in the caller's order; with
+ *     are started for the call and joined before it returns).  With
  *     cfg.threads set, that many lanes: fewer than the target nodes, and
  *     nodes are dealt whole to lanes by their page counts; more, and the
  *     nodes with the most pages are split among several lanes, page j of
- *     a node to its lane j mod k.  Never more than PH_MOVE_MAX_LANES, and
- *     no lane of fewer than PH_MOVE_LANE_MIN_PAGES pages.  The kernel
- *     migrates pages on the CPU of the thread that asks (it copies them
- *     there), so lanes divide the time until the last page has arrived,
- *     not the CPU time the moves take.
+ *     a node to its lane j mod k.  By default one lane per target node,
+ *     its pages in the caller's order, and nodes split the same way up to
+ *     one lane a CPU the program leaves idle (ph_mover_set_program_threads)
+ *     if there are as many idle CPUs as target nodes, else one lane a CPU
+ *     of the machine; a node is split only into lanes that keep
+ *     PH_MOVE_LANE_MIN_NS of move work each by the topology's migration
+ *     costs.  Never more than PH_MOVE_MAX_LANES, and no lane of fewer
+ *     than PH_MOVE_LANE_MIN_PAGES pages.  The kernel migrates pages on
+ *     the CPU of the thread that asks (it copies them there), so lanes
+ *     divide the time until the last page has arrived, not the CPU time
+ *     the moves take; and when the program leaves no CPU idle, that CPU
+ *     time comes from its threads, the slowest of which a barrier waits
+ *     for: lanes on every CPU spread it thinnest (the kernel's own NUMA
+ *     balancing likewise migrates in whichever thread faulted, on every
+ *     CPU at once).
  * Statistics are kept per mover and returned per call.  Every call is
  * thread-safe; no lock is held across a system call.
  */
@@ -82,15 +91,20 @@ typedef struct ph_mover_cfg {
     int retries;                   /* rounds for -EBUSY/-EAGAIN pages */
     uint64_t node_full_backoff_ns; /* a node that said -ENOMEM is skipped
                                       this long (0 = never skipped) */
-    int threads;                   /* lanes a call runs in (0 = one per
-                                      target node, 1 = the caller alone;
-                                      more than the target nodes split
-                                      their pages) */
+    int threads;                   /* lanes a call runs in (0 = by the
+                                      CPUs, see lanes above; 1 = the
+                                      caller alone; more than the target
+                                      nodes split their pages) */
 } ph_mover_cfg;
 
 /* A lane of fewer pages than this does not pay for its thread (starting
  * and joining one takes some tens of microseconds; a page's move, a few). */
 #define PH_MOVE_LANE_MIN_PAGES 64
+/* By default a target node's pages are split into more lanes only while
+ * each lane keeps this much move work by the topology's migration costs
+ * (1 ms: some 30 times a thread's start and join): on a machine that
+ * moves a 4 KiB page in about a microsecond, 800 pages or more a lane. */
+#define PH_MOVE_LANE_MIN_NS 1e6
 /* The most lanes one call runs in. */
 #define PH_MOVE_MAX_LANES 64
 
@@ -113,6 +127,10 @@ long ph_mover_move(ph_mover *m, size_t count, void *const *pages,
                    const int *nodes, int *status, ph_move_stats *stats);
 /* Totals since the mover was created. */
 void ph_mover_totals(const ph_mover *m, ph_move_stats *out);
+/* The program runs threads threads (0: not known), so as many CPUs are
+ * busy: by default a call moves in lanes on the CPUs left idle when they
+ * are enough, else in one lane a CPU (see lanes above). */
+void ph_mover_set_program_threads(ph_mover *m, int threads);
 /* 1 when moves were refused and the mover is placement-only. */
 int ph_mover_placement_only(const ph_mover *m);
 

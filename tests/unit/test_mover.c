@@ -391,7 +391,6 @@ static void test_lanes(void)
     /* at most two lanes: the three nodes dealt to two */
     const int back[1] = {0};
     move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 1); /* one target node: one lane */
     free(log);
     set_threads(&r, 2);
     move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
@@ -902,6 +901,104 @@ static void test_stress(void)
     rig_close(&r);
 }
 
+/* The default lanes (move_threads 0) on 8 CPUs, 4 nodes, each page's move
+ * said to cost 10 us (1 us in the last case): as many lanes as the CPUs
+ * the program leaves idle when they are at least as many as the target
+ * nodes, else one a CPU; a node split only into lanes of at least
+ * PH_MOVE_LANE_MIN_NS (1 ms) of work and PH_MOVE_LANE_MIN_PAGES pages. */
+static void set_move_cost(ph_topology *t, double page_ns)
+{
+    size_t n2 = (size_t)t->nnodes * (size_t)t->nnodes;
+    for (size_t k = 0; k < n2; k++)
+        t->migrate_ns_4k[k] = page_ns;
+    t->migrate_ns_call = 0.0;
+}
+
+static void test_default_lanes(void)
+{
+    printf("-- default lanes: the CPUs left idle, else every CPU; work enough a lane\n");
+    ph_topology *four = topo;
+    topo = ph_topo_from_spec("nodes=4,cpus_per_node=2");
+    CHECK(topo && topo->ncpus == 8);
+    set_move_cost(topo, 10000.0);
+    rig r = rig_open();
+    set_batch(&r, 64);
+    enum { N = 960 };
+    char *a = region(&r, N, PH_MAP_NO_THP);
+    uint64_t sum = checksum((unsigned char *)a, N * PG);
+    int st[N], distinct = 0;
+    ph_move_stats s;
+    ph_sim_moved *log = NULL;
+    size_t nlog = 0;
+    const int one[1] = {1}, three[3] = {1, 2, 3}, back[1] = {0};
+
+    /* the program's threads not known: every CPU idle; one target node of
+     * 960 pages (9.6 ms) in 8 lanes of 120 pages (1.2 ms), in order */
+    move_logged(&r, a, N, one, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 8);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 8);
+    free(log);
+
+    /* 5 threads: 3 CPUs idle for 3 target nodes, one lane each, nothing
+     * split onto the program's CPUs */
+    ph_mover_set_program_threads(r.m, 5);
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 3);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 3);
+    free(log);
+
+    /* 6 threads: 2 idle CPUs for 3 target nodes: lanes must share the
+     * program's CPUs anyway, so one a CPU: 8, three nodes of 320 pages
+     * split at most three ways (107 pages, 1.07 ms; four ways would be
+     * 0.8 ms) */
+    ph_mover_set_program_threads(r.m, 6);
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 8);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ(distinct, 8);
+    free(log);
+
+    /* 8 threads, none idle: the same 8 */
+    ph_mover_set_program_threads(r.m, 8);
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 8);
+    free(log);
+
+    /* back to not known; 300 pages to one node at 10 us: 3 ms, three
+     * lanes of 100 pages (four would be 75 pages, 0.75 ms each) */
+    ph_mover_set_program_threads(r.m, 0);
+    move_logged(&r, a, 300, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(&r, a, 300, one, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 3);
+    free(log);
+
+    /* a page's move said to cost 1 us: 960 pages are 0.96 ms, not worth a
+     * second thread; move_threads 4 asks for lanes all the same */
+    set_move_cost(topo, 1000.0);
+    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 1);
+    free(log);
+    set_threads(&r, 4);
+    move_logged(&r, a, N, one, 1, st, &s, &log, &nlog);
+    CHECK_EQ(s.lanes, 4);
+    free(log);
+    CHECK(checksum((unsigned char *)a, N * PG) == sum);
+
+    ph_os_unmap(r.os, a, N * PG);
+    rig_close(&r);
+    ph_topo_free(topo);
+    topo = four;
+}
+
 int main(void)
 {
     topo = ph_topo_from_spec("nodes=4,cpus_per_node=1");
@@ -912,6 +1009,7 @@ int main(void)
     test_batching();
     test_order();
     test_lanes();
+    test_default_lanes();
     test_retries();
     test_enomem();
     test_bind();
