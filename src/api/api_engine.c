@@ -216,6 +216,25 @@ int ph_api_sampler_protects(void)
     return !uffd_wanted() || !ph_sampler_uffd_usable();
 }
 
+/* The threads the program's parallel regions will run, as OpenMP picks
+ * its default team: the first number of OMP_NUM_THREADS (its nesting
+ * levels are comma-separated), else one a CPU; never more than the CPUs.
+ * Read where the engine is made: it only tells the probe how many of the
+ * program's threads to keep busy while it times a trap. */
+static int team_guess(int ncpus)
+{
+    int team = ncpus > 0 ? ncpus : 1;
+    const char *v = getenv("OMP_NUM_THREADS");
+    if (v) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno == 0 && end != v && (*end == '\0' || *end == ',') && n >= 1 && n < team)
+            team = (int)n;
+    }
+    return team;
+}
+
 static ph_engine *make_engine(ph_machine *c)
 {
     ph_engine_cfg cfg;
@@ -278,12 +297,14 @@ static ph_engine *make_engine(ph_machine *c)
         !cfg.full_snapshot) {
         ph_sampler_note_node(ph_os_current_node(c->os));
         double handler_ns = 0;
-        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages, &handler_ns);
+        /* with the program's team busy on the other CPUs */
+        int busy = team_guess(c->topo->ncpus) - 1;
+        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages, busy, &handler_ns);
         if (trap_ns >= 0) {
             cfg.sample_trap_ns = trap_ns;
             cfg.sample_handler_ns = handler_ns;
-            ph_info("sampler: a trap costs %.0f ns besides the handler's time (%.0f ns)",
-                    trap_ns, handler_ns);
+            ph_info("sampler: a trap costs %.0f ns besides the handler's time (%.0f ns), "
+                    "measured beside up to %d busy threads", trap_ns, handler_ns, busy);
         }
     }
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);

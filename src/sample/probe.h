@@ -13,11 +13,14 @@
  * the engine gets it), touch the first page of each, and return the
  * median time a touch took minus the handler's mean time per trap (stats
  * handler_ns): the trap's round trip outside the handler, in ns.  runs:
- * 1..64.  Negative when nothing could be measured (the source refused the
- * buffer, or the touches did not trap).  *handler_ns (may be NULL) gets
- * the handler's mean time per trap, wherever it ran (0 when nothing was
- * measured). */
-double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages,
+ * 1..64.  While it times the touches, `busy` helper threads (0..63; more
+ * count as 63) spin on other CPUs, as the program's other threads will
+ * when its pages trap: the TLB flushes that a change of protection sends
+ * to their CPUs are part of the cost.  Negative when nothing could be
+ * measured (the source refused the buffer, or the touches did not trap)
+ * or busy < 0.  *handler_ns (may be NULL) gets the handler's mean time per
+ * trap, wherever it ran (0 when nothing was measured). */
+double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages, int busy,
                                double *handler_ns);
 
 #endif

@@ -14,6 +14,7 @@
 #include "sample/source.h"
 #include "topo/topo.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,19 @@ static void count(void *arg, const ph_sample *s, size_t n)
     delivered += n;
 }
 
+/* the threads of this process now */
+static int count_tasks(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 static void probe_mechanism(int mech, const char *name)
 {
     ph_sampler_opts o = {64, 4096, 1, 4096, 0, mech};
@@ -40,11 +54,20 @@ static void probe_mechanism(int mech, const char *name)
     }
     CHECK_STR(s->ops->name, name);
     ph_sampler_note_node(0);
-    double h1 = -1, h2 = -1;
-    double first = ph_source_probe_trap_ns(s, 16, 1, &h1);
-    double again = ph_source_probe_trap_ns(s, 8, 4, &h2); /* runs of 4 pages */
+    double h1 = -1, h2 = -1, h3 = -1;
+    int tasks = count_tasks();
+    double first = ph_source_probe_trap_ns(s, 16, 1, 0, &h1);
+    double again = ph_source_probe_trap_ns(s, 8, 4, 0, &h2); /* runs of 4 pages */
+    /* with helpers busy on the other CPUs (as many as there are; more
+     * asked for than CPUs are not started), joined before it returns */
+    double busy = ph_source_probe_trap_ns(s, 16, 1, 1000, &h3);
+    CHECK_EQ(count_tasks(), tasks);
     printf("%s: a trap costs %.0f ns, then %.0f ns, besides the handler's time "
-           "(%.0f ns, then %.0f ns)\n", name, first, again, h1, h2);
+           "(%.0f ns, then %.0f ns); with the other CPUs busy %.0f ns (handler %.0f ns)\n",
+           name, first, again, h1, h2, busy, h3);
+    CHECK(busy >= 0 && busy < 1e8);
+    CHECK(h3 > 0 && h3 < 1e8);
+    CHECK(ph_source_probe_trap_ns(s, 16, 1, -1, NULL) < 0); /* busy < 0 */
     /* measured (not -1); 0 is a figure too: a SIGSEGV trap whose handler
      * took as long as the median touch.  The handler takes time (an
      * mprotect, or the service thread's move back). */
@@ -75,7 +98,7 @@ static void probe_mechanism(int mech, const char *name)
     munmap(buf, 8 * PG);
     /* bad arguments */
     double h = -1;
-    CHECK(ph_source_probe_trap_ns(NULL, 16, 1, &h) < 0);
+    CHECK(ph_source_probe_trap_ns(NULL, 16, 1, 0, &h) < 0);
     CHECK_EQ(h, 0);
 }
 
@@ -102,9 +125,10 @@ int main(void)
     /* a source whose watching does not trap: nothing is measured */
     ph_source *syn = ph_synth_open(topo, zero_model, NULL, 0, 0, 1);
     CHECK(syn != NULL);
-    CHECK(ph_source_probe_trap_ns(syn, 16, 1, NULL) < 0);
-    CHECK(ph_source_probe_trap_ns(syn, 0, 1, NULL) < 0);
-    CHECK(ph_source_probe_trap_ns(syn, 65, 1, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 0, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 0, 1, 0, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 65, 1, 0, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 4, NULL) < 0);
     syn->ops->close(syn);
     ph_os_close(sim);
     ph_topo_free(topo);
