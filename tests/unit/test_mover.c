@@ -914,6 +914,29 @@ static void set_move_cost(ph_topology *t, double page_ns)
     t->migrate_ns_call = 0.0;
 }
 
+/* From node 0, with the program's threads said to be `threads` (0: not
+ * known), move the first n pages to tgt[] (page listed i to tgt[i %
+ * ntgt]): the lanes the call used.  Every lane must have kept the
+ * caller's order, and the simulator's log must name as many lanes. */
+static int lanes_for(rig *r, char *a, size_t n, int threads, const int *tgt, int ntgt)
+{
+    static const int back[1] = {0};
+    static int st[1024];
+    ph_move_stats s;
+    ph_sim_moved *log = NULL;
+    size_t nlog = 0;
+    int distinct = 0;
+    CHECK(n <= 1024);
+    ph_mover_set_program_threads(r->m, threads);
+    move_logged(r, a, n, back, 1, st, &s, &log, &nlog);
+    free(log);
+    move_logged(r, a, n, tgt, ntgt, st, &s, &log, &nlog);
+    CHECK(lanes_in_order(log, nlog, 64, &distinct));
+    CHECK_EQ((uint64_t)distinct, s.lanes);
+    free(log);
+    return (int)s.lanes;
+}
+
 static void test_default_lanes(void)
 {
     printf("-- default lanes: the CPUs left idle, else every CPU; work enough a lane\n");
@@ -926,71 +949,30 @@ static void test_default_lanes(void)
     enum { N = 960 };
     char *a = region(&r, N, PH_MAP_NO_THP);
     uint64_t sum = checksum((unsigned char *)a, N * PG);
-    int st[N], distinct = 0;
-    ph_move_stats s;
-    ph_sim_moved *log = NULL;
-    size_t nlog = 0;
-    const int one[1] = {1}, three[3] = {1, 2, 3}, back[1] = {0};
+    const int one[1] = {1}, three[3] = {1, 2, 3};
 
     /* the program's threads not known: every CPU idle; one target node of
-     * 960 pages (9.6 ms) in 8 lanes of 120 pages (1.2 ms), in order */
-    move_logged(&r, a, N, one, 1, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 8);
-    CHECK(lanes_in_order(log, nlog, 64, &distinct));
-    CHECK_EQ(distinct, 8);
-    free(log);
-
+     * 960 pages (9.6 ms) in 8 lanes of 120 pages (1.2 ms) */
+    CHECK_EQ(lanes_for(&r, a, N, 0, one, 1), 8);
     /* 5 threads: 3 CPUs idle for 3 target nodes, one lane each, nothing
      * split onto the program's CPUs */
-    ph_mover_set_program_threads(r.m, 5);
-    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
-    free(log);
-    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 3);
-    CHECK(lanes_in_order(log, nlog, 64, &distinct));
-    CHECK_EQ(distinct, 3);
-    free(log);
-
+    CHECK_EQ(lanes_for(&r, a, N, 5, three, 3), 3);
     /* 6 threads: 2 idle CPUs for 3 target nodes: lanes must share the
      * program's CPUs anyway, so one a CPU: 8, three nodes of 320 pages
      * split at most three ways (107 pages, 1.07 ms; four ways would be
      * 0.8 ms) */
-    ph_mover_set_program_threads(r.m, 6);
-    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
-    free(log);
-    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 8);
-    CHECK(lanes_in_order(log, nlog, 64, &distinct));
-    CHECK_EQ(distinct, 8);
-    free(log);
-
+    CHECK_EQ(lanes_for(&r, a, N, 6, three, 3), 8);
     /* 8 threads, none idle: the same 8 */
-    ph_mover_set_program_threads(r.m, 8);
-    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
-    free(log);
-    move_logged(&r, a, N, three, 3, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 8);
-    free(log);
-
+    CHECK_EQ(lanes_for(&r, a, N, 8, three, 3), 8);
     /* back to not known; 300 pages to one node at 10 us: 3 ms, three
      * lanes of 100 pages (four would be 75 pages, 0.75 ms each) */
-    ph_mover_set_program_threads(r.m, 0);
-    move_logged(&r, a, 300, back, 1, st, &s, &log, &nlog);
-    free(log);
-    move_logged(&r, a, 300, one, 1, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 3);
-    free(log);
-
+    CHECK_EQ(lanes_for(&r, a, 300, 0, one, 1), 3);
     /* a page's move said to cost 1 us: 960 pages are 0.96 ms, not worth a
      * second thread; move_threads 4 asks for lanes all the same */
     set_move_cost(topo, 1000.0);
-    move_logged(&r, a, N, back, 1, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 1);
-    free(log);
+    CHECK_EQ(lanes_for(&r, a, N, 0, one, 1), 1);
     set_threads(&r, 4);
-    move_logged(&r, a, N, one, 1, st, &s, &log, &nlog);
-    CHECK_EQ(s.lanes, 4);
-    free(log);
+    CHECK_EQ(lanes_for(&r, a, N, 0, one, 1), 4);
     CHECK(checksum((unsigned char *)a, N * PG) == sum);
 
     ph_os_unmap(r.os, a, N * PG);
