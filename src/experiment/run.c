@@ -112,6 +112,8 @@ typedef struct sim_run {
     /* the machine */
     ph_os *sim;
     ph_mover *mover;
+    char *region;                 /* one mapping holds every array */
+    size_t region_bytes;
     char *mem[PH_EXP_MAX_ARRAYS];
     void **addr;                  /* every page's address */
     int *status;
@@ -848,14 +850,26 @@ static int setup(sim_run *s)
     s->mover = ph_mover_new(s->sim, &mc.mover);
     if (!s->mover)
         return -1;
+    /* The arrays in one mapping, in their order, each from a 2 MiB
+     * boundary.  Mapped one by one, the kernel put them wherever the
+     * process's earlier mappings (threads' stacks, earlier runs) had left
+     * room, so their order in memory -- which is the engine's and the
+     * mover's order, and with one lane the order the pages arrive in --
+     * changed from run to run, and so did the modelled times. */
+    size_t off[PH_EXP_MAX_ARRAYS];
+    s->region_bytes = 0;
+    for (int a = 0; a < s->app.narrays; a++) {
+        off[a] = s->region_bytes;
+        s->region_bytes += (s->app.arrays[a].npages * 4096 + PH_PAGE_2M - 1) &
+                           ~(size_t)(PH_PAGE_2M - 1);
+    }
+    s->region = ph_os_map(s->sim, s->region_bytes ? s->region_bytes : PH_PAGE_2M,
+                          PH_PAGE_2M, c->huge ? PH_MAP_HUGE_THP : PH_MAP_NO_THP);
+    if (!s->region)
+        return -1;
     for (int a = 0; a < s->app.narrays; a++) {
         const ph_exp_array *ar = &s->app.arrays[a];
-        s->mem[a] = c->huge ? ph_os_map(s->sim, ar->npages * 4096,
-                                               PH_PAGE_2M, PH_MAP_HUGE_THP)
-                            : ph_os_map(s->sim, ar->npages * 4096,
-                                               4096, PH_MAP_NO_THP);
-        if (!s->mem[a])
-            return -1;
+        s->mem[a] = s->region + off[a];
         for (size_t p = 0; p < ar->npages; p++)
             s->addr[ar->first + p] = s->mem[a] + p * 4096;
     }
@@ -880,10 +894,9 @@ static void teardown(sim_run *s)
 {
     if (s->e)
         ph_engine_free(s->e);
-    for (int a = 0; a < s->app.narrays; a++)
-        if (s->mem[a])
-            ph_os_unmap(s->sim, s->mem[a],
-                               s->app.arrays[a].npages * 4096);
+    if (s->region)
+        ph_os_unmap(s->sim, s->region,
+                    s->region_bytes ? s->region_bytes : PH_PAGE_2M);
     if (s->mover)
         ph_mover_free(s->mover);
     if (s->sim)
