@@ -92,6 +92,20 @@ uint32_t *ph_hot_counts(ph_hot *h, size_t i, int create)
     return h->chunks[c] + off;
 }
 
+int ph_hot_chunk_settled(const ph_hot *h, size_t c)
+{
+    size_t first = c * PH_HOT_CHUNK_PAGES, last = first + PH_HOT_CHUNK_PAGES;
+    if (c >= h->nchunks)
+        return -1;
+    if (last > h->npages)
+        last = h->npages;
+    const int k = h->pages[first].home;
+    for (size_t i = first; i < last; i++)
+        if (k < 0 || !ph_hot_page_settled(&h->pages[i], k))
+            return -1;
+    return k;
+}
+
 /* Samples ahead whose counts ph_hot_add_samples asks for: without it each
  * page's first load waited for memory, half of the ingest's time in
  * bench_engine's hot case (16 ahead did a third as much as 64). */
@@ -124,6 +138,8 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
 {
     const uintptr_t lo = h->base, span = h->npages * 4096u;
     const size_t stride = (size_t)nn;
+    /* a chunk's evidence word, from its counts */
+    const size_t meta_at = PH_HOT_CHUNK_PAGES * 3u * stride + PH_HOT_EVIDENCE;
     uint64_t total = 0;
     /* the accesses of consecutive samples from one node, and the pages
      * newly sampled in consecutive samples of one chunk: added to the
@@ -134,6 +150,13 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
     uint64_t run_acc = 0;
     size_t chunk = SIZE_MAX;
     uint32_t *b = NULL, fresh = 0, away = 0;
+    int settled = -1; /* the chunk's settled home: no ph_page to read */
+    /* the chunk of the sample ADD_AHEAD ahead: its counts (looked up
+     * again while it has none: this loop may make them), and whether its
+     * pages' ph_page will be read */
+    size_t ahead_chunk = SIZE_MAX;
+    const uint32_t *ahead_b = NULL;
+    int ahead_look = 0;
     size_t k;
     for (k = 0; k < n; k++) {
         uintptr_t off = s[k].page - lo;
@@ -143,11 +166,16 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
             uintptr_t ahead = s[k + ADD_AHEAD].page - lo;
             if (ahead < span) {
                 size_t a = ahead / 4096;
-                const uint32_t *ab = h->chunks[a / PH_HOT_CHUNK_PAGES];
-                if (ab) {
-                    __builtin_prefetch(ab + (a % PH_HOT_CHUNK_PAGES) * stride,
+                if (a / PH_HOT_CHUNK_PAGES != ahead_chunk || !ahead_b) {
+                    ahead_chunk = a / PH_HOT_CHUNK_PAGES;
+                    ahead_b = h->chunks[ahead_chunk];
+                    ahead_look = ahead_b && !(ahead_b[meta_at] & PH_EV_HOME);
+                }
+                if (ahead_b) {
+                    __builtin_prefetch(ahead_b + (a % PH_HOT_CHUNK_PAGES) * stride,
                                        1, 3);
-                    __builtin_prefetch(&h->pages[a], 0, 3);
+                    if (ahead_look)
+                        __builtin_prefetch(&h->pages[a], 0, 3);
                 }
             }
         }
@@ -164,6 +192,7 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
                 chunk = SIZE_MAX; /* tried again at the next sample */
                 continue;
             }
+            settled = ph_ev_home(b[meta_at]);
         }
         uint64_t c64 = (uint64_t)s[k].count * weight;
         uint32_t cnt = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
@@ -172,9 +201,14 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
         uint32_t *cur = b + (i % PH_HOT_CHUNK_PAGES) * stride;
         if (!cur[node] && !ph_cnt_or(cur, nn))
             fresh++; /* the page's first access of the interval */
-        const ph_page *pg = &h->pages[i];
-        if (!(pg->flags & PH_PG_HOME_KNOWN) || pg->home != node)
-            away = PH_CUR_AWAY;
+        if (settled >= 0) {
+            if (node != settled)
+                away = PH_CUR_AWAY;
+        } else {
+            const ph_page *pg = &h->pages[i];
+            if (!(pg->flags & PH_PG_HOME_KNOWN) || pg->home != node)
+                away = PH_CUR_AWAY;
+        }
         cur[node] = cur[node] > UINT32_MAX - cnt ? UINT32_MAX : cur[node] + cnt;
         if (node != run_node) {
             add_flush_node(h, run_node, run_acc);
@@ -240,7 +274,7 @@ void ph_hot_roll_chunk(ph_hot *h, size_t c)
     if (!meta[PH_HOT_FRESH] && !(meta[PH_HOT_EVIDENCE] & PH_EV_LEFT)) {
         /* all zero but the cumulative counts: nothing changes, and
          * nothing came from elsewhere than a home */
-        meta[PH_HOT_EVIDENCE] = 0;
+        meta[PH_HOT_EVIDENCE] &= PH_EV_HOME;
         return;
     }
     size_t first = c * PH_HOT_CHUNK_PAGES, np = h->npages - first;
@@ -254,7 +288,7 @@ void ph_hot_roll_chunk(ph_hot *h, size_t c)
     PH_CNT_BY_NODES(h->nnodes,
                     ev = roll_pages(b, nn_, h->pages + first, np, look))
     meta[PH_HOT_FRESH] = 0;
-    meta[PH_HOT_EVIDENCE] = ev;
+    meta[PH_HOT_EVIDENCE] = (meta[PH_HOT_EVIDENCE] & PH_EV_HOME) | ev;
 }
 
 void ph_hot_roll(ph_hot *h)

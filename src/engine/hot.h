@@ -20,9 +20,10 @@
  *                                    in three sections of the chunk,
  *                                    so 12 * nnodes bytes a page, and 8
  *                                    bytes a chunk (pages sampled in the
- *                                    interval; evidence left, and bits
+ *                                    interval; evidence left, bits
  *                                    saying whether every count is from
- *                                    its page's home)
+ *                                    its page's home, and the home all
+ *                                    its pages are settled at)
  * A 64 GiB area (16 M pages) costs 128 MiB dense; counts grow only where
  * the sampler looked.  On a 4-node machine a fully sampled page costs
  * 8 + 48 = 56 bytes (1.4% of the page).
@@ -264,12 +265,46 @@ static inline size_t ph_hot_page_words(const ph_hot *h)
  * this interval came from elsewhere than its page's home, or its page's
  * home was not known (set by ph_hot_add_samples and ph_hot_set_home,
  * cleared by the roll).  A bit that is clear is a promise; a set bit only
- * sends the engine to look. */
+ * sends the engine to look.
+ *
+ * Bits 8-15 of the same word (PH_EV_HOME) hold the chunk's settled home
+ * plus one: k + 1 promises that every page of the chunk has the known
+ * home k, is not frozen and has its first home recorded, so that the
+ * ingest and the fast path need not read the pages' ph_page (8 bytes a
+ * page of their traffic); 0 promises nothing.  Set by the fast path when
+ * it has looked at every page of the chunk (invoke.c), kept by the rolls,
+ * broken by any change of a page's home (ph_hot_set_home) and by a freeze
+ * (ph_hot_freeze).  A chunk without counts has none: nothing reads it. */
 enum { PH_HOT_FRESH = 0, PH_HOT_EVIDENCE = 1, PH_HOT_META_WORDS = 2 };
 enum { PH_EV_LEFT = 1u, PH_EV_AWAY = 2u, PH_CUR_AWAY = 4u };
+enum { PH_EV_HOME_SHIFT = 8, PH_EV_HOME = 0xffu << PH_EV_HOME_SHIFT };
 static inline uint32_t *ph_hot_chunk_meta(const ph_hot *h, uint32_t *b)
 {
     return b + PH_HOT_CHUNK_PAGES * ph_hot_page_words(h);
+}
+
+/* The settled home in an evidence word, -1 none. */
+static inline int ph_ev_home(uint32_t ev)
+{
+    return (int)((ev & PH_EV_HOME) >> PH_EV_HOME_SHIFT) - 1;
+}
+
+/* The settled home of chunk c (see above), -1 none or no counts. */
+static inline int ph_hot_chunk_home(const ph_hot *h, size_t c)
+{
+    uint32_t *b = h->chunks[c];
+    return b ? ph_ev_home(ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE]) : -1;
+}
+
+/* Chunk c (with counts) settled at home k (< 0: not settled). */
+static inline void ph_hot_chunk_settle(ph_hot *h, size_t c, int k)
+{
+    uint32_t *b = h->chunks[c];
+    if (!b)
+        return;
+    uint32_t *ev = &ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE];
+    *ev = (*ev & ~(uint32_t)PH_EV_HOME) |
+          (k >= 0 ? (uint32_t)(k + 1) << PH_EV_HOME_SHIFT : 0u);
 }
 
 /* Page i's home is now node index `home`, or not known (home < 0: the
@@ -289,9 +324,37 @@ static inline void ph_hot_set_home(ph_hot *h, size_t i, int home)
         pg->flags &= (uint8_t)~PH_PG_HOME_KNOWN;
     }
     uint32_t *b = h->chunks[i / PH_HOT_CHUNK_PAGES];
-    if (b)
-        ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE] |= PH_EV_AWAY | PH_CUR_AWAY;
+    if (b) {
+        uint32_t *ev = &ph_hot_chunk_meta(h, b)[PH_HOT_EVIDENCE];
+        *ev = (*ev & ~(uint32_t)PH_EV_HOME) | PH_EV_AWAY | PH_CUR_AWAY;
+    }
 }
+
+/* Page i is frozen (a ping-pong) since engine iteration `now` (mod 2^16);
+ * counts the freeze when `count`.  Every freeze goes through here: its
+ * chunk's home is no longer settled. */
+static inline void ph_hot_freeze(ph_hot *h, size_t i, uint16_t now, int count)
+{
+    ph_page *pg = &h->pages[i];
+    pg->flags |= PH_PG_FROZEN;
+    pg->frozen_since = now;
+    if (count && pg->freezes < 255)
+        pg->freezes++;
+    ph_hot_chunk_settle(h, i / PH_HOT_CHUNK_PAGES, -1);
+}
+
+/* Whether page pg keeps the promise of a settled home k (PH_EV_HOME):
+ * its home known and k, not frozen, its first home recorded. */
+static inline int ph_hot_page_settled(const ph_page *pg, int k)
+{
+    return (pg->flags & (PH_PG_HOME_KNOWN | PH_PG_FROZEN)) ==
+               PH_PG_HOME_KNOWN &&
+           pg->home == k && (pg->first_home >= 0 || (pg->flags & PH_PG_MOVED));
+}
+
+/* The home every page of chunk c keeps the promise of (looked up page by
+ * page), or -1: what ph_hot_chunk_home may say, for the tests. */
+int ph_hot_chunk_settled(const ph_hot *h, size_t c);
 
 /* The counts of chunk c, allocated (zeroed); NULL/ENOMEM. */
 uint32_t *ph_hot_chunk_new(ph_hot *h, size_t c);

@@ -226,8 +226,7 @@ int ph_engine_huge_unit(ph_engine *e, ph_hot *h, size_t u, size_t n,
             if (d == PH_HUGE_MOVE && !(head->flags & PH_PG_FROZEN)) {
                 inv->candidates++;
                 if (ph_crit_pingpong(uhome, head->prev_home, target)) {
-                    head->flags |= PH_PG_FROZEN;
-                    head->frozen_since = now;
+                    ph_hot_freeze(h, h->unit_first + u * UNIT_PAGES, now, 0);
                     inv->frozen++;
                     d = PH_HUGE_KEEP;
                 }

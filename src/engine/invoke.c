@@ -37,7 +37,8 @@
  * neighbours' agreement and rolls its chunk in one loop, without even a
  * look at each page first when the chunk's bits promise that every count
  * came from its page's home (the ingest and the roll keep them, and a
- * change of home clears the promise: hot.h).  Chunks without
+ * change of home clears the promise: hot.h), nor a read of their
+ * ph_page when all its pages are settled at one home.  Chunks without
  * a sample in the interval are not scanned (hot.h keeps a count per
  * chunk), nor rolled once their evidence is gone.  The decisions are
  * those of the plain sequence -- scan all, 2 MiB units, 4 KiB pages,
@@ -566,7 +567,10 @@ static inline size_t piece_end(size_t p0, size_t b1)
  * page needs the general path.  A chunk the block
  * holds whole, every page of it sampled, is also rolled in the second
  * loop (no candidate reads its counts later), so ph_hot_roll_chunk does
- * not read them all again.  The same results as scan_block, decide_list
+ * not read them all again; when every page it saw kept the promise of
+ * one settled home (hot.h: PH_EV_HOME), the chunk is marked settled, and
+ * later passes and the ingest take the pages' homes from that mark
+ * without reading their ph_page.  The same results as scan_block, decide_list
  * and the roll: tests/unit/test_engine_scan.c runs both side by side.
  * The state the loop updates is kept in locals: the stores into the
  * ph_page bytes would make the compiler reload every field. */
@@ -589,6 +593,7 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             continue;
         const uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
         const uint32_t *end = b + PH_HOT_CHUNK_PAGES * pw;
+        const int settled = ph_hot_chunk_home(h, c);
         for (size_t i = p0; i < p1; i++, cur += pw) {
             /* the lines ahead, and this page's cumulative counts, which
              * the second loop reads */
@@ -596,10 +601,12 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             __builtin_prefetch(ph_cnt_cum((uint32_t *)cur, n), 1, 3);
             if (!ph_cnt_or(cur, n))
                 continue;
-            const ph_page *pg = &h->pages[i];
-            const int home = pg->home;
-            if (!(pg->flags & PH_PG_HOME_KNOWN) || home < 0 ||
-                !ph_cnt_only(cur, n, home) ||
+            int home = settled;
+            if (home < 0) {
+                const ph_page *pg = &h->pages[i];
+                home = pg->flags & PH_PG_HOME_KNOWN ? pg->home : -1;
+            }
+            if (home < 0 || !ph_cnt_only(cur, n, home) ||
                 !ph_cnt_only(ph_cnt_prev((uint32_t *)cur, n), n, home))
                 return 0;
         }
@@ -637,6 +644,12 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
         uint32_t evidence = 0;
         uint32_t *cur = b + (p0 % PH_HOT_CHUNK_PAGES) * pw;
         const uint32_t *end = b + PH_HOT_CHUNK_PAGES * pw;
+        /* a settled chunk's pages need no look at their ph_page (hot.h);
+         * otherwise a chunk whose every page is seen here may become
+         * settled: plain while each page seen keeps the promise of the
+         * first one's home, uni */
+        const int settled = b ? ph_hot_chunk_home(h, c) : -1;
+        int plain = 1, uni = -1;
         for (size_t i = p0; i < p1 && left; i++, cur += pw) {
             /* the first loop did not bring the counts in when the chunk's
              * bits spared it */
@@ -644,10 +657,18 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             if (!all && !ph_cnt_or(cur, n))
                 continue;
             left--;
-            ph_page *pg = &h->pages[i];
-            const int home = pg->home;
-            if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
-                pg->first_home = (int8_t)home;
+            int home = settled;
+            if (home < 0) {
+                ph_page *pg = &h->pages[i];
+                home = pg->home;
+                if (pg->first_home < 0 && !(pg->flags & PH_PG_MOVED))
+                    pg->first_home = (int8_t)home;
+                if (pg->flags & PH_PG_FROZEN)
+                    melt(e, pg, ps);
+                if (uni < 0)
+                    uni = home;
+                plain &= ph_hot_page_settled(pg, uni);
+            }
             if (last >= 0) {
                 if (pairs == UINT16_MAX) {
                     pairs /= 2;
@@ -661,8 +682,6 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             last = home;
             scanned++;
             accesses += cur[home];
-            if (pg->flags & PH_PG_FROZEN)
-                melt(e, pg, ps);
             if (roll)
                 PH_CNT_BY_NODES(n, evidence |= ph_hot_roll_page(cur, nn_))
         }
@@ -676,8 +695,12 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
             meta[PH_HOT_FRESH] = 0;
             /* every page was sampled and had all its accesses, in the
              * interval and in the evidence, from its home */
-            meta[PH_HOT_EVIDENCE] = evidence ? PH_EV_LEFT : 0;
+            meta[PH_HOT_EVIDENCE] = (meta[PH_HOT_EVIDENCE] & PH_EV_HOME) |
+                                    (evidence ? PH_EV_LEFT : 0);
             ps->roll_next = c + 1;
+            /* every page of the chunk was seen */
+            if (settled < 0 && plain && uni >= 0)
+                ph_hot_chunk_settle(h, c, uni);
         }
     }
     ps->chance_carry = carry;
@@ -839,10 +862,7 @@ static int decide_list(ph_engine *e, ph_hot *h, work *w, pass *ps,
                 target = ph_engine_stand_in(e, target, home);
                 if (target >= 0 &&
                     ph_crit_pingpong(home, pg->prev_home, target)) {
-                    pg->flags |= PH_PG_FROZEN;
-                    pg->frozen_since = now;
-                    if (pg->freezes < 255)
-                        pg->freezes++;
+                    ph_hot_freeze(h, i, now, 1);
                     inv->frozen++;
                     inv->candidates++;
                     target = -1;

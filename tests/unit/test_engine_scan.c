@@ -89,8 +89,8 @@ static int silent(void *arg, size_t range, size_t page, uint32_t *acc, int nnode
 }
 
 /* Homes of the mapping: whole 2 MiB pages on random nodes, or split
- * units with random 4 KiB homes (a random half, and the units only partly
- * in an area that starts `off` pages in). */
+ * units (two thirds at random, and the units only partly in an area that
+ * starts `off` pages in) with random 4 KiB homes or all on one node. */
 static void place_units(ph_os *os, char *mem, size_t off, uint64_t *s)
 {
     for (size_t u = 0; u < MAP_UNITS; u++) {
@@ -100,14 +100,17 @@ static void place_units(ph_os *os, char *mem, size_t off, uint64_t *s)
         /* units only partly in the area are split: the 4 KiB
          * algorithm would move their 2 MiB page for each subpage */
         int partial = (u == 0 && off) || u == MAP_UNITS - 1;
-        if (rnd(s, 2) == 0 && !partial)
+        int kind = (int)rnd(s, 3);
+        if (kind == 0 && !partial)
             continue;
         CHECK_EQ(ph_os_huge_split(os, a, UNIT * PG, 1), 0);
+        /* split: 4 KiB pages on random nodes, or all on one (a block
+         * placement's, which the fast path may find settled) */
         void *pages[UNIT];
         int nodes[UNIT], st[UNIT];
         for (size_t k = 0; k < UNIT; k++) {
             pages[k] = a + k * PG;
-            nodes[k] = topo->nodes[rnd(s, NN)].id;
+            nodes[k] = topo->nodes[kind == 2 ? node : (int)rnd(s, NN)].id;
         }
         CHECK(ph_os_move(os, UNIT, pages, nodes, st) >= 0);
     }
@@ -505,6 +508,71 @@ static void test_at_home_bits(void)
     ph_hot_free(h);
 }
 
+/* A chunk's settled home (hot.h: PH_EV_HOME): what ph_hot_chunk_settled
+ * finds page by page (every home known and the same, none frozen, every
+ * first home recorded); the ingest then judges its samples by it; the
+ * rolls keep it; a change of one page's home or a freeze breaks it, the
+ * same home again does not; a chunk without counts has none. */
+static void test_settled_home(void)
+{
+    const uintptr_t base = 0x40000000;
+    const size_t np = 2 * UNIT - TAIL;
+    ph_hot *h = ph_hot_new(base, np, "settled", 0, NN);
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    CHECK_EQ(ph_hot_chunk_home(h, 0), -1);
+    CHECK_EQ(ph_hot_chunk_settled(h, 0), -1); /* no home known */
+    for (size_t i = 0; i < np; i++)
+        ph_hot_set_home(h, i, i < UNIT ? 2 : 1);
+    CHECK_EQ(ph_hot_chunk_settled(h, 0), -1); /* no first home recorded */
+    for (size_t i = 0; i < np; i++)
+        h->pages[i].first_home = h->pages[i].home;
+    CHECK_EQ(ph_hot_chunk_settled(h, 0), 2);
+    CHECK_EQ(ph_hot_chunk_settled(h, 1), 1); /* the short last chunk */
+    CHECK_EQ(ph_hot_chunk_settled(h, 2), -1); /* no such chunk */
+    h->pages[7].first_home = -1;
+    h->pages[7].flags |= PH_PG_MOVED; /* moved: its first home is known */
+    CHECK_EQ(ph_hot_chunk_settled(h, 0), 2);
+    ph_hot_chunk_settle(h, 0, 2); /* no counts yet: nothing to mark */
+    CHECK_EQ(ph_hot_chunk_home(h, 0), -1);
+    CHECK(ph_hot_chunk_new(h, 0) && ph_hot_chunk_new(h, 1));
+    ph_hot_chunk_settle(h, 0, 2);
+    ph_hot_chunk_settle(h, 1, 1);
+    CHECK_EQ(ph_hot_chunk_home(h, 0), 2);
+    CHECK_EQ(ph_hot_chunk_home(h, 1), 1);
+    /* from the settled home: nothing away; from elsewhere: away */
+    ph_sample sm[2] = {{base + 3 * PG, 2, 9}, {base + 4 * PG, 2, 9}};
+    uint64_t added;
+    CHECK_EQ(ph_hot_add_samples(h, sm, 2, 1, &added), 2);
+    uint32_t *m = ph_hot_chunk_meta(h, h->chunks[0]);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & PH_CUR_AWAY, 0);
+    sm[0].node = 3;
+    CHECK_EQ(ph_hot_add_samples(h, sm, 1, 1, &added), 1);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & PH_CUR_AWAY, PH_CUR_AWAY);
+    /* the rolls keep it, with and without evidence, and so does
+     * forgetting the interval */
+    ph_hot_roll(h);
+    ph_hot_forget_interval(h);
+    for (int r = 0; r < 24; r++)
+        ph_hot_roll(h);
+    CHECK_EQ(m[PH_HOT_EVIDENCE] & ~(uint32_t)PH_EV_HOME, 0);
+    CHECK_EQ(ph_hot_chunk_home(h, 0), 2);
+    /* the same home again keeps it; another home breaks it */
+    ph_hot_set_home(h, 5, 2);
+    CHECK_EQ(ph_hot_chunk_home(h, 0), 2);
+    ph_hot_set_home(h, 5, 0);
+    CHECK_EQ(ph_hot_chunk_home(h, 0), -1);
+    CHECK_EQ(ph_hot_chunk_settled(h, 0), -1);
+    /* a freeze breaks the other chunk's, and only its */
+    ph_hot_freeze(h, UNIT + 1, 3, 1);
+    CHECK_EQ(ph_hot_chunk_home(h, 1), -1);
+    CHECK_EQ(ph_hot_chunk_settled(h, 1), -1);
+    CHECK_EQ(h->pages[UNIT + 1].freezes, 1);
+    CHECK_EQ(h->pages[UNIT + 1].frozen_since, 3);
+    ph_hot_free(h);
+}
+
 /* ph_hot_add_samples (the ingest's loop) against a plain reference, one
  * sample at a time, on seeded random streams: runs of pages in order from
  * one node, pages sampled by several nodes, pages again later, zero
@@ -674,8 +742,23 @@ static void twin_close(twin *t)
         ph_os_close(t->os);
 }
 
+/* Every chunk whose home the area says is settled keeps the promise
+ * page by page (hot.h: PH_EV_HOME); returns how many chunks are settled. */
+static size_t settled_chunks(const ph_hot *h)
+{
+    size_t settled = 0;
+    for (size_t c = 0; c < h->nchunks; c++) {
+        if (ph_hot_chunk_home(h, c) < 0)
+            continue;
+        settled++;
+        CHECK_EQ(ph_hot_chunk_settled(h, c), ph_hot_chunk_home(h, c));
+    }
+    return settled;
+}
+
 static void fast_case(uint64_t seed, size_t off, int competitive,
-                      uint64_t *fast, uint64_t *melted, uint64_t *frozen)
+                      uint64_t *fast, uint64_t *melted, uint64_t *frozen,
+                      uint64_t *settled)
 {
     twin a, b;
     if (twin_open(&a, seed, off, competitive, 0) != 0 ||
@@ -744,12 +827,18 @@ static void fast_case(uint64_t seed, size_t off, int competitive,
         CHECK(x->factor == y->factor);
         *melted += x->melted;
         *frozen += x->frozen;
+        *settled += settled_chunks(a.h);
+        CHECK_EQ(settled_chunks(b.h), 0); /* only the fast path settles */
         bad_pages += memcmp(a.h->pages, b.h->pages, np * sizeof *a.h->pages) != 0;
-        const size_t words = UNIT * ph_hot_page_words(a.h) + PH_HOT_META_WORDS;
+        /* the counts and the chunks' words, but the settled home, which
+         * only the fast path sets */
+        const size_t words = UNIT * ph_hot_page_words(a.h) + PH_HOT_EVIDENCE;
+        const uint32_t keep = ~(uint32_t)PH_EV_HOME;
         for (size_t ch = 0; ch < a.h->nchunks; ch++) {
             const uint32_t *ca = a.h->chunks[ch], *cb = b.h->chunks[ch];
             bad_counts += (!ca != !cb) ||
-                          (ca && memcmp(ca, cb, words * sizeof *ca) != 0);
+                          (ca && (memcmp(ca, cb, words * sizeof *ca) != 0 ||
+                                  (ca[words] & keep) != (cb[words] & keep)));
             bad_adj += a.h->adj_pairs[ch] != b.h->adj_pairs[ch] ||
                        a.h->adj_agree[ch] != b.h->adj_agree[ch] ||
                        a.h->adj_chance[ch] != b.h->adj_chance[ch];
@@ -775,19 +864,83 @@ static void fast_case(uint64_t seed, size_t off, int competitive,
     twin_close(&b);
 }
 
+/* A chunk becomes settled only when every page keeps the promise: one
+ * with a frozen page at home takes the fast path, which melts the page
+ * in time, and is settled only after that; a move breaks it again. */
+static void test_settle_after_melt(void)
+{
+    ph_os *os = ph_os_sim_open(topo);
+    ph_mover *mv = ph_mover_new(os, &mover_cfg);
+    const size_t np = 2 * UNIT;
+    char *mem = ph_os_map(os, np * PG, 2u << 20, PH_MAP_NO_THP);
+    CHECK(os && mv && mem);
+    if (!os || !mv || !mem)
+        goto out;
+    CHECK_EQ(ph_os_populate_on(os, mem, np * PG, topo->nodes[1].id), 0);
+    ph_engine_cfg c = rig_engine_cfg();
+    c.stable_after = 0;
+    c.cold_after = 0;
+    c.melt_iters = 3;
+    ph_engine *e = rig_engine_open(topo, os, mv, &c, silent, NULL, 0, 0, 1);
+    CHECK(e != NULL);
+    ph_hot *h = e ? ph_engine_register(e, mem, np * PG, "settle") : NULL;
+    CHECK(h != NULL);
+    if (!h) {
+        if (e)
+            ph_engine_free(e);
+        goto out;
+    }
+    int settled_at = -1;
+    for (int r = 1; r <= 12; r++) {
+        if (r == 2) /* after the first invocation has learned the homes */
+            ph_hot_freeze(h, 5, (uint16_t)(r - 1), 1);
+        for (size_t i = 0; i < np; i++)
+            CHECK_EQ(ph_hot_add(h, i, 1, 10, 0), 0);
+        e->iteration = (uint32_t)r;
+        ph_engine_invoke(e, PH_INV_ITERATIVE, 0, 0);
+        settled_chunks(h);
+        if (h->pages[5].flags & PH_PG_FROZEN)
+            CHECK_EQ(ph_hot_chunk_home(h, 0), -1);
+        if (settled_at < 0 && ph_hot_chunk_home(h, 0) >= 0)
+            settled_at = r;
+    }
+    CHECK(e->fast_blocks > 0);
+    CHECK(!(h->pages[5].flags & PH_PG_FROZEN));
+    CHECK(settled_at > 2); /* not while page 5 was frozen */
+    CHECK_EQ(ph_hot_chunk_home(h, 0), 1);
+    CHECK_EQ(ph_hot_chunk_home(h, 1), 1);
+    /* a move of one page breaks its chunk's promise */
+    void *pg7 = mem + 7 * PG;
+    int to = topo->nodes[2].id, st;
+    CHECK(ph_os_move(os, 1, &pg7, &to, &st) >= 0);
+    ph_hot_set_home(h, 7, 2);
+    CHECK_EQ(ph_hot_chunk_home(h, 0), -1);
+    CHECK_EQ(ph_hot_chunk_home(h, 1), 1);
+    ph_engine_free(e);
+out:
+    if (mem)
+        ph_os_unmap(os, mem, np * PG);
+    if (mv)
+        ph_mover_free(mv);
+    if (os)
+        ph_os_close(os);
+}
+
 static void test_fast_path(void)
 {
-    uint64_t fast = 0, melted = 0, frozen = 0;
+    uint64_t fast = 0, melted = 0, frozen = 0, settled = 0;
     for (uint64_t seed = 1; seed <= 8; seed++)
         fast_case(seed * 0x2545f4914f6cdd1dull, seed % 2 ? 100 : 0,
-                  seed % 4 == 0, &fast, &melted, &frozen);
+                  seed % 4 == 0, &fast, &melted, &frozen, &settled);
     /* the cases reach what they are for */
     CHECK(fast > 0);
     CHECK(frozen > 0);
     CHECK(melted > 0);
-    printf("fast path: %llu blocks, %llu pages frozen, %llu melted\n",
+    CHECK(settled > 0);
+    printf("fast path: %llu blocks, %llu pages frozen, %llu melted, "
+           "%llu chunks settled after an invocation\n",
            (unsigned long long)fast, (unsigned long long)frozen,
-           (unsigned long long)melted);
+           (unsigned long long)melted, (unsigned long long)settled);
 }
 
 int main(void)
@@ -801,6 +954,8 @@ int main(void)
     test_fresh_counter();
     test_add_samples();
     test_at_home_bits();
+    test_settled_home();
+    test_settle_after_melt();
     test_fast_path();
     for (uint64_t seed = 1; seed <= 24; seed++)
         one_case(seed * 0x9e3779b97f4a7c15ull, seed % 2 ? 100 : 0,
