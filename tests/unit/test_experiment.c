@@ -363,22 +363,32 @@ static void test_irix(void)
 
 /* ---- one fast e1 cell ---------------------------------------------------- */
 
-static int run_cell(const ph_exp_preset *p, const ph_topology *t,
-                    int placement, int engine, ph_exp_result *r)
+/* A cell as e1 runs them (normal phases, the tunable critical_pages,
+ * thread notes, no thread migration). */
+static ph_exp_cell cell_of(const ph_exp_preset *p, const ph_topology *t,
+                           int app, int nthreads, int iterations,
+                           int placement, int engine)
 {
     ph_exp_cell c;
     memset(&c, 0, sizeof c);
     c.preset = p;
     c.topo = t;
-    c.app = PH_EXP_BT;
-    c.nthreads = 16;
-    c.iterations = 8;
+    c.app = app;
+    c.nthreads = nthreads;
+    c.iterations = iterations;
     c.placement = placement;
     c.engine = engine;
     c.repeat = 1;
     c.critical_pages = -1;
     c.notes = 1;
     c.migrate_at = -1;
+    return c;
+}
+
+static int run_cell(const ph_exp_preset *p, const ph_topology *t,
+                    int placement, int engine, ph_exp_result *r)
+{
+    ph_exp_cell c = cell_of(p, t, PH_EXP_BT, 16, 8, placement, engine);
     int rc = ph_exp_run_cell(&c, r);
     if (rc != 0)
         fprintf(stderr, "run: %s\n", ph_error_message());
@@ -399,19 +409,8 @@ static void test_layout_independent(void)
     CHECK(t != NULL);
     if (!t)
         return;
-    ph_exp_cell c;
-    memset(&c, 0, sizeof c);
-    c.preset = p;
-    c.topo = t;
-    c.app = PH_EXP_CG;
-    c.nthreads = 16;
-    c.iterations = 4;
-    c.placement = PH_EXP_FIRST_TOUCH;
-    c.engine = PH_EXP_ENG_ITERATIVE;
-    c.repeat = 1;
-    c.critical_pages = -1;
-    c.notes = 1;
-    c.migrate_at = -1;
+    ph_exp_cell c = cell_of(p, t, PH_EXP_CG, 16, 4, PH_EXP_FIRST_TOUCH,
+                            PH_EXP_ENG_ITERATIVE);
     ph_exp_result plain, holes;
     CHECK_EQ(ph_exp_run_cell(&c, &plain), 0);
     enum { NHOLES = 48 };
@@ -517,19 +516,9 @@ static int run_cg(int nthreads, const char *move_threads, ph_exp_result *r)
     ph_topology *t = ph_exp_preset_topology(p);
     if (!t)
         return -1;
-    ph_exp_cell c;
-    memset(&c, 0, sizeof c);
-    c.preset = p;
-    c.topo = t;
-    c.app = PH_EXP_CG;
-    c.nthreads = nthreads;
-    c.iterations = 15; /* class A's, as e1 runs it */
-    c.placement = PH_EXP_SINGLE_NODE;
-    c.engine = PH_EXP_ENG_HYBRID;
-    c.repeat = 1;
-    c.critical_pages = -1;
-    c.notes = 1;
-    c.migrate_at = -1;
+    /* 15 iterations: class A's, as e1 runs it */
+    ph_exp_cell c = cell_of(p, t, PH_EXP_CG, nthreads, 15, PH_EXP_SINGLE_NODE,
+                            PH_EXP_ENG_HYBRID);
     ph_options_init();
     CHECK_EQ(ph_opt_set(PH_OPT_MOVE_THREADS, move_threads, PH_SRC_API), 0);
     int rc = ph_exp_run_cell(&c, r);
@@ -783,19 +772,8 @@ static void test_e6_workloads(void)
 static int run_e6_cell(const ph_exp_preset *p, const ph_topology *t,
                        int engine, int huge, int tlb, ph_exp_result *r)
 {
-    ph_exp_cell c;
-    memset(&c, 0, sizeof c);
-    c.preset = p;
-    c.topo = t;
-    c.app = PH_EXP_PRIVATE;
-    c.nthreads = 4;
-    c.iterations = 2;
-    c.placement = PH_EXP_FIRST_TOUCH;
-    c.engine = engine;
-    c.repeat = 1;
-    c.critical_pages = -1;
-    c.notes = 1;
-    c.migrate_at = -1;
+    ph_exp_cell c = cell_of(p, t, PH_EXP_PRIVATE, 4, 2, PH_EXP_FIRST_TOUCH,
+                            engine);
     c.huge = huge;
     c.tlb = tlb;
     int rc = ph_exp_run_cell(&c, r);
