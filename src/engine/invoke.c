@@ -648,7 +648,7 @@ static int fast_block(ph_engine *e, ph_hot *h, pass *ps, size_t b0,
          * otherwise a chunk whose every page is seen here may become
          * settled: plain while each page seen keeps the promise of the
          * first one's home, uni */
-        const int settled = b ? ph_hot_chunk_home(h, c) : -1;
+        const int settled = ph_hot_chunk_home(h, c);
         int plain = 1, uni = -1;
         for (size_t i = p0; i < p1 && left; i++, cur += pw) {
             /* the first loop did not bring the counts in when the chunk's

@@ -863,8 +863,10 @@ static int setup(sim_run *s)
         s->region_bytes += (s->app.arrays[a].npages * 4096 + PH_PAGE_2M - 1) &
                            ~(size_t)(PH_PAGE_2M - 1);
     }
-    s->region = ph_os_map(s->sim, s->region_bytes ? s->region_bytes : PH_PAGE_2M,
-                          PH_PAGE_2M, c->huge ? PH_MAP_HUGE_THP : PH_MAP_NO_THP);
+    if (s->region_bytes == 0) /* no array: one 2 MiB page all the same */
+        s->region_bytes = PH_PAGE_2M;
+    s->region = ph_os_map(s->sim, s->region_bytes, PH_PAGE_2M,
+                          c->huge ? PH_MAP_HUGE_THP : PH_MAP_NO_THP);
     if (!s->region)
         return -1;
     for (int a = 0; a < s->app.narrays; a++) {
@@ -895,8 +897,7 @@ static void teardown(sim_run *s)
     if (s->e)
         ph_engine_free(s->e);
     if (s->region)
-        ph_os_unmap(s->sim, s->region,
-                    s->region_bytes ? s->region_bytes : PH_PAGE_2M);
+        ph_os_unmap(s->sim, s->region, s->region_bytes);
     if (s->mover)
         ph_mover_free(s->mover);
     if (s->sim)
