@@ -48,6 +48,8 @@ run guest_place "$build/tests/guest/guest_place"
 run guest_mover "$build/tests/guest/guest_mover"
 run guest_thp "$build/tests/guest/guest_thp"
 run guest_enomem "$build/tests/guest/guest_enomem"
+# the kernel's cost of a migration beside busy threads (bench/README.md)
+run bench_move_flush "$build/bench/bench_move_flush" --pages 64 --rounds 1
 if [ -x "$build/tests/guest/guest_engine" ]; then
     run guest_engine env OMP_NUM_THREADS=4 OMP_PROC_BIND=true OMP_PLACES=cores \
         PAGEHOME_STATS_FILE=/tmp/engine_stats.json "$build/tests/guest/guest_engine"
