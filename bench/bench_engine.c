@@ -55,7 +55,11 @@
  * every home again) are shown apart; the median is over the others.
  * "model" is the synthetic source alone (same model, drained into a
  * callback that does nothing): the simulator's stand-in for the sampler,
- * inside the wall time but not the engine's work.
+ * inside the wall time but not the engine's work.  It is timed just
+ * before each timed invocation, and "-model" is the median of the
+ * differences, round by round: a busy neighbour slows both sides of a
+ * round alike (the model timed in a run of its own carried its own
+ * noise into the difference).
  *
  * SECTION 2: memory.  An area never touched (a PROT_NONE reservation,
  * no homes) on 4 and 16 nodes, with no page sampled, 1 page in 512
@@ -298,26 +302,40 @@ static void count_samples(void *arg, const ph_sample *s, size_t n)
     *(size_t *)arg += n;
 }
 
-/* The synthetic source alone: best of 3 full drains of the model over the
- * array, into a callback that only counts.  ns per page. */
-static double model_ns_per_page(const ph_topology *t, model *m, void *base, size_t pages)
+/* The synthetic source alone over a case's model, drained in full into a
+ * callback that only counts: the stand-in for the sampler that every
+ * invocation's wall time includes.  Timed once before each timed
+ * invocation, so that "-model" subtracts what the model cost in the same
+ * moment of the run, not in a run of its own. */
+typedef struct model_clock {
+    ph_source *s;
+    size_t pages;
+} model_clock;
+
+static model_clock model_clock_open(const ph_topology *t, model *m, void *base, size_t pages)
 {
-    ph_source *s = ph_synth_open(t, model_fn, m, 0, 0.0, 7);
-    if (!s || s->ops->add_range(s, base, pages * PG) != 0)
+    model_clock c = {ph_synth_open(t, model_fn, m, 0, 0.0, 7), pages};
+    if (!c.s || c.s->ops->add_range(c.s, base, pages * PG) != 0)
         die("synthetic source");
-    double best = 0;
-    for (int r = 0; r < 3; r++) {
-        size_t got = 0;
-        s->ops->arm(s, 1);
-        uint64_t t0 = ph_now_ns();
-        s->ops->drain(s, count_samples, &got);
-        double ns = (double)(ph_now_ns() - t0) / (double)pages;
-        s->ops->disarm(s);
-        if (r == 0 || ns < best)
-            best = ns;
-    }
-    s->ops->close(s);
-    return best;
+    return c;
+}
+
+/* One full drain of the model: ns per page. */
+static double model_clock_ns(model_clock *c)
+{
+    size_t got = 0;
+    c->s->ops->arm(c->s, 1);
+    uint64_t t0 = ph_now_ns();
+    c->s->ops->drain(c->s, count_samples, &got);
+    double ns = (double)(ph_now_ns() - t0) / (double)c->pages;
+    c->s->ops->disarm(c->s);
+    return ns;
+}
+
+static void model_clock_close(model_clock *c)
+{
+    c->s->ops->close(c->s);
+    c->s = NULL;
 }
 
 /* ---- the engine ------------------------------------------------------------------- */
@@ -464,16 +482,19 @@ static void print_header(void)
 /* Run one case on engine e: a first invocation, then rounds timed ones
  * (refresh invocations set apart, and run at least once).  In the cases
  * that move every page the model's shift advances after each invocation. */
-static void run_case(bench *b, ph_engine *e, const char *name, enum expect x,
-                     double model_ns, int goal)
+static void run_case(bench *b, ph_engine *e, const char *name, enum expect x, int goal)
 {
-    /* ns per page of each timed invocation */
+    /* ns per page of each timed invocation, and of the model just before */
     double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], drain[MAX_ROUNDS], eng[MAX_ROUNDS], mv[MAX_ROUNDS],
-        oth[MAX_ROUNDS];
+        oth[MAX_ROUNDS], mdl[MAX_ROUNDS], ex[MAX_ROUNDS];
     double first_ns = 0, refresh_ns = -1;
     int moves = x == X_MOVE_ALL || x == X_MOVE_UNITS;
     int n = 0;
+    model_clock mc = model_clock_open(b->topo, &b->m, b->arr.base, b->pages);
     for (int inv = 0; n < b->rounds || inv <= REFRESH_EVERY; inv++) {
+        int timed = inv > 0 && inv % REFRESH_EVERY != 0 && n < b->rounds;
+        if (timed)
+            mdl[n] = model_clock_ns(&mc);
         inv_ns r = invoke_timed(e, b->pages);
         check_inv(b, &r, x, name);
         if (moves)
@@ -482,8 +503,9 @@ static void run_case(bench *b, ph_engine *e, const char *name, enum expect x,
             first_ns = r.wall_ns;
         } else if (inv % REFRESH_EVERY == 0) {
             refresh_ns = r.wall_ns;
-        } else if (n < b->rounds) {
+        } else if (timed) {
             wall[n] = r.wall_ns;
+            ex[n] = r.wall_ns - mdl[n];
             cpu[n] = r.cpu_time_ns;
             drain[n] = r.drain_ns;
             eng[n] = r.engine_ns;
@@ -492,30 +514,32 @@ static void run_case(bench *b, ph_engine *e, const char *name, enum expect x,
             n++;
         }
     }
+    model_clock_close(&mc);
     double w[MAX_ROUNDS];
     memcpy(w, wall, (size_t)n * sizeof *w);
     double med_ns = bench_median(w, n);
     double lo = w[0], hi = w[n - 1];
+    double model_ns = bench_median(mdl, n), ex_ns = bench_median(ex, n);
     char range[32], ref[16];
     snprintf(range, sizeof range, "%.1f-%.1f", lo, hi);
     snprintf(ref, sizeof ref, "%.1f", refresh_ns);
     printf("%-26s %3d %7.1f %13s %7.1f %6.1f %7.1f %6.1f %6.1f %6.1f %6.1f %7.1f %7s\n", name,
-           n, med_ns, range, bench_median(cpu, n), model_ns, med_ns - model_ns,
+           n, med_ns, range, bench_median(cpu, n), model_ns, ex_ns,
            bench_median(drain, n), bench_median(eng, n), bench_median(mv, n),
            bench_median(oth, n), first_ns, refresh_ns >= 0 ? ref : "-");
     fflush(stdout);
     if (med_ns > b->goal_worst_ns)
         b->goal_worst_ns = med_ns;
-    if (med_ns - model_ns > b->goal_worst_ex_ns)
-        b->goal_worst_ex_ns = med_ns - model_ns;
+    if (ex_ns > b->goal_worst_ex_ns)
+        b->goal_worst_ex_ns = ex_ns;
     double mc_ns = bench_median(cpu, n);
     if (mc_ns > b->goal_worst_cpu_ns)
         b->goal_worst_cpu_ns = mc_ns;
     if (goal) {
         b->goal_hot_seen = 1;
-        b->goal_hot_ns = med_ns - model_ns;
+        b->goal_hot_ns = ex_ns;
         b->goal_hot_refresh_ns =
-            ((REFRESH_EVERY - 1) * med_ns + refresh_ns) / REFRESH_EVERY - model_ns;
+            ((REFRESH_EVERY - 1) * ex_ns + refresh_ns - model_ns) / REFRESH_EVERY;
     }
 }
 
@@ -593,20 +617,13 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
            use_private ? "private (faulted for real)" : "alias (64 MiB memfd)",
            (double)(ph_now_ns() - t0) / 1e9);
     printf("   median (wall) of %d invocations; cpu = the thread's CPU time; model = "
-           "synthetic source alone,\n   -model = median minus it; drain/engine/move/other "
+           "synthetic source alone (median),\n   -model = median of (invocation - model) "
+           "round by round; drain/engine/move/other "
            "from the engine's log; first = first\n   invocation, refresh = every %dth (homes "
            "asked of the OS)\n",
            rounds, REFRESH_EVERY);
     print_real_memory("after the homes");
     print_header();
-
-    /* the synthetic source alone, per model */
-    b.m.kind = M_NONE;
-    double none_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
-    b.m.kind = M_LOCAL;
-    double local_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
-    b.m.kind = M_NEXT;
-    double next_ns = model_ns_per_page(b.topo, &b.m, b.arr.base, pages);
 
     /* 4 KiB pages */
     ph_engine *e;
@@ -615,7 +632,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
         e = engine_open(b.topo, b.sim, b.mover, &b.m);
         if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
             die("register");
-        run_case(&b, e, "4K cold, never sampled", X_NOTHING, none_ns, 0);
+        run_case(&b, e, "4K cold, never sampled", X_NOTHING, 0);
         ph_engine_free(e);
     }
     if (groups & G_HOT) {
@@ -623,9 +640,9 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
         e = engine_open(b.topo, b.sim, b.mover, &b.m);
         if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
             die("register");
-        run_case(&b, e, "4K hot, every page local", X_SCAN_ALL, local_ns, 1);
+        run_case(&b, e, "4K hot, every page local", X_SCAN_ALL, 1);
         b.m.kind = M_NONE;
-        run_case(&b, e, "4K cold, counts allocated", X_NOTHING, none_ns, 0);
+        run_case(&b, e, "4K cold, counts allocated", X_NOTHING, 0);
         ph_engine_free(e);
     }
     if (groups & G_MOVE) {
@@ -633,7 +650,7 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
         e = engine_open(b.topo, b.sim, b.mover, &b.m);
         if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
             die("register");
-        run_case(&b, e, "4K hot, every page moves", X_MOVE_ALL, next_ns, 0);
+        run_case(&b, e, "4K hot, every page moves", X_MOVE_ALL, 0);
         ph_engine_free(e);
         check_homes(&b, "after the 4 KiB moves");
     }
@@ -646,14 +663,14 @@ static void section_time(size_t pages, int rounds, int nodes, int use_private, i
         e = engine_open(b.topo, b.sim, b.mover, &b.m);
         if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
             die("register");
-        run_case(&b, e, "2M hot, every unit local", X_SCAN_ALL, local_ns, 0);
+        run_case(&b, e, "2M hot, every unit local", X_SCAN_ALL, 0);
         ph_engine_free(e);
 
         b.m.kind = M_NEXT;
         e = engine_open(b.topo, b.sim, b.mover, &b.m);
         if (!ph_engine_register(e, b.arr.base, pages * PG, "hot"))
             die("register");
-        run_case(&b, e, "2M hot, every unit moves", X_MOVE_UNITS, next_ns, 0);
+        run_case(&b, e, "2M hot, every unit moves", X_MOVE_UNITS, 0);
         ph_engine_free(e);
         check_homes(&b, "after the 2 MiB moves");
     }
