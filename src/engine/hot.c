@@ -100,8 +100,10 @@ int ph_hot_chunk_settled(const ph_hot *h, size_t c)
     if (last > h->npages)
         last = h->npages;
     const int k = h->pages[first].home;
+    if (k < 0)
+        return -1;
     for (size_t i = first; i < last; i++)
-        if (k < 0 || !ph_hot_page_settled(&h->pages[i], k))
+        if (!ph_hot_page_settled(&h->pages[i], k))
             return -1;
     return k;
 }
@@ -138,8 +140,8 @@ add_samples(ph_hot *h, const ph_sample *s, size_t n, uint64_t weight,
 {
     const uintptr_t lo = h->base, span = h->npages * 4096u;
     const size_t stride = (size_t)nn;
-    /* a chunk's evidence word, from its counts */
-    const size_t meta_at = PH_HOT_CHUNK_PAGES * 3u * stride + PH_HOT_EVIDENCE;
+    /* a chunk's evidence word, from its counts (ph_hot_chunk_meta) */
+    const size_t meta_at = PH_HOT_CHUNK_PAGES * ph_hot_page_words(h) + PH_HOT_EVIDENCE;
     uint64_t total = 0;
     /* the accesses of consecutive samples from one node, and the pages
      * newly sampled in consecutive samples of one chunk: added to the
