@@ -299,12 +299,14 @@ static ph_engine *make_engine(ph_machine *c)
         double handler_ns = 0;
         /* with the program's team busy on the other CPUs */
         int busy = team_guess(c->topo->ncpus) - 1;
-        double trap_ns = ph_source_probe_trap_ns(src, 16, so.run_pages, busy, &handler_ns);
+        int ran = 0;
+        double trap_ns =
+            ph_source_probe_trap_ns(src, 16, so.run_pages, busy, &handler_ns, &ran);
         if (trap_ns >= 0) {
             cfg.sample_trap_ns = trap_ns;
             cfg.sample_handler_ns = handler_ns;
             ph_info("sampler: a trap costs %.0f ns besides the handler's time (%.0f ns), "
-                    "measured beside up to %d busy threads", trap_ns, handler_ns, busy);
+                    "measured beside %d busy threads", trap_ns, handler_ns, ran);
         }
     }
     return ph_engine_new(c->topo, c->os, c->mover, src, &cfg);

@@ -22,9 +22,16 @@
  * protect) is then flushed from their TLBs too: the kernel interrupts
  * each CPU the process runs on and waits for it.  A lone thread pays no
  * such flush.  So the probe keeps `busy` helper threads spinning while it
- * times the touches, on whatever CPUs the scheduler gives them, as the
- * program's team will be.  In the 4-node TCG guest a lone thread's trap
- * cost 60 us and one among four busy threads 150-200 us.
+ * times the touches, on other CPUs than its own, as the program's team
+ * will be.  In the 4-node TCG guest a lone thread's trap cost 60 us and
+ * one among four busy threads 150-200 us.
+ *
+ * The helpers run on the calling thread's CPUs but the one it is on, and
+ * on every other CPU online when it is bound to one: an OpenMP runtime
+ * that binds its threads (OMP_PROC_BIND) has bound the caller by now, and
+ * its team will run on the others.  (Until 2026-12-05 they took the
+ * caller's affinity, and under OMP_PROC_BIND none started: the probe timed
+ * a lone thread's trap.)
  */
 #include "sample/probe.h"
 
@@ -36,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define PG ((size_t)4096)
 #define PROBE_MAX_RUNS 64
@@ -46,6 +54,7 @@
 typedef struct probe_busy {
     atomic_int stop;
     atomic_int running;
+    cpu_set_t away;         /* where the helpers run: not the caller's CPU */
     pthread_t t[PROBE_MAX_BUSY];
     int n;
 } probe_busy;
@@ -53,24 +62,38 @@ typedef struct probe_busy {
 static void *spin(void *arg)
 {
     probe_busy *b = arg;
+    /* off the caller's CPU (the kernel keeps it within the process's
+     * cpuset); a refusal leaves it where it started */
+    (void)pthread_setaffinity_np(pthread_self(), sizeof b->away, &b->away);
     atomic_fetch_add(&b->running, 1);
     while (!atomic_load_explicit(&b->stop, memory_order_relaxed))
         __asm__ __volatile__("" ::: "memory");
     return NULL;
 }
 
-/* Start up to `want` spinning helpers, no more than the CPUs this thread
- * may run on besides its own (a helper sharing the probe's CPU would time
- * the scheduler, not the trap), and wait (a bounded time) until they run;
- * those that could not start are simply fewer. */
+/* Start up to `want` spinning helpers, no more than the CPUs they may
+ * run on besides this thread's (a helper sharing the probe's CPU would
+ * time the scheduler, not the trap), and wait (a bounded time) until they
+ * run; those that could not start are simply fewer.  They run on this
+ * thread's CPUs but the one it is on, or on every other CPU online where
+ * it is bound to one. */
 static void busy_start(probe_busy *b, int want)
 {
     atomic_init(&b->stop, 0);
     atomic_init(&b->running, 0);
     b->n = 0;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int others = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) - 1 : 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof b->away, &b->away) == 0 && CPU_COUNT(&b->away) > 1) {
+        cpus = CPU_COUNT(&b->away);
+    } else {
+        CPU_ZERO(&b->away);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            CPU_SET(c, &b->away);
+    }
+    int here = sched_getcpu();
+    if (here >= 0 && here < CPU_SETSIZE)
+        CPU_CLR(here, &b->away);
+    int others = cpus > 1 ? (int)(cpus - 1) : 0;
     if (want > others)
         want = others;
     if (want > PROBE_MAX_BUSY)
@@ -105,10 +128,12 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages, int busy,
-                               double *handler_ns)
+                               double *handler_ns, int *busy_ran)
 {
     if (handler_ns)
         *handler_ns = 0;
+    if (busy_ran)
+        *busy_ran = 0;
     if (!src || runs == 0 || runs > PROBE_MAX_RUNS || run_pages == 0 || busy < 0)
         return -1;
     size_t bytes = runs * run_pages * PG;
@@ -145,6 +170,8 @@ double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages, in
     probe_busy *b = busy > 0 ? malloc(sizeof *b) : NULL;
     if (b)
         busy_start(b, busy);
+    /* the helpers spinning when the timing starts */
+    int ran = b ? atomic_load(&b->running) : 0;
     if (src->ops->arm(src, 1) == 0) {
         /* the first page of every run: each touch is one trap */
         for (size_t r = 0; r < runs; r++) {
@@ -176,6 +203,8 @@ double ph_source_probe_trap_ns(ph_source *src, size_t runs, size_t run_pages, in
     double handler = src->ops->handler_elsewhere ? 0 : mean;
     if (handler_ns)
         *handler_ns = mean;
+    if (busy_ran)
+        *busy_ran = ran;
     out = (double)dt[n / 2] - handler;
     if (out < 0)
         out = 0;

@@ -17,7 +17,10 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define PG PH_PAGE_4K
 
@@ -56,18 +59,35 @@ static void probe_mechanism(int mech, const char *name)
     ph_sampler_note_node(0);
     double h1 = -1, h2 = -1, h3 = -1;
     int tasks = count_tasks();
-    double first = ph_source_probe_trap_ns(s, 16, 1, 0, &h1);
-    double again = ph_source_probe_trap_ns(s, 8, 4, 0, &h2); /* runs of 4 pages */
+    double first = ph_source_probe_trap_ns(s, 16, 1, 0, &h1, NULL);
+    double again = ph_source_probe_trap_ns(s, 8, 4, 0, &h2, NULL); /* runs of 4 pages */
     /* with helpers busy on the other CPUs (as many as there are; more
      * asked for than CPUs are not started), joined before it returns */
-    double busy = ph_source_probe_trap_ns(s, 16, 1, 1000, &h3);
+    double busy = ph_source_probe_trap_ns(s, 16, 1, 1000, &h3, NULL);
     CHECK_EQ(count_tasks(), tasks);
     printf("%s: a trap costs %.0f ns, then %.0f ns, besides the handler's time "
            "(%.0f ns, then %.0f ns); with the other CPUs busy %.0f ns (handler %.0f ns)\n",
            name, first, again, h1, h2, busy, h3);
     CHECK(busy >= 0 && busy < 1e8);
     CHECK(h3 > 0 && h3 < 1e8);
-    CHECK(ph_source_probe_trap_ns(s, 16, 1, -1, NULL) < 0); /* busy < 0 */
+    CHECK(ph_source_probe_trap_ns(s, 16, 1, -1, NULL, NULL) < 0); /* busy < 0 */
+    /* a caller bound to one CPU, as OMP_PROC_BIND binds the master: the
+     * helpers still spin, on the other CPUs */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t was, one;
+    CHECK_EQ(pthread_getaffinity_np(pthread_self(), sizeof was, &was), 0);
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    int ran = -1;
+    double h4 = -1;
+    double bound = ph_source_probe_trap_ns(s, 16, 1, 1000, &h4, &ran);
+    CHECK(bound >= 0 && bound < 1e8);
+    CHECK_EQ(ran, cpus > 64 ? 63 : (int)cpus - 1);
+    CHECK_EQ(count_tasks(), tasks);
+    CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof was, &was), 0);
+    printf("%s: bound to one CPU, beside %d busy threads: %.0f ns (handler %.0f ns)\n",
+           name, ran, bound, h4);
     /* measured (not -1); 0 is a figure too: a SIGSEGV trap whose handler
      * took as long as the median touch.  The handler takes time (an
      * mprotect, or the service thread's move back). */
@@ -98,7 +118,7 @@ static void probe_mechanism(int mech, const char *name)
     munmap(buf, 8 * PG);
     /* bad arguments */
     double h = -1;
-    CHECK(ph_source_probe_trap_ns(NULL, 16, 1, 0, &h) < 0);
+    CHECK(ph_source_probe_trap_ns(NULL, 16, 1, 0, &h, NULL) < 0);
     CHECK_EQ(h, 0);
 }
 
@@ -125,10 +145,10 @@ int main(void)
     /* a source whose watching does not trap: nothing is measured */
     ph_source *syn = ph_synth_open(topo, zero_model, NULL, 0, 0, 1);
     CHECK(syn != NULL);
-    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 0, NULL) < 0);
-    CHECK(ph_source_probe_trap_ns(syn, 0, 1, 0, NULL) < 0);
-    CHECK(ph_source_probe_trap_ns(syn, 65, 1, 0, NULL) < 0);
-    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 4, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 0, NULL, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 0, 1, 0, NULL, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 65, 1, 0, NULL, NULL) < 0);
+    CHECK(ph_source_probe_trap_ns(syn, 16, 1, 4, NULL, NULL) < 0);
     syn->ops->close(syn);
     ph_os_close(sim);
     ph_topo_free(topo);
