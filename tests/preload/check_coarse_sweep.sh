@@ -5,8 +5,9 @@
 # runs under `pagehome --topology nodes=4,cpus_per_node=1 run` (the mprotect
 # sampler) with a trap said to cost 1 ms (sample_trap_ns), twice:
 #   coarse   the sweep's traps would cost more than sample_first_ms: it
-#            watches runs of the default coarsest size, 8 pages
-#            (config.sweep_run_pages), a trap's sample credited to the
+#            watches runs of the default coarsest size,
+#            sample_first_run_pages as the report's tunables give it (16
+#            pages; config.sweep_run_pages), a trap's sample credited to the
 #            other pages of its run (source_stats.credited > 0, fewer
 #            traps than pages swept), and every hot area ends >= 85% on
 #            its owner's node (from about 25%): a run across two threads'
@@ -45,14 +46,16 @@ d = json.load(open(sys.argv[1]))
 areas = [a for a in d["areas"] if a.get("start_pages")]
 end = min(a["owner_local_share"] for a in areas) if areas else -1
 src = d["source_stats"]
-print(d["config"]["sweep_run_pages"], src["credited"], src["samples"], "%.3f" % end)
+cap = d["config"]["tunables"]["sample_first_run_pages"]["value"]
+print(d["config"]["sweep_run_pages"], src["credited"], src["samples"], "%.3f" % end, cap)
 PY
-    read -r runs credited samples end < "$tmp/$run.v"
+    read -r runs credited samples end cap < "$tmp/$run.v"
     echo "check_coarse_sweep: $run: sweep runs of $runs pages, $credited of $samples samples credited, lowest area at the end $end on its owner's node"
     sed -n 's/^pagehome: \(engine: the first sweep.*\)/  \1/p' "$tmp/$run.out"
     if [ $run = coarse ]; then
-        if [ "$runs" -ne 8 ] || [ "$credited" -le 0 ] || [ "$credited" -ge "$samples" ]; then
-            echo "check_coarse_sweep: FAILED: a 1 ms trap should make the sweep coarse, in runs of 8"
+        if [ "$cap" -le 1 ] || [ "$runs" -ne "$cap" ] || [ "$credited" -le 0 ] ||
+            [ "$credited" -ge "$samples" ]; then
+            echo "check_coarse_sweep: FAILED: a 1 ms trap should make the sweep coarse, in runs of $cap (the default coarsest)"
             fail=1
         fi
     elif [ "$runs" -ne 1 ] || [ "$credited" -ne 0 ]; then
