@@ -29,9 +29,8 @@
  * The helpers run on the calling thread's CPUs but the one it is on, and
  * on every other CPU online when it is bound to one: an OpenMP runtime
  * that binds its threads (OMP_PROC_BIND) has bound the caller by now, and
- * its team will run on the others.  (Until 2026-12-05 they took the
- * caller's affinity, and under OMP_PROC_BIND none started: the probe timed
- * a lone thread's trap.)
+ * its team will run on the others (taking the caller's affinity, none
+ * would start there, and the probe would time a lone thread's trap).
  */
 #include "sample/probe.h"
 
@@ -72,11 +71,9 @@ static void *spin(void *arg)
 }
 
 /* Start up to `want` spinning helpers, no more than the CPUs they may
- * run on besides this thread's (a helper sharing the probe's CPU would
- * time the scheduler, not the trap), and wait (a bounded time) until they
- * run; those that could not start are simply fewer.  They run on this
- * thread's CPUs but the one it is on, or on every other CPU online where
- * it is bound to one. */
+ * run on (above) besides this thread's (a helper sharing the probe's CPU
+ * would time the scheduler, not the trap), and wait (a bounded time)
+ * until they run; those that could not start are simply fewer. */
 static void busy_start(probe_busy *b, int want)
 {
     atomic_init(&b->stop, 0);
